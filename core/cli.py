@@ -1,0 +1,241 @@
+"""The scripting face: `main.py COMMAND ...` (the contract is in shared/docs/design.md).
+
+Every command accepts a run folder, a checkpoint prefix, a `.index`/`.data-*`/`.meta` file, a
+`checkpoint` state file or a SavedModel folder. Bad input prints one line on stderr and exits 2.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+from .bundle_reader import CheckpointReader
+from .errors import CheckpointError, NotACheckpointError
+from .formatting import format_bytes, format_count, format_shape
+from .run_discovery import CheckpointInfo, Run, discover
+from .variables import VariableInfo, describe_variables
+
+EXIT_BAD_INPUT = 2
+COMMANDS = ("list", "steps", "show")
+
+
+class UsageError(Exception):
+    """A command line that does not parse; reported in one line like any other bad input."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # argparse would print the whole usage; we promise one line
+        raise UsageError(f"{self.prog}: {message} (see --help)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="main.py", description="Inspect TensorFlow checkpoints from the command line.")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    listing = commands.add_parser("list", help="variables of one checkpoint: name, dtype, shape, size, path")
+    listing.add_argument("path")
+    listing.add_argument("--step", type=int, help="checkpoint at this global step (default: the latest)")
+    listing.add_argument("--json", action="store_true", help="machine-readable output")
+    listing.set_defaults(handler=command_list)
+
+    steps = commands.add_parser("steps", help="the checkpoints of a run, oldest first")
+    steps.add_argument("path")
+    steps.add_argument("--json", action="store_true")
+    steps.set_defaults(handler=command_steps)
+
+    show = commands.add_parser("show", help="the values of one variable")
+    show.add_argument("path")
+    show.add_argument("name", help="the stored name, as `list` prints it (or its object path)")
+    show.add_argument("--step", type=int)
+    show.add_argument("--npy", metavar="OUT", help="write the exact tensor to a .npy file")
+    show.add_argument("--full", action="store_true", help="print every value, not a summary")
+    show.set_defaults(handler=command_show)
+    return parser
+
+
+def run(argv: list[str]) -> int:
+    """Run one command; returns the process exit status."""
+    try:
+        args = build_parser().parse_args(argv)
+        return args.handler(args)
+    except (CheckpointError, UsageError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except OSError as exc:
+        print(f"error: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except BrokenPipeError:  # `main.py list ... | head` closed the pipe: not an error
+        return 0
+
+
+# ---- choosing a checkpoint ---------------------------------------------------------------------
+
+def checkpoint_for(run: Run, step: int | None) -> CheckpointInfo:
+    """The checkpoint a command works on: the named one, the latest, or the one at --step.
+
+    A folder that only holds sub-runs is accepted when exactly one of them has checkpoints."""
+    if not run.checkpoints:
+        with_checkpoints = [r for r in run.all_runs() if r.checkpoints]
+        if len(with_checkpoints) == 1:
+            return with_checkpoints[0].find(step)
+        names = ", ".join(os.path.relpath(r.folder, run.folder) for r in with_checkpoints)
+        raise NotACheckpointError(run.folder, f"holds several runs ({names}): name one of them")
+    return run.find(step)
+
+
+def _open(path: str, step: int | None) -> tuple[CheckpointInfo, CheckpointReader]:
+    info = checkpoint_for(discover(path), step)
+    return info, CheckpointReader(info.prefix)
+
+
+# ---- list -----------------------------------------------------------------------------------------
+
+def variable_record(info: VariableInfo) -> dict:
+    entry = info.entry
+    return {
+        "name": info.name,
+        "dtype": entry.dtype_name,
+        "shape": list(entry.shape),
+        "elements": entry.num_elements,
+        "bytes": entry.nbytes,
+        "kind": info.kind,
+        "object_path": info.object_path or None,
+        "object_paths": list(info.object_paths),
+        "variable_name": info.variable_name or None,
+        "slot_of": info.slot_of,
+        "slot_name": info.slot_name,
+        "partitioned": entry.is_partitioned,
+        "decodable": entry.dtype is not None and not entry.dtype.is_opaque,
+    }
+
+
+def command_list(args) -> int:
+    checkpoint, reader = _open(args.path, args.step)
+    variables = describe_variables(reader)
+    if args.json:
+        json.dump({"prefix": checkpoint.prefix, "step": checkpoint.step,
+                   "variables": [variable_record(v) for v in variables]}, sys.stdout, indent=1)
+        print()
+        return 0
+    rows = [(v.name, v.entry.dtype_name, format_shape(v.entry.shape), format_count(v.entry.num_elements),
+             format_bytes(v.entry.nbytes), v.kind, _path_note(v)) for v in variables]
+    _print_table(("name", "dtype", "shape", "elements", "bytes", "kind", "object path / note"), rows)
+    total = sum(v.entry.nbytes for v in variables)
+    step = "" if checkpoint.step is None else f" at step {checkpoint.step}"
+    print(f"\n{len(variables)} variables, {format_bytes(total)}, in {checkpoint.prefix}{step}")
+    return 0
+
+
+def _path_note(info: VariableInfo) -> str:
+    notes = []
+    if info.object_path and info.object_path + "/.ATTRIBUTES/VARIABLE_VALUE" != info.name:
+        notes.append(info.object_path)
+    if info.slot_of:
+        notes.append(f"{info.slot_name} slot of {info.slot_of}")
+    if info.entry.is_partitioned:
+        notes.append(f"partitioned in {len(info.entry.slices)}")
+    if info.entry.dtype is None or info.entry.dtype.is_opaque:
+        notes.append("opaque: not decoded")
+    return "; ".join(notes)
+
+
+def _print_table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:
+    widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(header)]
+    right = {3, 4}  # numbers read better right-aligned
+
+    def line(cells):
+        parts = [c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths))]
+        return "  ".join(parts).rstrip()
+
+    print(line(header))
+    print(line(tuple("-" * w for w in widths)))
+    for row in rows:
+        print(line(row))
+
+
+# ---- steps ----------------------------------------------------------------------------------------
+
+def checkpoint_record(info: CheckpointInfo) -> dict:
+    return {"prefix": info.prefix, "step": info.step, "step_source": info.step_source,
+            "listed_in_state_file": info.listed, "latest": info.is_latest, "timestamp": info.timestamp,
+            "mtime": info.mtime, "size_bytes": info.size_bytes, "data_files": info.data_files}
+
+
+def run_record(run: Run) -> dict:
+    return {"folder": run.folder, "state_file": run.state_file,
+            "checkpoints": [checkpoint_record(c) for c in run.checkpoints],
+            "warnings": run.warnings, "subruns": [run_record(s) for s in run.subruns]}
+
+
+def command_steps(args) -> int:
+    run = discover(args.path)
+    if args.json:
+        json.dump(run_record(run), sys.stdout, indent=1)
+        print()
+        return 0
+    for each in run.all_runs():
+        if not each.checkpoints:
+            continue
+        print(f"{each.folder}" + (f"  (state file: {os.path.basename(each.state_file)})" if each.state_file else ""))
+        rows = []
+        for c in each.checkpoints:
+            marks = ("latest" if c.is_latest else "") + ("" if c.listed or not each.state_file else " not in state file")
+            rows.append((c.name, "-" if c.step is None else str(c.step), _time(c), format_bytes(c.size_bytes), marks.strip()))
+        _print_table(("checkpoint", "step", "written", "size", ""), rows)
+        for warning in each.warnings:
+            print(f"warning: {warning}")
+        print()
+    return 0
+
+
+def _time(info: CheckpointInfo) -> str:
+    import time
+
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(info.timestamp or info.mtime))
+
+
+# ---- show -----------------------------------------------------------------------------------------
+
+def resolve_name(reader: CheckpointReader, name: str) -> str:
+    """The stored key for `name`: the key itself, or a TF2 object path / variable name naming one."""
+    if name in reader:
+        return name
+    matches = [v.name for v in describe_variables(reader)
+               if name in v.object_paths or name == v.variable_name or name == v.object_path]
+    if len(matches) == 1:
+        return matches[0]
+    if len(matches) > 1:
+        raise NotACheckpointError(reader.prefix, f"{name!r} names several variables: {', '.join(matches)}")
+    raise NotACheckpointError(reader.prefix, f"no variable named {name!r} (see `main.py list`)")
+
+
+def command_show(args) -> int:
+    import numpy as np
+
+    checkpoint, reader = _open(args.path, args.step)
+    name = resolve_name(reader, args.name)
+    value = reader.read(name)
+    entry = reader.entry(name)
+    if args.npy:
+        _save_npy(args.npy, value)
+    step = "" if checkpoint.step is None else f" (step {checkpoint.step})"
+    print(f"{name}: {entry.dtype_name} {format_shape(entry.shape)} from {checkpoint.prefix}{step}")
+    options = {"threshold": sys.maxsize} if args.full else {}
+    with np.printoptions(**options):
+        print(value if value.dtype != object else np.array2string(value, separator=", "))
+    return 0
+
+
+def _save_npy(path: str, value) -> None:
+    """Write the exact tensor. Strings become a numpy bytes array; numpy's fixed-width bytes drop
+    trailing NUL bytes, so a tensor with such strings is kept as an object array instead."""
+    import numpy as np
+
+    if value.dtype == object:
+        if not any(s.endswith(b"\x00") for s in value.reshape(-1)):
+            value = value.astype(bytes) if value.size else np.zeros(value.shape, dtype="S1")
+    tmp = path + ".partial"
+    with open(tmp, "wb") as f:
+        np.save(f, value, allow_pickle=value.dtype == object)
+    os.replace(tmp, path)

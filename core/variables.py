@@ -1,0 +1,91 @@
+"""What a person sees of each variable in one checkpoint: the index entry plus what TF2's object graph
+and naming conventions tell (friendly object path, optimizer slot of which variable, bookkeeping).
+
+Kinds: "variable" (model weights), "slot" (optimizer state of one variable), "optimizer" (other
+optimizer state: iterations, learning rate, beta powers), "bookkeeping" (object graph, save counter,
+global step). The GUI hides all but variables with one toggle; the CLI lists the kind.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .bundle_entry import BundleEntry
+from .bundle_reader import CheckpointReader
+from .errors import CheckpointError
+from .object_graph import OBJECT_GRAPH_KEY, ObjectInfo, describe_keys
+
+_ATTRIBUTE_SUFFIX = "/.ATTRIBUTES/VARIABLE_VALUE"
+# TF1 optimizers store slots as `<variable>/<Optimizer>[_N]` (e.g. `dense/kernel/Adam_1`).
+_TF1_SLOT = re.compile(r"^(?P<variable>.+)/(?P<slot>(?:Adam|Momentum|RMSProp|Adagrad|AdagradDA|Adadelta|"
+                       r"Ftrl|Nadam|Adamax|ExponentialMovingAverage|LazyAdam|ProximalAdagrad)(?:_\d+)?)$")
+_BOOKKEEPING = {OBJECT_GRAPH_KEY, "global_step", "save_counter" + _ATTRIBUTE_SUFFIX,
+                "global_step" + _ATTRIBUTE_SUFFIX, "step" + _ATTRIBUTE_SUFFIX}
+_TF1_OPTIMIZER_STATE = re.compile(r"(^|/)(beta1_power|beta2_power)(_\d+)?$")
+_TF2_OPTIMIZER_STATE = re.compile(r"^(optimizer|.*/optimizer)/(_?iterations?|_?learning_rate|iter|"
+                                  r"beta_1|beta_2|decay|epsilon|rho|momentum)/")
+
+
+@dataclass(frozen=True)
+class VariableInfo:
+    entry: BundleEntry
+    kind: str
+    object_path: str = ""        # friendly TF2 path (`model/_operations/1/_kernel`), "" for TF1 names
+    object_paths: tuple[str, ...] = ()
+    variable_name: str = ""      # the variable's own name from the object graph (`hidden/kernel`)
+    slot_of: str | None = None   # stored key of the variable this slot belongs to
+    slot_name: str | None = None
+
+    @property
+    def name(self) -> str:
+        return self.entry.name
+
+    @property
+    def display_name(self) -> str:
+        """What a person recognises first: the friendly object path, else the stored name."""
+        return self.object_path or self.name
+
+
+def describe_variables(reader: CheckpointReader) -> list[VariableInfo]:
+    """One VariableInfo per listed entry, in key order."""
+    graph = _object_graph(reader)
+    names = set(reader.names())
+    result = []
+    for entry in reader.entries:
+        info = graph.get(entry.name)
+        slot_of, slot_name = (info.slot_of, info.slot_name) if info else (None, None)
+        if slot_of is None:
+            match = _TF1_SLOT.match(entry.name)
+            if match and match.group("variable") in names:
+                slot_of, slot_name = match.group("variable"), match.group("slot")
+        result.append(VariableInfo(
+            entry=entry,
+            kind=_kind(entry.name, slot_of),
+            object_path=info.friendly_path if info else "",
+            object_paths=info.object_paths if info else (),
+            variable_name=info.variable_name if info else "",
+            slot_of=slot_of,
+            slot_name=slot_name,
+        ))
+    return result
+
+
+def _object_graph(reader: CheckpointReader) -> dict[str, ObjectInfo]:
+    if OBJECT_GRAPH_KEY not in reader:
+        return {}
+    try:
+        data = reader.read(OBJECT_GRAPH_KEY)
+        return describe_keys(bytes(data.reshape(-1)[0]))
+    except (CheckpointError, ValueError, IndexError):
+        # A damaged object graph must not hide the variables: show stored names only.
+        return {}
+
+
+def _kind(name: str, slot_of: str | None) -> str:
+    if slot_of is not None:
+        return "slot"
+    if name in _BOOKKEEPING:
+        return "bookkeeping"
+    if _TF1_OPTIMIZER_STATE.search(name) or _TF2_OPTIMIZER_STATE.match(name):
+        return "optimizer"
+    return "variable"

@@ -1,0 +1,25 @@
+"""Checkpoint Inspector's entry point.
+
+Arguments are parsed before anything heavy is imported: `main.py COMMAND ...` runs the command-line
+interface (core only, no Qt), `main.py [PATH]` starts the GUI. TensorFlow is never imported here.
+"""
+from __future__ import annotations
+
+import sys
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    from core.cli import COMMANDS
+
+    if argv and (argv[0] in COMMANDS or argv[0] in ("-h", "--help")):
+        from core.cli import run
+
+        return run(argv)
+    from gui.app import run_gui
+
+    return run_gui(argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
