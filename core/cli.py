@@ -118,8 +118,9 @@ def command_list(args) -> int:
                    "variables": [variable_record(v) for v in variables]}, sys.stdout, indent=1)
         print()
         return 0
+    display_names = {v.name: v.display_name for v in variables}
     rows = [(v.name, v.entry.dtype_name, format_shape(v.entry.shape), format_count(v.entry.num_elements),
-             format_bytes(v.entry.nbytes), v.kind, _path_note(v)) for v in variables]
+             format_bytes(v.entry.nbytes), v.kind, _path_note(v, display_names)) for v in variables]
     _print_table(("name", "dtype", "shape", "elements", "bytes", "kind", "object path / note"), rows)
     total = sum(v.entry.nbytes for v in variables)
     step = "" if checkpoint.step is None else f" at step {checkpoint.step}"
@@ -127,12 +128,12 @@ def command_list(args) -> int:
     return 0
 
 
-def _path_note(info: VariableInfo) -> str:
+def _path_note(info: VariableInfo, display_names: dict[str, str]) -> str:
     notes = []
     if info.object_path and info.object_path + "/.ATTRIBUTES/VARIABLE_VALUE" != info.name:
         notes.append(info.object_path)
     if info.slot_of:
-        notes.append(f"{info.slot_name} slot of {info.slot_of}")
+        notes.append(f"{info.slot_name} slot of {display_names.get(info.slot_of, info.slot_of)}")
     if info.entry.is_partitioned:
         notes.append(f"partitioned in {len(info.entry.slices)}")
     if info.entry.dtype is None or info.entry.dtype.is_opaque:

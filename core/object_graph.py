@@ -36,6 +36,7 @@ class ObjectInfo:
     variable_name: str              # the variable's own name when it has one (`hidden/kernel`), else ""
     slot_of: str | None = None      # for an optimizer slot: the stored key of its variable
     slot_name: str | None = None    # e.g. "m", "momentums"
+    optimizer_state: bool = False   # only reachable through an optimizer (iterations, beta powers, slots)
 
 
 def parse_object_graph(data: bytes) -> list[_Node]:
@@ -77,7 +78,7 @@ def describe_keys(data: bytes) -> dict[str, ObjectInfo]:
     result = {}
     for node_id, node in enumerate(nodes):
         node_paths = paths.get(node_id, [])
-        friendly = _friendly(node_paths, optimizer_nodes)
+        friendly, through_optimizer = _friendly(node_paths, optimizer_nodes)
         slot = slots.get(node_id)
         slot_of = key_of_node.get(slot[0]) if slot else None
         for _, full_name, key in node.attributes:
@@ -87,6 +88,7 @@ def describe_keys(data: bytes) -> dict[str, ObjectInfo]:
                 variable_name=full_name,
                 slot_of=slot_of,
                 slot_name=slot[1] if slot else None,
+                optimizer_state=through_optimizer,
             )
     return result
 
@@ -129,14 +131,18 @@ def _optimizer_nodes(nodes: list[_Node]) -> set[int]:
     return found
 
 
-def _friendly(node_paths, optimizer_nodes: set[int]) -> str:
-    """Prefer a path outside the optimizer, then one not through a catch-all `_variables` list."""
+def _friendly(node_paths, optimizer_nodes: set[int]) -> tuple[str, bool]:
+    """The path to show, preferring one outside the optimizer, then one not through a catch-all
+    `_variables` list; and whether even that path goes through an optimizer."""
     if not node_paths:
-        return ""
+        return "", False
+
     def rank(item):
         parts, via = item
         return (bool(optimizer_nodes.intersection(via[:-1])), "_variables" in parts, len(parts))
-    return "/".join(min(node_paths, key=rank)[0])
+
+    best = min(node_paths, key=rank)
+    return "/".join(best[0]), rank(best)[0]
 
 
 def _slot_links(nodes: list[_Node]) -> dict[int, tuple[int, str]]:

@@ -1,4 +1,4 @@
-"""A small exact decoder for the protobuf wire format, enough for the few messages a checkpoint holds.
+"""A small exact decoder (and varint encoder) for the protobuf wire format, enough for the few messages a checkpoint holds.
 
 Why not the protobuf runtime with generated classes: the index of a big checkpoint holds tens of
 thousands of BundleEntryProto messages and listing must take milliseconds without importing
@@ -27,6 +27,18 @@ def read_varint(buf, pos: int) -> tuple[int, int]:
         shift += 7
         if shift >= 70:
             raise ValueError("varint longer than 10 bytes")
+
+
+def encode_varint(value: int) -> bytes:
+    """Base-128 varint; negative int64 values use their 10-byte two's complement form."""
+    if value < 0:
+        value &= 0xFFFFFFFFFFFFFFFF
+    out = bytearray()
+    while value >= 0x80:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
 
 
 def as_int64(value: int) -> int:

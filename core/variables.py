@@ -22,8 +22,6 @@ _TF1_SLOT = re.compile(r"^(?P<variable>.+)/(?P<slot>(?:Adam|Momentum|RMSProp|Ada
 _BOOKKEEPING = {OBJECT_GRAPH_KEY, "global_step", "save_counter" + _ATTRIBUTE_SUFFIX,
                 "global_step" + _ATTRIBUTE_SUFFIX, "step" + _ATTRIBUTE_SUFFIX}
 _TF1_OPTIMIZER_STATE = re.compile(r"(^|/)(beta1_power|beta2_power)(_\d+)?$")
-_TF2_OPTIMIZER_STATE = re.compile(r"^(optimizer|.*/optimizer)/(_?iterations?|_?learning_rate|iter|"
-                                  r"beta_1|beta_2|decay|epsilon|rho|momentum)/")
 
 
 @dataclass(frozen=True)
@@ -60,7 +58,7 @@ def describe_variables(reader: CheckpointReader) -> list[VariableInfo]:
                 slot_of, slot_name = match.group("variable"), match.group("slot")
         result.append(VariableInfo(
             entry=entry,
-            kind=_kind(entry.name, slot_of),
+            kind=_kind(entry.name, slot_of, info),
             object_path=info.friendly_path if info else "",
             object_paths=info.object_paths if info else (),
             variable_name=info.variable_name if info else "",
@@ -81,11 +79,11 @@ def _object_graph(reader: CheckpointReader) -> dict[str, ObjectInfo]:
         return {}
 
 
-def _kind(name: str, slot_of: str | None) -> str:
+def _kind(name: str, slot_of: str | None, info: ObjectInfo | None) -> str:
     if slot_of is not None:
         return "slot"
     if name in _BOOKKEEPING:
         return "bookkeeping"
-    if _TF1_OPTIMIZER_STATE.search(name) or _TF2_OPTIMIZER_STATE.match(name):
+    if (info is not None and info.optimizer_state) or _TF1_OPTIMIZER_STATE.search(name):
         return "optimizer"
     return "variable"
