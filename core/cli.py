@@ -131,7 +131,8 @@ def command_list(args) -> int:
 def _path_note(info: VariableInfo, display_names: dict[str, str]) -> str:
     notes = []
     if info.object_path and info.object_path + "/.ATTRIBUTES/VARIABLE_VALUE" != info.name:
-        notes.append(info.object_path)
+        shown = info.display_name
+        notes.append(shown if shown == info.object_path else f"{shown} = {info.object_path}")
     if info.slot_of:
         notes.append(f"{info.slot_name} slot of {display_names.get(info.slot_of, info.slot_of)}")
     if info.entry.is_partitioned:

@@ -8,7 +8,7 @@ global step). The GUI hides all but variables with one toggle; the CLI lists the
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .bundle_entry import BundleEntry
 from .bundle_reader import CheckpointReader
@@ -33,6 +33,7 @@ class VariableInfo:
     variable_name: str = ""      # the variable's own name from the object graph (`hidden/kernel`)
     slot_of: str | None = None   # stored key of the variable this slot belongs to
     slot_name: str | None = None
+    use_variable_name: bool = False  # the variable names of this checkpoint are unique: show them
 
     @property
     def name(self) -> str:
@@ -40,7 +41,12 @@ class VariableInfo:
 
     @property
     def display_name(self) -> str:
-        """What a person recognises first: the friendly object path, else the stored name."""
+        """What a person recognises first. Keras 3 object paths (`model/_operations/1/_kernel`) name
+        layers by number, while the variable's own name (`hidden/kernel`) names them as the person did;
+        so the variable name is shown when every variable of the checkpoint has a distinct one, else the
+        object path (plain tf.Module variables are all called `Variable`), else the stored key."""
+        if self.use_variable_name and self.variable_name:
+            return self.variable_name
         return self.object_path or self.name
 
 
@@ -65,6 +71,9 @@ def describe_variables(reader: CheckpointReader) -> list[VariableInfo]:
             slot_of=slot_of,
             slot_name=slot_name,
         ))
+    graph_names = [v.variable_name for v in result if v.object_path]
+    if graph_names and all(graph_names) and len(set(graph_names)) == len(graph_names):
+        result = [replace(v, use_variable_name=True) for v in result]
     return result
 
 

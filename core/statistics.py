@@ -1,0 +1,90 @@
+"""Summary statistics of one tensor: min, max, mean, std, L2 norm, fraction of zeros, NaN and Inf counts.
+
+Computed in float64 over chunks, so a big tensor costs one float64 chunk of extra memory, not a
+full-size copy. Narrow floats (float16, bfloat16, float8) are widened first; complex tensors are
+summarised by magnitude; bool and integer tensors as numbers; strings by their lengths.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+CHUNK_ELEMENTS = 1 << 22  # 32 MiB of float64 per chunk
+
+
+@dataclass(frozen=True)
+class Statistics:
+    count: int
+    min: float | None
+    max: float | None
+    mean: float | None
+    std: float | None
+    l2: float | None
+    zero_fraction: float | None
+    nan_count: int
+    inf_count: int
+    note: str = ""  # how the values were read, e.g. "complex: of magnitudes", "string: of lengths"
+
+
+def numeric_view(array):
+    """The values statistics are taken over, and a note saying what they are."""
+    import numpy as np
+
+    if array.dtype == object:
+        return np.fromiter((len(s) for s in array.reshape(-1)), dtype=np.int64, count=array.size), "of string lengths"
+    if array.dtype.kind == "c":
+        return np.abs(array), "of magnitudes"
+    return array, ""
+
+
+def compute_statistics(array) -> Statistics:
+    import numpy as np
+
+    values, note = numeric_view(array)
+    flat = values.reshape(-1)
+    count = flat.size
+    if count == 0:
+        return Statistics(0, None, None, None, None, None, None, 0, 0, note)
+    minimum, maximum = np.inf, -np.inf
+    finite = 0
+    mean = m2 = sum_sq = 0.0
+    zeros = nans = infs = 0
+    for start in range(0, count, CHUNK_ELEMENTS):
+        chunk = flat[start:start + CHUNK_ELEMENTS].astype(np.float64)
+        nan_mask = np.isnan(chunk)
+        inf_mask = np.isinf(chunk)
+        chunk_nans, chunk_infs = int(nan_mask.sum()), int(inf_mask.sum())
+        nans += chunk_nans
+        infs += chunk_infs
+        zeros += int(np.count_nonzero(chunk == 0))
+        good = chunk[~(nan_mask | inf_mask)] if chunk_nans or chunk_infs else chunk
+        if not good.size:
+            continue
+        minimum = min(minimum, float(good.min()))
+        maximum = max(maximum, float(good.max()))
+        sum_sq += float(np.dot(good, good))
+        # Chan et al.'s pairwise update: exact-enough variance even when the mean dwarfs the spread.
+        chunk_mean = float(good.mean())
+        centred = good - chunk_mean
+        chunk_m2 = float(np.dot(centred, centred))
+        combined = finite + good.size
+        delta = chunk_mean - mean
+        mean += delta * good.size / combined
+        m2 += chunk_m2 + delta * delta * finite * good.size / combined
+        finite = combined
+    # Min/max/mean/std/L2 describe the finite values; NaN and Inf are counted apart, which is what a
+    # person hunting a divergence wants to see (one NaN would otherwise hide every other figure).
+    if finite == 0:
+        return Statistics(count, None, None, None, None, None, zeros / count, nans, infs, note)
+    return Statistics(count, minimum, maximum, mean, (m2 / finite) ** 0.5, sum_sq ** 0.5, zeros / count,
+                      nans, infs, note)
+
+
+def read_with_statistics(reader, name: str):
+    """Job (see core.jobs): read one tensor and summarise it; returns (array, Statistics)."""
+    from .jobs import Progress
+
+    entry = reader.entry(name)
+    yield Progress(0, 2, f"Reading {name} ({entry.nbytes:,} bytes)")
+    array = reader.read(name)
+    yield Progress(1, 2, f"Statistics of {name}")
+    return array, compute_statistics(array)

@@ -1,0 +1,76 @@
+"""The run's checkpoints as a table: step, time written, size, and which one the state file calls latest."""
+from __future__ import annotations
+
+import time
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt
+from PySide6.QtGui import QFont
+
+from core.formatting import format_bytes
+from core.run_discovery import CheckpointInfo, Run
+
+COLUMNS = ("Step", "Written", "Size", "Checkpoint")  # the tooltip has the full path and date
+
+
+class CheckpointListModel(QAbstractTableModel):
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.checkpoints: list[CheckpointInfo] = []
+        self.current_prefix: str | None = None
+
+    def set_run(self, run: Run | None) -> None:
+        self.beginResetModel()
+        self.checkpoints = list(run.checkpoints) if run else []
+        self.endResetModel()
+
+    def set_current(self, prefix: str | None) -> None:
+        self.current_prefix = prefix
+        if self.checkpoints:
+            self.dataChanged.emit(self.index(0, 0), self.index(len(self.checkpoints) - 1, len(COLUMNS) - 1))
+
+    def row_of(self, prefix: str) -> int:
+        for row, info in enumerate(self.checkpoints):
+            if info.prefix == prefix:
+                return row
+        return -1
+
+    def rowCount(self, parent=QModelIndex()):
+        return 0 if parent.isValid() else len(self.checkpoints)
+
+    def columnCount(self, parent=QModelIndex()):
+        return len(COLUMNS)
+
+    def data(self, index, role=Qt.DisplayRole):
+        if not index.isValid():
+            return None
+        info = self.checkpoints[index.row()]
+        column = index.column()
+        if role == Qt.DisplayRole:
+            if column == 0:
+                return "–" if info.step is None else f"{info.step:,}" + ("  ★" if info.is_latest else "")
+            if column == 1:
+                return time.strftime("%m-%d %H:%M", time.localtime(info.timestamp or info.mtime))
+            if column == 2:
+                return format_bytes(info.size_bytes)
+            return info.name
+        if role == Qt.ToolTipRole:
+            notes = [info.prefix, time.strftime("written %Y-%m-%d %H:%M:%S", time.localtime(info.timestamp or info.mtime))]
+            if info.is_latest:
+                notes.append("latest according to the `checkpoint` state file")
+            if not info.listed:
+                notes.append("on disk but not listed in the state file")
+            if info.step_source == "variable":
+                notes.append("step read from its global step variable")
+            return "\n".join(notes)
+        if role == Qt.FontRole and info.prefix == self.current_prefix:
+            font = QFont()
+            font.setBold(True)
+            return font
+        if role == Qt.TextAlignmentRole and column in (0, 2):
+            return int(Qt.AlignRight | Qt.AlignVCenter)
+        return None
+
+    def headerData(self, section, orientation, role=Qt.DisplayRole):
+        if orientation == Qt.Horizontal and role == Qt.DisplayRole:
+            return COLUMNS[section]
+        return None

@@ -1,0 +1,228 @@
+"""The detail panel: what one selected variable is (dtype, shape, bytes, shard, names), its statistics,
+and its values as a table, a heatmap and a histogram, all of one chosen 2-D slice.
+
+The tensor is read and summarised on a worker thread; a newer selection supersedes an older read.
+"""
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (QComboBox, QFormLayout, QGridLayout, QHBoxLayout, QLabel, QSpinBox, QTabWidget,
+                               QVBoxLayout, QWidget)
+
+from core.formatting import format_bytes, format_shape
+from core.statistics import Statistics, read_with_statistics
+from core.variables import VariableInfo
+
+from .plots import HeatmapView, HistogramView
+from .tensor_slicing import SliceChoice, format_value, plottable
+from .value_table import ValueTableModel, ValueTableView
+
+_STAT_FIELDS = (("min", "min"), ("max", "max"), ("mean", "mean"), ("std", "std"), ("L2 norm", "l2"),
+                ("zeros", "zero_fraction"), ("NaN", "nan_count"), ("Inf", "inf_count"))
+
+
+class DetailPanel(QWidget):
+    status = Signal(str)  # a line for the status bar (errors reading the tensor)
+
+    def __init__(self, runner, parent=None):
+        super().__init__(parent)
+        self.runner = runner
+        self.reader = None
+        self.info: VariableInfo | None = None
+        self.array = None
+        self.choice: SliceChoice | None = None
+        self._job = None
+
+        self.title = QLabel("Select a variable")
+        self.title.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.title.setWordWrap(True)
+        self.title.setStyleSheet("font-weight: bold; font-size: 13px")
+        self.facts = QFormLayout()
+        self.fact_labels = {}
+        for label in ("Stored key", "Variable", "Dtype", "Shape", "Size", "Stored in"):
+            value = QLabel("")
+            value.setTextInteractionFlags(Qt.TextSelectableByMouse)
+            value.setWordWrap(True)
+            self.fact_labels[label] = value
+            self.facts.addRow(label + ":", value)
+        self.stats_grid = QGridLayout()
+        self.stat_labels = {}
+        for i, (label, key) in enumerate(_STAT_FIELDS):
+            name = QLabel(label)
+            name.setStyleSheet("color: palette(mid)")
+            value = QLabel("–")
+            value.setTextInteractionFlags(Qt.TextSelectableByMouse)
+            self.stat_labels[key] = value
+            self.stats_grid.addWidget(name, i // 2, (i % 2) * 2)
+            self.stats_grid.addWidget(value, i // 2, (i % 2) * 2 + 1)
+        self.stats_note = QLabel("")
+
+        self.row_axis = QComboBox()
+        self.col_axis = QComboBox()
+        self.index_boxes: dict[int, QSpinBox] = {}
+        self.axes_bar = QHBoxLayout()
+        self.axes_bar.addWidget(QLabel("rows"))
+        self.axes_bar.addWidget(self.row_axis)
+        self.axes_bar.addWidget(QLabel("columns"))
+        self.axes_bar.addWidget(self.col_axis)
+        self.index_bar = QHBoxLayout()
+        self.axes_bar.addLayout(self.index_bar)
+        self.axes_bar.addStretch(1)
+        self.axes_widget = QWidget()
+        self.axes_widget.setLayout(self.axes_bar)
+        self.row_axis.activated.connect(self._axes_changed)
+        self.col_axis.activated.connect(self._axes_changed)
+
+        self.table_model = ValueTableModel(self)
+        self.table = ValueTableView()
+        self.table.setModel(self.table_model)
+        self.heatmap = HeatmapView()
+        self.histogram = HistogramView()
+        self.tabs = QTabWidget()
+        self.tabs.addTab(self.table, "Values")
+        self.tabs.addTab(self.heatmap, "Heatmap")
+        self.tabs.addTab(self.histogram, "Histogram")
+
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.title)
+        layout.addLayout(self.facts)
+        layout.addLayout(self.stats_grid)
+        layout.addWidget(self.stats_note)
+        layout.addWidget(self.axes_widget)
+        layout.addWidget(self.tabs, 1)
+        self.axes_widget.hide()
+
+    # ---- showing a variable ----------------------------------------------------------------------
+    def show_variable(self, reader, info: VariableInfo | None) -> None:
+        if self._job is not None:
+            self._job.cancel()
+            self._job = None
+        self.reader, self.info, self.array = reader, info, None
+        self._clear_values()
+        if info is None:
+            self.title.setText("Select a variable")
+            for label in self.fact_labels.values():
+                label.setText("")
+            return
+        entry = info.entry
+        self.title.setText(info.display_name)
+        self.fact_labels["Stored key"].setText(info.name)
+        variable = info.variable_name or ""
+        if info.slot_of:
+            variable = f"{variable}  ({info.slot_name} slot)".strip()
+        self.fact_labels["Variable"].setText(variable or "–")
+        self.fact_labels["Dtype"].setText(entry.dtype_name)
+        self.fact_labels["Shape"].setText(f"{format_shape(entry.shape)}  ·  {entry.num_elements:,} elements")
+        self.fact_labels["Size"].setText(format_bytes(entry.nbytes))
+        where = (f"{len(entry.slices)} partition slices" if entry.is_partitioned
+                 else f"shard {entry.shard_id + 1} of {reader.header.num_shards}, byte {entry.offset:,}")
+        self.fact_labels["Stored in"].setText(where)
+        if entry.dtype is None or entry.dtype.is_opaque:
+            self.stats_note.setText(f"{entry.dtype_name} entries are opaque: listed, not decoded.")
+            return
+        self.stats_note.setText("Reading…")
+        handle = self.runner.start(f"read {info.name}", lambda: read_with_statistics(reader, info.name))
+        handle.finished.connect(lambda result, h=handle: self._loaded(h, result))
+        handle.failed.connect(lambda exc, h=handle: self._failed(h, exc))
+        self._job = handle
+
+    def _loaded(self, handle, result) -> None:
+        if handle is not self._job:
+            return  # an older selection's read finished late
+        self._job = None
+        self.array, stats = result
+        self._show_statistics(stats)
+        self.choice = SliceChoice.default_for(self.array.shape)
+        self._build_axis_pickers()
+        self._refresh_values()
+
+    def _failed(self, handle, exc) -> None:
+        if handle is not self._job:
+            return
+        self._job = None
+        self.stats_note.setText(f"Cannot read this variable: {exc}")
+        self.status.emit(str(exc))
+
+    def _clear_values(self) -> None:
+        for label in self.stat_labels.values():
+            label.setText("–")
+        self.stats_note.setText("")
+        self.table_model.set_view(None)
+        self.heatmap.set_values(None, " ")
+        self.histogram.set_values(None, " ")
+        self.axes_widget.hide()
+
+    def _show_statistics(self, stats: Statistics) -> None:
+        for key, label in self.stat_labels.items():
+            value = getattr(stats, key)
+            if value is None:
+                text = "–"
+            elif key == "zero_fraction":
+                text = f"{value:.1%}"
+            elif key in ("nan_count", "inf_count"):
+                text = f"{value:,}"
+            else:
+                text = format_value(value)
+            label.setText(text)
+            alarming = key in ("nan_count", "inf_count") and value
+            label.setStyleSheet("color: #c0392b; font-weight: bold" if alarming else "")
+        self.stats_note.setText(f"Statistics {stats.note}; NaN and Inf excluded from min to L2." if stats.note
+                                else "NaN and Inf are excluded from min, max, mean, std and L2.")
+
+    # ---- slice choice --------------------------------------------------------------------------
+    def _build_axis_pickers(self) -> None:
+        rank = self.array.ndim
+        self.axes_widget.setVisible(rank > 2)
+        for box in self.index_boxes.values():
+            box.deleteLater()
+        self.index_boxes = {}
+        while self.index_bar.count():
+            item = self.index_bar.takeAt(0)
+            if item.widget():
+                item.widget().deleteLater()
+        if rank <= 2:
+            return
+        for combo in (self.row_axis, self.col_axis):
+            combo.clear()
+            combo.addItems([f"axis {a} ({self.array.shape[a]})" for a in range(rank)])
+        self.row_axis.setCurrentIndex(self.choice.row_axis)
+        self.col_axis.setCurrentIndex(self.choice.col_axis)
+        self._build_index_boxes()
+
+    def _build_index_boxes(self) -> None:
+        while self.index_bar.count():
+            item = self.index_bar.takeAt(0)
+            if item.widget():
+                item.widget().deleteLater()
+        self.index_boxes = {}
+        for axis, value in sorted(self.choice.fixed.items()):
+            label = QLabel(f"axis {axis} =")
+            box = QSpinBox()
+            box.setRange(0, max(self.array.shape[axis] - 1, 0))
+            box.setValue(value)
+            box.valueChanged.connect(lambda v, a=axis: self._index_changed(a, v))
+            self.index_bar.addWidget(label)
+            self.index_bar.addWidget(box)
+            self.index_boxes[axis] = box
+
+    def _axes_changed(self) -> None:
+        row, col = self.row_axis.currentIndex(), self.col_axis.currentIndex()
+        if row == col:  # keep two distinct axes: swap the other one into the freed place
+            col = self.choice.row_axis if row != self.choice.row_axis else self.choice.col_axis
+            self.col_axis.setCurrentIndex(col)
+        self.choice = self.choice.with_axes(row, col)
+        self._build_index_boxes()
+        self._refresh_values()
+
+    def _index_changed(self, axis: int, value: int) -> None:
+        self.choice.fixed[axis] = value
+        self._refresh_values()
+
+    def _refresh_values(self) -> None:
+        view = self.choice.take(self.array)
+        self.table_model.set_view(view)
+        numbers = plottable(view)
+        reason = "Strings have no heatmap; see the Values tab." if numbers is None else ""
+        self.heatmap.set_values(numbers, reason)
+        whole = plottable(self.array)
+        self.histogram.set_values(whole, "Strings have no histogram." if whole is None else "")

@@ -1,0 +1,319 @@
+"""The main window: menus, the run's checkpoint list, the variable browser, the detail panel, the status
+bar with progress and cancel; opening from the menu, recent files, the command line and drag and drop."""
+from __future__ import annotations
+
+import os
+
+from PySide6.QtCore import QByteArray, Qt, QUrl, Signal
+from PySide6.QtGui import QAction, QDesktopServices, QIcon, QKeySequence
+from PySide6.QtWidgets import (QAbstractItemView, QDockWidget, QFileDialog, QLabel, QMainWindow, QProgressBar,
+                               QTableView, QToolButton, QWidget)
+
+from core.loading import LoadedCheckpoint, open_checkpoint, open_run
+from core.formatting import format_bytes, format_count
+
+from . import errors
+from .checkpoint_list import CheckpointListModel
+from .detail_panel import DetailPanel
+from .settings import AppSettings
+from .variable_browser import VariableBrowser
+from .worker import JobRunner
+
+RESOURCES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "resources")
+SAMPLE_RUN = os.path.join(RESOURCES, "sample_run")
+ICON = os.path.join(RESOURCES, "icons", "checkpoint-inspector.svg")
+
+
+class MainWindow(QMainWindow):
+    loaded = Signal(object)       # LoadedCheckpoint, after it is shown
+    load_failed = Signal(str)     # the message shown
+
+    def __init__(self, settings: AppSettings | None = None):
+        super().__init__()
+        self.settings = settings or AppSettings()
+        self.runner = JobRunner(self)
+        self.current: LoadedCheckpoint | None = None
+        self.current_path: str | None = None
+        self._load_job = None
+        self.setWindowTitle("Checkpoint Inspector")
+        if os.path.exists(ICON):
+            self.setWindowIcon(QIcon(ICON))
+        self.setAcceptDrops(True)
+        self.resize(1280, 800)
+
+        self.browser = VariableBrowser()
+        self.setCentralWidget(self.browser)
+        self.detail = DetailPanel(self.runner)
+        self.checkpoint_model = CheckpointListModel(self)
+        self.checkpoint_view = QTableView()
+        self.checkpoint_view.setModel(self.checkpoint_model)
+        self.checkpoint_view.setSelectionBehavior(QAbstractItemView.SelectRows)
+        self.checkpoint_view.setSelectionMode(QAbstractItemView.SingleSelection)
+        self.checkpoint_view.verticalHeader().hide()
+        self.checkpoint_view.setEditTriggers(QAbstractItemView.NoEditTriggers)
+        self.checkpoint_view.horizontalHeader().setStretchLastSection(True)
+        self.checkpoint_view.clicked.connect(self._checkpoint_clicked)
+        self.checkpoint_view.activated.connect(self._checkpoint_clicked)
+        self.run_dock = self._dock("Run", "run", self.checkpoint_view, Qt.LeftDockWidgetArea)
+        self.detail_dock = self._dock("Variable", "detail", self.detail, Qt.RightDockWidgetArea)
+
+        self.status_text = QLabel("")
+        self.progress = QProgressBar()
+        self.progress.setMaximumWidth(200)
+        self.cancel_button = QToolButton(text="✕")
+        self.cancel_button.setToolTip("Cancel")
+        self.cancel_button.clicked.connect(self.cancel_loading)
+        self.statusBar().addWidget(self.status_text, 1)
+        self.statusBar().addPermanentWidget(self.progress)
+        self.statusBar().addPermanentWidget(self.cancel_button)
+        self._show_busy(False)
+
+        self.drop_hint = QLabel("Drop a checkpoint folder or file to open it", self)
+        self.drop_hint.setAlignment(Qt.AlignCenter)
+        self.drop_hint.setStyleSheet("background: rgba(30, 110, 160, 200); color: white; font-size: 20px;"
+                                     "border: 3px dashed white; border-radius: 12px")
+        self.drop_hint.hide()
+
+        self.browser.selected.connect(self._variable_selected)
+        self.browser.counts_changed.connect(lambda *_: self._update_status())
+        self.detail.status.connect(lambda text: self.statusBar().showMessage(text, 8000))
+        self._build_menus()
+        self._restore_layout()
+
+    # ---- construction ----------------------------------------------------------------------------
+    def _dock(self, title: str, name: str, widget: QWidget, area) -> QDockWidget:
+        dock = QDockWidget(title, self)
+        dock.setObjectName(name)  # saveState needs names
+        dock.setWidget(widget)
+        self.addDockWidget(area, dock)
+        return dock
+
+    def _build_menus(self) -> None:
+        file_menu = self.menuBar().addMenu("&File")
+        self._action(file_menu, "&Open Folder…", self.open_folder_dialog, QKeySequence.Open)
+        self._action(file_menu, "Open &Files…", self.open_files_dialog, "Ctrl+Shift+O")
+        self.recent_menu = file_menu.addMenu("Open &Recent")
+        self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
+        self._action(file_menu, "Open &Sample Run", lambda: self.open_path(SAMPLE_RUN))
+        file_menu.addSeparator()
+        self._action(file_menu, "&Reload", self.reload, QKeySequence.Refresh)
+        file_menu.addSeparator()
+        self._action(file_menu, "&Quit", self.close, QKeySequence.Quit)
+        edit_menu = self.menuBar().addMenu("&Edit")
+        self._action(edit_menu, "&Find Variable", self.focus_filter, QKeySequence.Find)
+        self._action(edit_menu, "&Copy Values", self.detail.table.copy_selection)
+        view_menu = self.menuBar().addMenu("&View")
+        view_menu.addAction(self.run_dock.toggleViewAction())
+        view_menu.addAction(self.detail_dock.toggleViewAction())
+        tree = view_menu.addAction("Tree by Scope")
+        tree.setCheckable(True)
+        tree.setChecked(self.browser.tree_box.isChecked())
+        tree.toggled.connect(self.browser.tree_box.setChecked)
+        self.browser.tree_box.toggled.connect(tree.setChecked)
+        hidden = view_menu.addAction("Show Optimizer Slots and Bookkeeping")
+        hidden.setCheckable(True)
+        hidden.toggled.connect(self.browser.hidden_box.setChecked)
+        self.browser.hidden_box.toggled.connect(hidden.setChecked)
+        help_menu = self.menuBar().addMenu("&Help")
+        self._action(help_menu, "&About", self._about)
+
+    def _action(self, menu, text, slot, shortcut=None) -> QAction:
+        action = menu.addAction(text)
+        action.triggered.connect(lambda *_: slot())
+        if shortcut is not None:
+            action.setShortcut(QKeySequence(shortcut))
+        return action
+
+    # ---- opening ---------------------------------------------------------------------------------
+    def open_folder_dialog(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Open a run folder or SavedModel")
+        if folder:
+            self.open_path(folder)
+
+    def open_files_dialog(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(
+            self, "Open a checkpoint", "",
+            "Checkpoint files (*.index *.meta *.data-* checkpoint);;All files (*)")
+        if path:
+            self.open_path(path)
+
+    def _fill_recent_menu(self) -> None:
+        self.recent_menu.clear()
+        paths = self.settings.recent_paths()
+        for path in paths:
+            action = self.recent_menu.addAction(path)
+            action.triggered.connect(lambda *_, p=path: self.open_path(p))
+        if not paths:
+            self.recent_menu.addAction("(none)").setEnabled(False)
+        else:
+            self.recent_menu.addSeparator()
+            self.recent_menu.addAction("Clear", self.settings.clear_recent)
+
+    def open_path(self, path: str) -> None:
+        """Open a run, checkpoint file or SavedModel on a worker thread; the window stays usable."""
+        path = os.path.abspath(path)
+        self.cancel_loading()
+        self._start_load(f"open {path}", lambda: open_run(path), path)
+
+    def reload(self) -> None:
+        if self.current_path:
+            prefix = self.current.checkpoint.prefix if self.current else None
+            self._start_load("reload", lambda: open_run(prefix if prefix and os.path.exists(prefix + ".index")
+                                                        else self.current_path), self.current_path)
+
+    def open_checkpoint_row(self, row: int) -> None:
+        if self.current is None or not 0 <= row < len(self.checkpoint_model.checkpoints):
+            return
+        info = self.checkpoint_model.checkpoints[row]
+        run = self.current.run
+        self.cancel_loading()
+        self._start_load(f"open {info.name}", lambda: open_checkpoint(run, info), self.current_path)
+
+    def _start_load(self, name: str, make_job, path: str) -> None:
+        handle = self.runner.start(name, make_job)
+        handle.progress.connect(self._load_progress)
+        handle.finished.connect(lambda result, h=handle: self._loaded(h, result, path))
+        handle.failed.connect(lambda exc, h=handle: self._load_error(h, exc, path))
+        handle.cancelled.connect(lambda h=handle: self._load_cancelled(h))
+        self._load_job = handle
+        self._show_busy(True, f"Opening {path}…")
+
+    def cancel_loading(self) -> None:
+        if self._load_job is not None:
+            self._load_job.cancel()
+
+    def _load_progress(self, progress) -> None:
+        self.progress.setRange(0, progress.total or 0)
+        self.progress.setValue(progress.done)
+        self.status_text.setText(progress.message)
+
+    def _loaded(self, handle, loaded: LoadedCheckpoint, path: str) -> None:
+        if handle is not self._load_job:
+            return
+        self._load_job = None
+        self._show_busy(False)
+        self.current = loaded
+        self.current_path = path
+        if path != SAMPLE_RUN:
+            self.settings.add_recent(path)
+        self.checkpoint_model.set_run(loaded.run)
+        self.checkpoint_model.set_current(loaded.checkpoint.prefix)
+        self.checkpoint_view.resizeColumnsToContents()
+        row = self.checkpoint_model.row_of(loaded.checkpoint.prefix)
+        if row >= 0:
+            self.checkpoint_view.selectRow(row)
+        self.browser.set_variables(loaded.variables)
+        step = "" if loaded.checkpoint.step is None else f" · step {loaded.checkpoint.step:,}"
+        self.setWindowTitle(f"{loaded.checkpoint.name}{step} — {loaded.run.folder} — Checkpoint Inspector")
+        self._update_status()
+        for warning in loaded.run.warnings:
+            self.statusBar().showMessage(warning, 10000)
+        self.loaded.emit(loaded)
+
+    def _load_error(self, handle, exc, path: str) -> None:
+        if handle is not self._load_job:
+            return
+        self._load_job = None
+        self._show_busy(False)
+        self._update_status()
+        message = errors.describe(exc)
+        self.load_failed.emit(message)
+        errors.show_error(self, "Cannot open", f"Cannot open {path}:\n\n{message}",
+                          getattr(exc, "formatted_traceback", ""))
+
+    def _load_cancelled(self, handle) -> None:
+        if handle is self._load_job:
+            self._load_job = None
+        self._show_busy(False)
+        self._update_status()
+        self.statusBar().showMessage("Opening cancelled", 4000)
+
+    def _checkpoint_clicked(self, index) -> None:
+        if self.current and self.checkpoint_model.checkpoints[index.row()].prefix != self.current.checkpoint.prefix:
+            self.open_checkpoint_row(index.row())
+
+    # ---- showing ---------------------------------------------------------------------------------
+    def _variable_selected(self, info) -> None:
+        self.detail.show_variable(self.current.reader if self.current else None, info)
+
+    def _show_busy(self, busy: bool, text: str = "") -> None:
+        self.progress.setVisible(busy)
+        self.cancel_button.setVisible(busy)
+        if busy:
+            self.progress.setRange(0, 0)
+            self.status_text.setText(text)
+
+    def _update_status(self) -> None:
+        if self.current is None:
+            self.status_text.setText("Open a run folder or checkpoint (Ctrl+O), or drop one here")
+            return
+        loaded = self.current
+        shown = len(self.browser.visible_indexes)
+        total = len(loaded.variables)
+        counts = f"{format_count(total)} variables" if shown == total else f"{shown:,} of {total:,} variables shown"
+        self.status_text.setText(f"{counts} · {format_count(loaded.total_elements)} values · "
+                                 f"{format_bytes(loaded.total_bytes)} · {loaded.checkpoint.prefix}")
+
+    def focus_filter(self) -> None:
+        self.browser.filter_edit.setFocus()
+        self.browser.filter_edit.selectAll()
+
+    def _about(self) -> None:
+        from PySide6.QtWidgets import QMessageBox
+
+        QMessageBox.about(self, "Checkpoint Inspector",
+                          "Checkpoint Inspector\n\nSee what is inside TensorFlow and Keras checkpoints and how "
+                          "it changed over training.")
+
+    # ---- drag and drop ---------------------------------------------------------------------------
+    def dragEnterEvent(self, event) -> None:
+        if self._dropped_path(event.mimeData()):
+            event.acceptProposedAction()
+            self.drop_hint.setGeometry(self.rect().adjusted(40, 40, -40, -40))
+            self.drop_hint.raise_()
+            self.drop_hint.show()
+
+    def dragLeaveEvent(self, event) -> None:
+        self.drop_hint.hide()
+
+    def dropEvent(self, event) -> None:
+        self.drop_hint.hide()
+        path = self._dropped_path(event.mimeData())
+        if path:
+            event.acceptProposedAction()
+            self.open_path(path)
+
+    @staticmethod
+    def _dropped_path(mime) -> str | None:
+        """The first local file or folder dropped (a .data-* or .meta file opens its checkpoint)."""
+        for url in mime.urls() if mime.hasUrls() else []:
+            if url.isLocalFile():
+                return url.toLocalFile()
+        return None
+
+    # ---- layout memory ---------------------------------------------------------------------------
+    def _restore_layout(self) -> None:
+        geometry = self.settings.load_bytes("geometry")
+        if geometry is not None:
+            self.restoreGeometry(geometry)
+        state = self.settings.load_bytes("state")
+        if state is not None:
+            self.restoreState(state)
+        widths = self.settings.qsettings.value("layout/columns")
+        if widths:
+            self.browser.set_column_widths([int(w) for w in widths])
+        else:
+            self.browser.set_column_widths([300, 80, 70, 80, 70, 300])
+            self.resizeDocks([self.run_dock, self.detail_dock], [250, 470], Qt.Horizontal)
+
+    def save_layout(self) -> None:
+        self.settings.save_bytes("geometry", self.saveGeometry())
+        self.settings.save_bytes("state", self.saveState())
+        self.settings.qsettings.setValue("layout/columns", self.browser.column_widths())
+        self.settings.sync()
+
+    def closeEvent(self, event) -> None:
+        self.save_layout()
+        self.runner.cancel_all()
+        self.runner.wait(5000)
+        super().closeEvent(event)

@@ -1,0 +1,86 @@
+"""pyqtgraph views of one tensor slice: a heatmap with a colour bar, and a histogram."""
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtWidgets import QLabel, QStackedLayout, QWidget
+
+HISTOGRAM_BINS = 64
+
+
+class _MessageOr(QWidget):
+    """A plot that can be replaced by a sentence when there is nothing to plot (strings, empty)."""
+
+    def __init__(self, plot: QWidget, parent=None):
+        super().__init__(parent)
+        self.message = QLabel(alignment=pg.QtCore.Qt.AlignCenter)
+        self.message.setWordWrap(True)
+        self.stack = QStackedLayout(self)
+        self.stack.addWidget(plot)
+        self.stack.addWidget(self.message)
+
+    def show_message(self, text: str) -> None:
+        self.message.setText(text)
+        self.stack.setCurrentIndex(1)
+
+    def show_plot(self) -> None:
+        self.stack.setCurrentIndex(0)
+
+
+class HeatmapView(_MessageOr):
+    def __init__(self, parent=None):
+        self.plot = pg.PlotWidget()
+        super().__init__(self.plot, parent)
+        self.plot.setAspectLocked(False)
+        self.plot.invertY(True)  # row 0 at the top, like the value table
+        self.plot.setLabel("left", "row")
+        self.plot.setLabel("bottom", "column")
+        self.image = pg.ImageItem(axisOrder="row-major")
+        self.image.setAutoDownsample(True)  # big kernels stay fast to pan and zoom
+        self.plot.addItem(self.image)
+        self.colorbar = pg.ColorBarItem(colorMap=pg.colormap.get("viridis"), interactive=False)
+        self.colorbar.setImageItem(self.image, insert_in=self.plot.getPlotItem())
+
+    def set_values(self, values2d: np.ndarray | None, reason: str = "") -> None:
+        if values2d is None or values2d.size == 0:
+            self.show_message(reason or "Nothing to show: the tensor is empty.")
+            return
+        finite = values2d[np.isfinite(values2d)]
+        if finite.size == 0:
+            self.show_message("No finite values to colour (all NaN or Inf).")
+            return
+        low, high = float(finite.min()), float(finite.max())
+        if low == high:
+            high = low + 1.0
+        image = np.where(np.isfinite(values2d), values2d, np.nan).astype(np.float32)
+        self.image.setImage(image, levels=(low, high))
+        self.colorbar.setLevels((low, high))
+        self.plot.autoRange()
+        self.show_plot()
+
+
+class HistogramView(_MessageOr):
+    def __init__(self, parent=None):
+        self.plot = pg.PlotWidget()
+        super().__init__(self.plot, parent)
+        self.plot.setLabel("left", "count")
+        self.plot.setLabel("bottom", "value")
+        self.curve = pg.PlotDataItem(stepMode="center", fillLevel=0, brush=(70, 130, 180, 160))
+        self.plot.addItem(self.curve)
+        self.counts: np.ndarray | None = None
+        self.edges: np.ndarray | None = None
+
+    def set_values(self, values: np.ndarray | None, reason: str = "") -> None:
+        if values is None or values.size == 0:
+            self.show_message(reason or "Nothing to show: the tensor is empty.")
+            return
+        finite = values[np.isfinite(values)].reshape(-1)
+        if finite.size == 0:
+            self.show_message("No finite values to count (all NaN or Inf).")
+            return
+        low, high = float(finite.min()), float(finite.max())
+        bins = HISTOGRAM_BINS if low < high else 1
+        self.counts, self.edges = np.histogram(finite, bins=bins, range=(low, high) if low < high else (low - 0.5, low + 0.5))
+        self.curve.setData(self.edges, self.counts)
+        self.plot.autoRange()
+        self.show_plot()

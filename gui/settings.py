@@ -1,0 +1,47 @@
+"""Everything the app remembers between sessions, in one QSettings owner: recent paths (capped,
+duplicates moved to the front, missing ones dropped), window geometry and dock/splitter state,
+column widths."""
+from __future__ import annotations
+
+import os
+
+from PySide6.QtCore import QByteArray, QSettings
+
+MAX_RECENT = 10
+
+
+class AppSettings:
+    def __init__(self, settings: QSettings | None = None):
+        self.qsettings = settings or QSettings("CheckpointInspector", "Checkpoint Inspector")
+
+    # ---- recent paths --------------------------------------------------------------------------
+    def recent_paths(self) -> list[str]:
+        stored = self.qsettings.value("recent/paths", [])
+        if isinstance(stored, str):  # QSettings returns a lone string for a one-item list
+            stored = [stored]
+        existing = [p for p in stored or [] if os.path.exists(p)]
+        if existing != list(stored or []):
+            self._store_recent(existing)
+        return existing
+
+    def add_recent(self, path: str) -> None:
+        path = os.path.abspath(path)
+        paths = [path] + [p for p in self.recent_paths() if p != path]
+        self._store_recent(paths[:MAX_RECENT])
+
+    def clear_recent(self) -> None:
+        self._store_recent([])
+
+    def _store_recent(self, paths: list[str]) -> None:
+        self.qsettings.setValue("recent/paths", paths)
+
+    # ---- layout ----------------------------------------------------------------------------------
+    def save_bytes(self, key: str, value: QByteArray) -> None:
+        self.qsettings.setValue(f"layout/{key}", value)
+
+    def load_bytes(self, key: str) -> QByteArray | None:
+        value = self.qsettings.value(f"layout/{key}")
+        return value if isinstance(value, QByteArray) else None
+
+    def sync(self) -> None:
+        self.qsettings.sync()
