@@ -21,7 +21,12 @@ def run_gui(argv: list[str]) -> int:
     from . import errors
     from .main_window import SAMPLE_RUN, MainWindow
 
+    from pyqtgraph.util.garbage_collector import GarbageCollector
+
     app = QApplication.instance() or QApplication(sys.argv[:1])
+    # Collect cycles on a timer in the GUI thread only: a collection that happens to run in a worker
+    # thread would destroy Qt objects there and crash.
+    collector = GarbageCollector(interval=1.0)  # noqa: F841  (kept alive until exec() returns)
     app.setApplicationName("Checkpoint Inspector")
     app.setOrganizationName("CheckpointInspector")
     window = MainWindow()

@@ -23,6 +23,7 @@ _STAT_FIELDS = (("min", "min"), ("max", "max"), ("mean", "mean"), ("std", "std")
 
 class DetailPanel(QWidget):
     status = Signal(str)  # a line for the status bar (errors reading the tensor)
+    shown = Signal()      # the selected tensor's statistics and values are on screen
 
     def __init__(self, runner, parent=None):
         super().__init__(parent)
@@ -30,6 +31,7 @@ class DetailPanel(QWidget):
         self.reader = None
         self.info: VariableInfo | None = None
         self.array = None
+        self.statistics: Statistics | None = None
         self.choice: SliceChoice | None = None
         self._job = None
 
@@ -97,7 +99,7 @@ class DetailPanel(QWidget):
         if self._job is not None:
             self._job.cancel()
             self._job = None
-        self.reader, self.info, self.array = reader, info, None
+        self.reader, self.info, self.array, self.statistics = reader, info, None, None
         self._clear_values()
         if info is None:
             self.title.setText("Select a variable")
@@ -130,11 +132,12 @@ class DetailPanel(QWidget):
         if handle is not self._job:
             return  # an older selection's read finished late
         self._job = None
-        self.array, stats = result
-        self._show_statistics(stats)
+        self.array, self.statistics = result
+        self._show_statistics(self.statistics)
         self.choice = SliceChoice.default_for(self.array.shape)
         self._build_axis_pickers()
         self._refresh_values()
+        self.shown.emit()
 
     def _failed(self, handle, exc) -> None:
         if handle is not self._job:

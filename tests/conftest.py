@@ -1,7 +1,11 @@
 """Fixtures shared by the whole test suite."""
 
+import os
 import sys
 from pathlib import Path
+
+# GUI tests run without a display; set before pytest-qt creates the QApplication.
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 # Tests import the application (``import core``) and the fixture writers
 # (``tests.tf_fixtures``) straight from the checkout, which is not installed.
@@ -18,3 +22,19 @@ from tests.tf_fixtures import Fixtures, write_all  # noqa: E402
 def tf_ckpts(tmp_path_factory: pytest.TempPathFactory) -> Fixtures:
     """Checkpoints written by TensorFlow itself, once per session (a few seconds)."""
     return write_all(tmp_path_factory.mktemp("tf_ckpts"))
+
+
+@pytest.fixture
+def gc_in_gui_thread():
+    """Collect garbage only in the GUI thread while a GUI test runs.
+
+    Python's cyclic collector runs in whichever thread happens to allocate; if that is a worker thread
+    and the garbage holds Qt widgets of an earlier test, Qt destroys them off the GUI thread and
+    crashes. The app does the same with pyqtgraph's GarbageCollector (see gui/app.py)."""
+    import gc
+
+    gc.collect()
+    gc.disable()
+    yield
+    gc.collect()
+    gc.enable()
