@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from math import prod
 
 from . import dtypes
-from .protowire import FIXED32, LENGTH_DELIMITED, as_int64, iter_fields
+from .protowire import LENGTH_DELIMITED, as_int64, iter_fields, read_varint
 
 LITTLE_ENDIAN, BIG_ENDIAN = 0, 1
 
@@ -76,27 +76,82 @@ def decode_header(value, path: str) -> BundleHeader:
     return BundleHeader(num_shards, endianness, producer)
 
 
-def decode_entry(key: bytes, name: str, value) -> BundleEntry:
-    """Decode a BundleEntryProto; raises ValueError on malformed bytes."""
+def decode_entry(key: bytes, name: str, value: bytes) -> BundleEntry:
+    """Decode a BundleEntryProto; raises ValueError on malformed bytes.
+
+    The index of a big checkpoint holds one entry per variable and listing must take milliseconds, so
+    this is a specialised loop: single-byte tags and varints inline, shapes decoded once per distinct
+    encoding (a model has few distinct shapes). Any field it does not expect goes the generic way."""
     dtype_number = shard_id = offset = size = crc = 0
     shape: tuple[int, ...] = ()
     slices = []
-    for field, wire_type, item in iter_fields(value):
-        if field == 1:
-            dtype_number = item
-        elif field == 2 and wire_type == LENGTH_DELIMITED:
-            shape = _decode_shape(item)
-        elif field == 3:
-            shard_id = item
-        elif field == 4:
-            offset = as_int64(item)
-        elif field == 5:
-            size = as_int64(item)
-        elif field == 6 and wire_type == FIXED32:
-            crc = item
-        elif field == 7 and wire_type == LENGTH_DELIMITED:
-            slices.append(_decode_slice(item))
+    pos = 0
+    end = len(value)
+    while pos < end:
+        tag = value[pos]
+        pos += 1
+        if tag == 0x12 or tag == 0x3A:  # shape (field 2) or a slice (field 7): length-delimited
+            length = value[pos] if pos < end else 0x80
+            if length < 0x80:
+                pos += 1
+            else:
+                length, pos = read_varint(value, pos)
+            body = value[pos:pos + length]
+            pos += length
+            if pos > end:
+                raise ValueError("length-delimited field runs past the end of the message")
+            if tag == 0x12:
+                shape = _SHAPES.get(body)
+                if shape is None:
+                    if len(_SHAPES) > 50_000:  # bounded, whatever a strange index holds
+                        _SHAPES.clear()
+                    shape = _SHAPES.setdefault(body, _decode_shape(body))
+            else:
+                slices.append(_decode_slice(body))
+        elif tag == 0x35:  # crc32c (field 6), fixed32
+            if pos + 4 > end:
+                raise ValueError("truncated fixed32 field")
+            crc = int.from_bytes(value[pos:pos + 4], "little")
+            pos += 4
+        elif tag in _VARINT_TAGS:
+            number = value[pos] if pos < end else 0x80
+            if number < 0x80:
+                pos += 1
+            else:
+                number, pos = read_varint(value, pos)
+            if tag == 0x08:
+                dtype_number = number
+            elif tag == 0x18:
+                shard_id = number
+            elif tag == 0x20:
+                offset = as_int64(number)
+            else:
+                size = as_int64(number)
+        else:  # a field this reader does not use (a newer TensorFlow): skip it exactly
+            pos += _field_length(value, pos - 1) - 1
+            if pos > end:
+                raise ValueError("field runs past the end of the message")
     return BundleEntry(name, key, dtype_number, shape, shard_id, offset, size, crc, tuple(slices))
+
+
+_VARINT_TAGS = {0x08, 0x18, 0x20, 0x28}  # dtype, shard_id, offset, size
+_SHAPES: dict[bytes, tuple[int, ...]] = {}
+
+
+def _field_length(buf, pos: int) -> int:
+    """Bytes taken by the one field (tag included) that starts at pos."""
+    tag, after_tag = read_varint(buf, pos)
+    wire_type = tag & 7
+    if wire_type == 0:
+        return read_varint(buf, after_tag)[1] - pos
+    if wire_type == 1:
+        return after_tag + 8 - pos
+    if wire_type == 5:
+        return after_tag + 4 - pos
+    if wire_type == 2:
+        length, after_length = read_varint(buf, after_tag)
+        return after_length + length - pos
+    raise ValueError(f"unsupported wire type {wire_type}")
 
 
 def _decode_shape(buf) -> tuple[int, ...]:

@@ -86,7 +86,7 @@ def checkpoint_for(run: Run, step: int | None) -> CheckpointInfo:
 
 def _open(path: str, step: int | None) -> tuple[CheckpointInfo, CheckpointReader]:
     info = checkpoint_for(discover(path), step)
-    return info, CheckpointReader(info.prefix)
+    return info, info.open_reader()
 
 
 # ---- list -----------------------------------------------------------------------------------------
@@ -114,9 +114,9 @@ def command_list(args) -> int:
     checkpoint, reader = _open(args.path, args.step)
     variables = describe_variables(reader)
     if args.json:
-        json.dump({"prefix": checkpoint.prefix, "step": checkpoint.step,
-                   "variables": [variable_record(v) for v in variables]}, sys.stdout, indent=1)
-        print()
+        # One compact line: the C encoder is 4x faster than indented output, and `jq` pretty-prints.
+        print(json.dumps({"prefix": checkpoint.prefix, "step": checkpoint.step,
+                          "variables": [variable_record(v) for v in variables]}))
         return 0
     display_names = {v.name: v.display_name for v in variables}
     rows = [(v.name, v.entry.dtype_name, format_shape(v.entry.shape), format_count(v.entry.num_elements),
@@ -173,8 +173,7 @@ def run_record(run: Run) -> dict:
 def command_steps(args) -> int:
     run = discover(args.path)
     if args.json:
-        json.dump(run_record(run), sys.stdout, indent=1)
-        print()
+        print(json.dumps(run_record(run)))
         return 0
     for each in run.all_runs():
         if not each.checkpoints:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .bundle_reader import CheckpointReader
 from .jobs import Job, Progress
 from .run_discovery import CheckpointInfo, Run, discover
 from .variables import VariableInfo, describe_variables
@@ -42,7 +41,7 @@ def open_run(path: str) -> Job[LoadedCheckpoint]:
 def open_checkpoint(run: Run, checkpoint: CheckpointInfo) -> Job[LoadedCheckpoint]:
     """Load one checkpoint's index and describe its variables."""
     yield Progress(1, 3, f"Reading the index of {checkpoint.name}")
-    reader = CheckpointReader(checkpoint.prefix)
+    reader = checkpoint.open_reader()
     yield Progress(2, 3, f"Describing {len(reader):,} variables")
     variables = describe_variables(reader)
     yield Progress(3, 3, "Done")

@@ -40,10 +40,18 @@ class CheckpointInfo:
     mtime: float                     # of the .index file
     size_bytes: int                  # .index + all .data-* files
     data_files: list[str] = field(default_factory=list)
+    # Discovery opens the index of an unnumbered checkpoint to find its step; keep that reader so the
+    # command or window that opens this checkpoint next does not parse the index a second time.
+    _reader: CheckpointReader | None = field(default=None, repr=False, compare=False)
 
     @property
     def name(self) -> str:
         return os.path.basename(self.prefix)
+
+    def open_reader(self) -> CheckpointReader:
+        """The checkpoint's reader (parsing its index now unless discovery already did)."""
+        reader, self._reader = self._reader or CheckpointReader(self.prefix), None
+        return reader
 
 
 @dataclass
@@ -202,14 +210,16 @@ def _describe(prefix: str, state: CheckpointState | None, listed: bool, is_lates
     index_stat = os.stat(prefix + ".index")
     size = index_stat.st_size + sum(_size(p) for p in data_files)
     step, source = _step_from_name(prefix)
+    reader = None
     if step is None:
-        step, source = _step_from_variables(prefix, run)
+        step, source, reader = _step_from_variables(prefix, run)
     timestamp = None
     if state is not None:
         for raw in state.all_paths:
             if resolve(raw, os.path.dirname(prefix)) == prefix:
                 timestamp = state.timestamp_of(raw)
-    return CheckpointInfo(prefix, step, source, listed, is_latest, timestamp, index_stat.st_mtime, size, data_files)
+    return CheckpointInfo(prefix, step, source, listed, is_latest, timestamp, index_stat.st_mtime, size, data_files,
+                          reader)
 
 
 def _size(path: str) -> int:
@@ -224,15 +234,16 @@ def _step_from_name(prefix: str) -> tuple[int | None, str | None]:
     return (int(match.group(1)), "name") if match else (None, None)
 
 
-def _step_from_variables(prefix: str, run: Run) -> tuple[int | None, str | None]:
+def _step_from_variables(prefix: str, run: Run) -> tuple[int | None, str | None, CheckpointReader | None]:
     try:
         reader = CheckpointReader(prefix)
         for name in _STEP_VARIABLES:
             if name in reader and reader.entry(name).shape == () and reader.entry(name).dtype_name.startswith("int"):
-                return int(reader.read(name)), "variable"
+                return int(reader.read(name)), "variable", reader
     except CheckpointError as exc:
         run.warnings.append(str(exc))
-    return None, None
+        return None, None, None
+    return None, None, reader
 
 
 def _sort_oldest_first(checkpoints: list[CheckpointInfo]) -> None:

@@ -131,3 +131,18 @@ def test_damaged_tables_raise_clear_errors():
     # Truncated in the middle but with a footer glued on: handles point past the end.
     with pytest.raises(CorruptCheckpointError, match="past the end"):
         parse_table(data[:200] + data[-48:], "x.index")
+
+
+def test_entry_decoder_skips_fields_it_does_not_know():
+    from core.bundle_entry import decode_entry
+
+    dims = b"\x12\x02\x08\x04" + b"\x12\x02\x08\x03"  # dim { size: 4 } dim { size: 3 }
+    known = (b"\x08\x01" + b"\x12" + encode_varint(len(dims)) + dims + b"\x18\x00" + b"\x20" + encode_varint(300)
+             + b"\x28\x30" + b"\x35" + struct.pack("<I", 0xCAFEBABE))
+    future = encode_varint(9 << 3 | 0) + encode_varint(2**40) + encode_varint(10 << 3 | 2) + b"\x03abc" \
+        + encode_varint(11 << 3 | 1) + b"\x00" * 8
+    plain = decode_entry(b"w", "w", known)
+    assert (plain.dtype_number, plain.shape, plain.offset, plain.size, plain.crc32c) == (1, (4, 3), 300, 48, 0xCAFEBABE)
+    assert decode_entry(b"w", "w", future[:12] + known + future[12:]) == plain
+    with pytest.raises(ValueError):
+        decode_entry(b"w", "w", known + encode_varint(10 << 3 | 2) + b"\x09ab")
