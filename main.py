@@ -6,6 +6,9 @@ interface (core only, no Qt), `main.py [PATH]` starts the GUI. TensorFlow is nev
 from __future__ import annotations
 
 import sys
+import time
+
+STARTED = time.perf_counter()  # the GUI's --smoke-test reports the time from here
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -18,7 +21,7 @@ def main(argv: list[str] | None = None) -> int:
         return run(argv)
     from gui.app import run_gui
 
-    return run_gui(argv)
+    return run_gui(argv, started=STARTED)
 
 
 if __name__ == "__main__":
