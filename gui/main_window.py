@@ -50,6 +50,7 @@ class MainWindow(QMainWindow):
         self.checkpoint_view.setSelectionBehavior(QAbstractItemView.SelectRows)
         self.checkpoint_view.setSelectionMode(QAbstractItemView.SingleSelection)
         self.checkpoint_view.verticalHeader().hide()
+        self.checkpoint_view.verticalHeader().setDefaultSectionSize(22)
         self.checkpoint_view.setEditTriggers(QAbstractItemView.NoEditTriggers)
         self.checkpoint_view.horizontalHeader().setStretchLastSection(True)
         self.checkpoint_view.clicked.connect(self._checkpoint_clicked)
@@ -218,7 +219,7 @@ class MainWindow(QMainWindow):
         self._update_status()
         message = errors.describe(exc)
         self.load_failed.emit(message)
-        errors.show_error(self, "Cannot open", f"Cannot open {path}:\n\n{message}",
+        errors.show_error(self, "Cannot open", f"Cannot open this checkpoint.\n\n{message}",
                           getattr(exc, "formatted_traceback", ""))
 
     def _load_cancelled(self, handle) -> None:
@@ -304,7 +305,7 @@ class MainWindow(QMainWindow):
             self.browser.set_column_widths([int(w) for w in widths])
         else:
             self.browser.set_column_widths([300, 80, 70, 80, 70, 300])
-            self.resizeDocks([self.run_dock, self.detail_dock], [250, 470], Qt.Horizontal)
+            self.resizeDocks([self.run_dock, self.detail_dock], [330, 470], Qt.Horizontal)
 
     def save_layout(self) -> None:
         self.settings.save_bytes("geometry", self.saveGeometry())

@@ -101,17 +101,18 @@ class VariableBrowser(QWidget):
         self.filter_edit.setStyleSheet("")
         self.visible_indexes = indexes
         self.model.set_rows(self.visible_set, indexes)
-        if self.tree_box.isChecked() and self.filter_edit.text():
+        if self.tree_box.isChecked():
             self._expand_matches()
         self.counts_changed.emit(len(indexes), len(self.visible_set.variables))
         self._restore_selection()
 
     def _expand_matches(self) -> None:
-        """With a filter active, open the scopes so the matches are visible (bounded for big results)."""
-        if len(self.visible_indexes) <= 2000:
+        """Open the scopes so variables are in sight: all of them for a small or filtered result, the
+        first levels only for a big model (expanding 100,000 rows would cost seconds)."""
+        if len(self.visible_indexes) <= 300 or (self.filter_edit.text() and len(self.visible_indexes) <= 2000):
             self.tree_view.expandAll()
         else:
-            self.tree_view.expandToDepth(0)
+            self.tree_view.expandToDepth(1 if len(self.visible_indexes) <= 20000 else 0)
 
     def _tree_toggled(self, tree: bool) -> None:
         self.stack.setCurrentWidget(self.tree_view if tree else self.flat_view)

@@ -251,3 +251,20 @@ def test_uncaught_exception_becomes_a_dialog(window, monkeypatch):
     finally:
         sys.excepthook = sys.__excepthook__
     assert any("boom" in m for m in window.shown_errors)
+
+
+def test_window_layout_and_column_widths_are_remembered(qtbot, tmp_path, gc_in_gui_thread):
+    settings_path = str(tmp_path / "layout.ini")
+    first = MainWindow(AppSettings(QSettings(settings_path, QSettings.IniFormat)))
+    qtbot.addWidget(first)
+    first.show()
+    first.resize(701, 503)  # inside the offscreen screen, which clamps bigger windows
+    first.browser.tree_view.setColumnWidth(0, 412)
+    first.run_dock.hide()
+    first.close()  # saves the layout
+    second = MainWindow(AppSettings(QSettings(settings_path, QSettings.IniFormat)))
+    qtbot.addWidget(second)
+    second.show()
+    assert (second.width(), second.height()) == (701, 503)
+    assert second.browser.tree_view.columnWidth(0) == 412
+    assert not second.run_dock.isVisible()

@@ -1,0 +1,85 @@
+"""Renders the README's screenshots of the main views into docs/, offscreen, from the bundled sample run.
+
+    QT_QPA_PLATFORM=offscreen .venv/bin/python docs/make_screenshots.py
+
+Views: browse (tree, a kernel's values), heatmap, histogram, and the error shown for a corrupt file.
+Settings go to a temporary file so the person's own window layout is neither used nor changed.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+from PySide6.QtCore import QEventLoop, QSettings, QTimer  # noqa: E402
+from PySide6.QtGui import QPainter  # noqa: E402
+from PySide6.QtWidgets import QApplication, QMessageBox  # noqa: E402
+
+DOCS = os.path.join(ROOT, "docs")
+KERNEL = "optimizer/_trainable_variables/2/.ATTRIBUTES/VARIABLE_VALUE"  # hidden_2/kernel, 16x16
+
+
+def wait(signal=None, ms: int = 400) -> None:
+    loop = QEventLoop()
+    if signal is not None:
+        signal.connect(loop.quit)
+    QTimer.singleShot(ms if signal is None else 20000, loop.quit)
+    loop.exec()
+
+
+def main() -> None:
+    app = QApplication.instance() or QApplication([])
+    from gui import errors
+    from gui.main_window import SAMPLE_RUN, MainWindow
+    from gui.settings import AppSettings
+
+    shown_errors = []
+    errors.show_error = lambda parent, title, message, details="": shown_errors.append((title, message))
+    settings_file = os.path.join(tempfile.mkdtemp(), "settings.ini")
+    window = MainWindow(AppSettings(QSettings(settings_file, QSettings.IniFormat)))
+    window.resize(1400, 820)
+    window.show()
+    window.open_path(SAMPLE_RUN)
+    wait(window.loaded)
+    window.browser.select_name(KERNEL)
+    wait(window.detail.shown)
+    wait()
+    save(window, "browse.png")
+    window.detail.tabs.setCurrentWidget(window.detail.heatmap)
+    wait()
+    save(window, "heatmap.png")
+    window.detail.tabs.setCurrentWidget(window.detail.histogram)
+    wait()
+    save(window, "histogram.png")
+
+    broken = os.path.join(tempfile.mkdtemp(), "model.ckpt-500.index")
+    with open(broken, "wb") as f:
+        f.write(os.urandom(2048))
+    window.open_path(broken)
+    wait(window.load_failed)
+    wait(ms=100)  # the dialog call follows the signal
+    title, message = shown_errors[-1]
+    box = QMessageBox(QMessageBox.Critical, title, message, QMessageBox.Ok, window)
+    box.show()
+    wait()
+    picture = window.grab()
+    painter = QPainter(picture)
+    dialog = box.grab()
+    painter.drawPixmap((picture.width() - dialog.width()) // 2, (picture.height() - dialog.height()) // 3, dialog)
+    painter.end()
+    picture.save(os.path.join(DOCS, "error.png"))
+    box.close()
+    window.close()
+
+
+def save(window, name: str) -> None:
+    window.grab().save(os.path.join(DOCS, name))
+    print(f"wrote docs/{name}")
+
+
+if __name__ == "__main__":
+    main()
