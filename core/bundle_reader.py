@@ -206,21 +206,28 @@ class CheckpointReader:
 
         dtype = self._dtype_for_read(entry)
         slices = self._slices_of(entry.key)
-        result = np.empty(entry.shape, dtype=dtype.numpy_dtype())
-        covered = 0
+        placed = []
         for extents in entry.slices:
             normalized = _normalize(extents, entry.shape)
             match = next((s for s in slices if _normalize(s.extents, entry.shape) == normalized), None)
             if match is None:
                 raise CorruptCheckpointError(
                     self.index_path, f"slice {list(normalized)} of partitioned {entry.name!r} is missing")
-            shape = tuple(length for _, length in normalized)
-            region = tuple(slice(start, start + length) for start, length in normalized)
-            result[region] = self._read_entry(match.entry, shape)
-            covered += int(np.prod(shape))
+            placed.append((normalized, match))
+        covered = sum(int(np.prod([length for _, length in normalized])) for normalized, _ in placed)
         if covered != entry.num_elements:
             raise CorruptCheckpointError(
                 self.index_path, f"the slices of partitioned {entry.name!r} do not cover its shape {list(entry.shape)}")
+        if dtype.itemsize and sum(match.entry.size for _, match in placed) != entry.nbytes:
+            # Checked before allocating: a damaged full shape must not ask for terabytes.
+            raise CorruptCheckpointError(
+                self.index_path, f"the slices of partitioned {entry.name!r} hold a different number of bytes "
+                                 f"than its shape {list(entry.shape)} needs")
+        result = np.empty(entry.shape, dtype=dtype.numpy_dtype())
+        for normalized, match in placed:
+            shape = tuple(length for _, length in normalized)
+            region = tuple(slice(start, start + length) for start, length in normalized)
+            result[region] = self._read_entry(match.entry, shape)
         return result
 
     def _slices_of(self, key: bytes) -> list[_Slice]:

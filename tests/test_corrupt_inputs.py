@@ -183,3 +183,19 @@ def test_every_single_byte_flip_in_an_index_is_caught(tf_ckpts, tmp_path):
             continue
         # Flips in the footer padding or the (unused) metaindex handle may pass; nothing we report changes.
         assert got == expected, f"byte {position} flipped went unnoticed"
+
+
+def test_a_partitioned_variable_with_a_damaged_huge_shape(tmp_path):
+    from core.ordered_code import encode_slice_key
+
+    whole_dim = b"\x0a\x00"  # extent {} = the whole dimension
+    slice_proto = b"\x3a" + encode_varint(len(whole_dim)) + whole_dim
+    full = _entry_proto(dtype=1, shape=[1 << 40], offset=0, size=0) + slice_proto
+    part = _entry_proto(dtype=1, shape=[4], offset=0, size=16)
+    rows = sorted([(b"", b"\x08\x01"), (b"table", full), (encode_slice_key(b"table", [(0, -1)]), part)])
+    prefix = _index_with(tmp_path, rows, name="partitioned")
+    open(prefix + ".data-00000-of-00001", "wb").write(b"\x00" * 16)
+    reader = CheckpointReader(prefix)
+    assert reader.names() == ["table"] and reader.entry("table").is_partitioned
+    with pytest.raises(CorruptCheckpointError, match="slices of partitioned 'table' hold a different number of bytes"):
+        reader.read("table")
