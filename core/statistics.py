@@ -79,12 +79,40 @@ def compute_statistics(array) -> Statistics:
                       nans, infs, note)
 
 
+@dataclass(frozen=True)
+class Histogram:
+    counts: "object"  # numpy int64 array, one count per bin
+    edges: "object"   # numpy float64 array, bins + 1 edges
+
+
+def compute_histogram(array, stats: Statistics, bins: int = 64) -> Histogram | None:
+    """Counts of the finite values in `bins` equal bins over [min, max], chunk by chunk (no full-size
+    float64 copy of a big tensor). None when there is nothing finite to count."""
+    import numpy as np
+
+    if stats.min is None:
+        return None
+    low, high = stats.min, stats.max
+    if low == high:
+        low, high, bins = low - 0.5, high + 0.5, 1
+    values, _ = numeric_view(array)
+    flat = values.reshape(-1)
+    counts = np.zeros(bins, dtype=np.int64)
+    for start in range(0, flat.size, CHUNK_ELEMENTS):
+        chunk = flat[start:start + CHUNK_ELEMENTS].astype(np.float64)
+        chunk = chunk[np.isfinite(chunk)]
+        counts += np.histogram(chunk, bins=bins, range=(low, high))[0]
+    return Histogram(counts, np.linspace(low, high, bins + 1))
+
+
 def read_with_statistics(reader, name: str):
-    """Job (see core.jobs): read one tensor and summarise it; returns (array, Statistics)."""
+    """Job (see core.jobs): read one tensor and summarise it; returns (array, Statistics, Histogram)."""
     from .jobs import Progress
 
     entry = reader.entry(name)
-    yield Progress(0, 2, f"Reading {name} ({entry.nbytes:,} bytes)")
+    yield Progress(0, 3, f"Reading {name} ({entry.nbytes:,} bytes)")
     array = reader.read(name)
-    yield Progress(1, 2, f"Statistics of {name}")
-    return array, compute_statistics(array)
+    yield Progress(1, 3, f"Statistics of {name}")
+    stats = compute_statistics(array)
+    yield Progress(2, 3, f"Histogram of {name}")
+    return array, stats, compute_histogram(array, stats)

@@ -32,6 +32,7 @@ class DetailPanel(QWidget):
         self.info: VariableInfo | None = None
         self.array = None
         self.statistics: Statistics | None = None
+        self.histogram_counts = None
         self.choice: SliceChoice | None = None
         self._job = None
 
@@ -123,24 +124,22 @@ class DetailPanel(QWidget):
             self.stats_note.setText(f"{entry.dtype_name} entries are opaque: listed, not decoded.")
             return
         self.stats_note.setText("Reading…")
-        handle = self.runner.start(f"read {info.name}", lambda: read_with_statistics(reader, info.name))
-        handle.finished.connect(lambda result, h=handle: self._loaded(h, result))
-        handle.failed.connect(lambda exc, h=handle: self._failed(h, exc))
-        self._job = handle
+        self._job = self.runner.start(f"read {info.name}", lambda: read_with_statistics(reader, info.name),
+                                      on_finished=self._loaded, on_failed=self._failed)
 
-    def _loaded(self, handle, result) -> None:
-        if handle is not self._job:
+    def _loaded(self, result) -> None:
+        if self.sender() is not self._job:
             return  # an older selection's read finished late
         self._job = None
-        self.array, self.statistics = result
+        self.array, self.statistics, self.histogram_counts = result
         self._show_statistics(self.statistics)
         self.choice = SliceChoice.default_for(self.array.shape)
         self._build_axis_pickers()
         self._refresh_values()
         self.shown.emit()
 
-    def _failed(self, handle, exc) -> None:
-        if handle is not self._job:
+    def _failed(self, exc) -> None:
+        if self.sender() is not self._job:
             return
         self._job = None
         self.stats_note.setText(f"Cannot read this variable: {exc}")
@@ -152,7 +151,7 @@ class DetailPanel(QWidget):
         self.stats_note.setText("")
         self.table_model.set_view(None)
         self.heatmap.set_values(None, " ")
-        self.histogram.set_values(None, " ")
+        self.histogram.set_histogram(None, " ")
         self.axes_widget.hide()
 
     def _show_statistics(self, stats: Statistics) -> None:
@@ -227,5 +226,9 @@ class DetailPanel(QWidget):
         numbers = plottable(view)
         reason = "Strings have no heatmap; see the Values tab." if numbers is None else ""
         self.heatmap.set_values(numbers, reason)
-        whole = plottable(self.array)
-        self.histogram.set_values(whole, "Strings have no histogram." if whole is None else "")
+        if self.array.dtype == object:
+            self.histogram.set_histogram(None, "Strings have no histogram.")
+        elif self.array.size == 0:
+            self.histogram.set_histogram(None, "Nothing to show: the tensor is empty.")
+        else:
+            self.histogram.set_histogram(self.histogram_counts, "No finite values to count (all NaN or Inf).")

@@ -35,6 +35,7 @@ class MainWindow(QMainWindow):
         self.current: LoadedCheckpoint | None = None
         self.current_path: str | None = None
         self._load_job = None
+        self._load_path: str | None = None
         self.setWindowTitle("Checkpoint Inspector")
         if os.path.exists(ICON):
             self.setWindowIcon(QIcon(ICON))
@@ -171,12 +172,10 @@ class MainWindow(QMainWindow):
         self._start_load(f"open {info.name}", lambda: open_checkpoint(run, info), self.current_path)
 
     def _start_load(self, name: str, make_job, path: str) -> None:
-        handle = self.runner.start(name, make_job)
-        handle.progress.connect(self._load_progress)
-        handle.finished.connect(lambda result, h=handle: self._loaded(h, result, path))
-        handle.failed.connect(lambda exc, h=handle: self._load_error(h, exc, path))
-        handle.cancelled.connect(lambda h=handle: self._load_cancelled(h))
-        self._load_job = handle
+        self._load_path = path
+        self._load_job = self.runner.start(name, make_job, on_progress=self._load_progress,
+                                           on_finished=self._loaded, on_failed=self._load_error,
+                                           on_cancelled=self._load_cancelled)
         self._show_busy(True, f"Opening {path}…")
 
     def cancel_loading(self) -> None:
@@ -188,10 +187,11 @@ class MainWindow(QMainWindow):
         self.progress.setValue(progress.done)
         self.status_text.setText(progress.message)
 
-    def _loaded(self, handle, loaded: LoadedCheckpoint, path: str) -> None:
-        if handle is not self._load_job:
-            return
+    def _loaded(self, loaded: LoadedCheckpoint) -> None:
+        if self.sender() is not self._load_job:
+            return  # a load that was superseded by a newer one
         self._load_job = None
+        path = self._load_path
         self._show_busy(False)
         self.current = loaded
         self.current_path = path
@@ -211,8 +211,8 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage(warning, 10000)
         self.loaded.emit(loaded)
 
-    def _load_error(self, handle, exc, path: str) -> None:
-        if handle is not self._load_job:
+    def _load_error(self, exc) -> None:
+        if self.sender() is not self._load_job:
             return
         self._load_job = None
         self._show_busy(False)
@@ -222,8 +222,8 @@ class MainWindow(QMainWindow):
         errors.show_error(self, "Cannot open", f"Cannot open this checkpoint.\n\n{message}",
                           getattr(exc, "formatted_traceback", ""))
 
-    def _load_cancelled(self, handle) -> None:
-        if handle is self._load_job:
+    def _load_cancelled(self) -> None:
+        if self.sender() is self._load_job:
             self._load_job = None
         self._show_busy(False)
         self._update_status()

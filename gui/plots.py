@@ -5,8 +5,6 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QLabel, QStackedLayout, QWidget
 
-HISTOGRAM_BINS = 64
-
 
 class _MessageOr(QWidget):
     """A plot that can be replaced by a sentence when there is nothing to plot (strings, empty)."""
@@ -70,17 +68,12 @@ class HistogramView(_MessageOr):
         self.counts: np.ndarray | None = None
         self.edges: np.ndarray | None = None
 
-    def set_values(self, values: np.ndarray | None, reason: str = "") -> None:
-        if values is None or values.size == 0:
-            self.show_message(reason or "Nothing to show: the tensor is empty.")
+    def set_histogram(self, histogram, reason: str = "") -> None:
+        """Show counts computed by core.statistics.compute_histogram (None: say why instead)."""
+        if histogram is None:
+            self.show_message(reason or "No finite values to count.")
             return
-        finite = values[np.isfinite(values)].reshape(-1)
-        if finite.size == 0:
-            self.show_message("No finite values to count (all NaN or Inf).")
-            return
-        low, high = float(finite.min()), float(finite.max())
-        bins = HISTOGRAM_BINS if low < high else 1
-        self.counts, self.edges = np.histogram(finite, bins=bins, range=(low, high) if low < high else (low - 0.5, low + 0.5))
+        self.counts, self.edges = histogram.counts, histogram.edges
         self.curve.setData(self.edges, self.counts)
         self.plot.autoRange()
         self.show_plot()

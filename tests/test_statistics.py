@@ -61,3 +61,18 @@ def test_empty_all_nan_and_strings():
     strings = np.array([b"ab", b"", b"xyz"], dtype=object)
     stats = compute_statistics(strings)
     assert (stats.max, stats.note) == (3, "of string lengths")
+
+
+def test_histogram_counts_finite_values_in_chunks(monkeypatch):
+    from core.statistics import compute_histogram
+
+    values = np.concatenate([np.random.default_rng(1).normal(size=5000), [np.nan, np.inf]]).astype(np.float32)
+    monkeypatch.setattr(statistics, "CHUNK_ELEMENTS", 333)
+    stats = compute_statistics(values)
+    histogram = compute_histogram(values, stats, bins=20)
+    finite = values[np.isfinite(values)]
+    expected, edges = np.histogram(finite.astype(np.float64), bins=20, range=(stats.min, stats.max))
+    assert histogram.counts.tolist() == expected.tolist() and np.allclose(histogram.edges, edges)
+    assert compute_histogram(np.array([np.nan]), compute_statistics(np.array([np.nan]))) is None
+    constant = compute_histogram(np.ones(7), compute_statistics(np.ones(7)))
+    assert constant.counts.tolist() == [7]
