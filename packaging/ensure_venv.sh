@@ -17,11 +17,13 @@ if [ ! -x "$venv/bin/python" ]; then
   "$python" -m venv "$venv"
   "$venv/bin/python" -m pip install --quiet --upgrade pip >&2
 fi
-# The stamp covers the file and everything it includes with -r, so editing either reinstalls.
-digest="$(cat "$root/requirements.txt" "$req" | sha256sum | cut -d' ' -f1)"
-stamp="$venv/.installed-$(basename "$req").sha256"
-if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$digest" ]; then
+# A stamp per requirements file holds the digest of what was installed; requirements-dev.txt
+# includes requirements.txt (-r), so its digest covers both and installing it stamps both.
+digest_of() { cat "$root/requirements.txt" "$1" | sha256sum | cut -d' ' -f1; }
+stamp_of() { echo "$venv/.installed-$(basename "$1").sha256"; }
+if [ ! -f "$(stamp_of "$req")" ] || [ "$(cat "$(stamp_of "$req")")" != "$(digest_of "$req")" ]; then
   echo "Installing $(basename "$req") into $venv (first run takes a minute) ..." >&2
   "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$req" >&2
-  echo "$digest" > "$stamp"
+  digest_of "$req" > "$(stamp_of "$req")"
+  digest_of "$root/requirements.txt" > "$(stamp_of "$root/requirements.txt")"
 fi
