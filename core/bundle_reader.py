@@ -99,6 +99,81 @@ class CheckpointReader:
             return self._read_partitioned(entry)
         return self._read_entry(entry, entry.shape)
 
+    def iter_chunks(self, name: str, chunk_bytes: int = 8 << 20):
+        """The tensor's values as flat numpy chunks in order, reading `chunk_bytes` at a time, so a
+        statistic over a big tensor needs a few chunks of memory, not the tensor. The CRC runs along
+        and is checked before the last chunk is given out: a damaged tensor raises instead of finishing.
+        A chunk is a view of a reused buffer, valid until the next one is asked for. Partitioned
+        variables are reassembled whole first (their slices are not in value order)."""
+        import numpy as np
+
+        entry = self.entry(name)
+        dtype = self._dtype_for_read(entry)
+        if entry.slices or dtype.is_string:
+            flat = self.read(name).reshape(-1)
+            step = max(chunk_bytes // max(dtype.itemsize, 8), 1)
+            for start in range(0, flat.size, step):
+                yield flat[start:start + step]
+            return
+        expected = entry.num_elements * dtype.itemsize
+        if entry.size != expected:
+            raise CorruptCheckpointError(
+                self.index_path, f"{entry.name!r} has {entry.size} bytes but a {dtype.name} tensor of "
+                                 f"shape {list(entry.shape)} needs {expected}")
+        numpy_dtype = dtype.numpy_dtype()
+        swap = self.header.endianness == BIG_ENDIAN and dtype.itemsize > 1
+        chunk_bytes = max(chunk_bytes - chunk_bytes % dtype.itemsize, dtype.itemsize)
+        path = data_file_path(self.prefix, entry.shard_id, self.header.num_shards)
+        with self._open_data(path, entry) as f:
+            f.seek(entry.offset)
+            crc = 0
+            remaining = entry.size
+            buffer = np.empty(min(chunk_bytes, entry.size), dtype=np.uint8)
+            while remaining > 0:
+                view = buffer[:min(chunk_bytes, remaining)]
+                if f.readinto(view) != view.size:
+                    raise MissingShardError(path, f"could not read {entry.size} bytes for {entry.name!r}")
+                crc = crc32c(view, crc)
+                remaining -= view.size
+                if remaining == 0 and crc != unmask(entry.crc32c):
+                    raise ChecksumMismatchError(path, f"checksum mismatch in the data of {entry.name!r}: "
+                                                      f"the file is damaged")
+                values = view.view(numpy_dtype)
+                yield values.byteswap() if swap else values
+
+    def read_element(self, name: str, flat_index: int):
+        """One value at a flat (row-major) index, read on its own: a positioned read of one item.
+        Not checksummed (the CRC covers the whole tensor); the trajectory of one element uses it."""
+        import numpy as np
+
+        entry = self.entry(name)
+        dtype = self._dtype_for_read(entry)
+        if entry.slices or dtype.is_string:
+            return self.read(name).reshape(-1)[flat_index]
+        if not 0 <= flat_index < entry.num_elements:
+            raise VariableNotFoundError(self.prefix, f"{entry.name!r} has no element {flat_index} "
+                                                     f"(it has {entry.num_elements})")
+        path = data_file_path(self.prefix, entry.shard_id, self.header.num_shards)
+        with self._open_data(path, entry) as f:
+            f.seek(entry.offset + flat_index * dtype.itemsize)
+            raw = f.read(dtype.itemsize)
+        value = np.frombuffer(raw, dtype=dtype.numpy_dtype())
+        return (value.byteswap() if self.header.endianness == BIG_ENDIAN else value)[0]
+
+    def _open_data(self, path: str, entry: BundleEntry):
+        """Open a data shard for entry, checking that it holds the entry's whole byte range."""
+        try:
+            f = open(path, "rb")
+        except FileNotFoundError:
+            raise MissingShardError(path, f"data shard missing (needed for {entry.name!r})") from None
+        file_size = os.fstat(f.fileno()).st_size
+        if entry.offset + entry.size > file_size:
+            f.close()
+            raise MissingShardError(
+                path, f"data shard is {file_size} bytes, shorter than the index says "
+                      f"({entry.name!r} ends at byte {entry.offset + entry.size}): truncated")
+        return f
+
     def _check_entry(self, entry: BundleEntry) -> None:
         """Reject sizes that cannot be right before anything is allocated from them."""
         if any(d < 0 for d in entry.shape):
@@ -125,16 +200,7 @@ class CheckpointReader:
         import numpy as np
 
         path = data_file_path(self.prefix, entry.shard_id, self.header.num_shards)
-        try:
-            f = open(path, "rb")
-        except FileNotFoundError:
-            raise MissingShardError(path, f"data shard missing (needed for {entry.name!r})") from None
-        with f:
-            file_size = os.fstat(f.fileno()).st_size
-            if entry.offset + entry.size > file_size:
-                raise MissingShardError(
-                    path, f"data shard is {file_size} bytes, shorter than the index says "
-                          f"({entry.name!r} ends at byte {entry.offset + entry.size}): truncated")
+        with self._open_data(path, entry) as f:
             buffer = np.empty(entry.size, dtype=np.uint8)
             f.seek(entry.offset)
             if f.readinto(buffer) != entry.size:

@@ -17,7 +17,7 @@ from .run_discovery import CheckpointInfo, Run, discover
 from .variables import VariableInfo, describe_variables
 
 EXIT_BAD_INPUT = 2
-COMMANDS = ("list", "steps", "show")
+COMMANDS = ("list", "steps", "show", "trajectory")
 
 
 class UsageError(Exception):
@@ -51,6 +51,17 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("--npy", metavar="OUT", help="write the exact tensor to a .npy file")
     show.add_argument("--full", action="store_true", help="print every value, not a summary")
     show.set_defaults(handler=command_show)
+
+    from .trajectory import METRICS
+
+    trajectory = commands.add_parser("trajectory", help="one metric of a variable across the run's checkpoints")
+    trajectory.add_argument("path")
+    trajectory.add_argument("name", help="the stored name (or object path / variable name)")
+    trajectory.add_argument("--metric", required=True, choices=METRICS)
+    trajectory.add_argument("--element", type=int, default=0, help="flat index, for --metric element")
+    trajectory.add_argument("--csv", metavar="OUT", help="write step, prefix, value to a CSV file")
+    trajectory.add_argument("--json", action="store_true")
+    trajectory.set_defaults(handler=command_trajectory)
     return parser
 
 
@@ -199,11 +210,17 @@ def _time(info: CheckpointInfo) -> str:
 # ---- show -----------------------------------------------------------------------------------------
 
 def resolve_name(reader: CheckpointReader, name: str) -> str:
-    """The stored key for `name`: the key itself, or a TF2 object path / variable name naming one."""
+    """The stored key for `name`: the key itself, a TF2 object path or variable name naming one, or
+    failing those a unique tail of one of these names."""
     if name in reader:
         return name
-    matches = [v.name for v in describe_variables(reader)
+    variables = describe_variables(reader)
+    matches = [v.name for v in variables
                if name in v.object_paths or name == v.variable_name or name == v.object_path]
+    if not matches:  # a unique tail of a name, at a `/` boundary: `hidden_1/kernel` for `model/hidden_1/kernel`
+        tail = "/" + name.strip("/")
+        matches = [v.name for v in variables
+                   if any(n.endswith(tail) for n in (v.name, v.variable_name, v.object_path, *v.object_paths) if n)]
     if len(matches) == 1:
         return matches[0]
     if len(matches) > 1:
@@ -239,4 +256,65 @@ def _save_npy(path: str, value) -> None:
     tmp = path + ".partial"
     with open(tmp, "wb") as f:
         np.save(f, value, allow_pickle=value.dtype == object)
+    os.replace(tmp, path)
+
+
+# ---- trajectory -----------------------------------------------------------------------------------
+
+def command_trajectory(args) -> int:
+    from .jobs import run_to_end
+    from .trajectory import compute_trajectory
+
+    run = discover(args.path)
+    if not run.checkpoints:
+        run = _single_subrun(run)
+    readers: dict[str, CheckpointReader] = {}
+    name = _resolve_in_run(run, args.name, readers)
+    trajectory = run_to_end(compute_trajectory(run.checkpoints, name, args.metric, args.element, readers))
+    points = [{"step": p.step, "prefix": p.prefix, "value": p.value} | ({"reason": p.reason} if p.reason else {})
+              for p in trajectory.points]
+    if args.csv:
+        _write_csv(args.csv, ["step", "prefix", args.metric],
+                   [[p.step if p.step is not None else "", p.prefix, "" if p.value is None else repr(p.value)]
+                    for p in trajectory.points])
+    if args.json:
+        print(json.dumps({"name": name, "metric": args.metric, "points": points}))
+        return 0
+    rows = [("-" if p.step is None else str(p.step), os.path.basename(p.prefix),
+             "-" if p.value is None else f"{p.value:.7g}", p.reason) for p in trajectory.points]
+    print(f"{args.metric} of {name}")
+    _print_table(("step", "checkpoint", args.metric, ""), rows)
+    return 0
+
+
+def _single_subrun(run: Run) -> Run:
+    with_checkpoints = [r for r in run.all_runs() if r.checkpoints]
+    if len(with_checkpoints) == 1:
+        return with_checkpoints[0]
+    names = ", ".join(os.path.relpath(r.folder, run.folder) for r in with_checkpoints)
+    raise NotACheckpointError(run.folder, f"holds several runs ({names}): name one of them")
+
+
+def _resolve_in_run(run: Run, name: str, readers: dict) -> str:
+    """The stored key `name` stands for, looked up in the latest checkpoint first, then the others."""
+    order = [run.latest] + [c for c in reversed(run.checkpoints) if c is not run.latest]
+    first_error = None
+    for info in order:
+        reader = readers.get(info.prefix) or readers.setdefault(info.prefix, info.open_reader())
+        try:
+            return resolve_name(reader, name)
+        except NotACheckpointError as exc:
+            first_error = first_error or exc
+    raise first_error
+
+
+def _write_csv(path: str, header: list[str], rows: list[list]) -> None:
+    """UTF-8 CSV written under a temporary name and renamed when complete."""
+    import csv
+
+    tmp = path + ".partial"
+    with open(tmp, "w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f)
+        writer.writerow(header)
+        writer.writerows(rows)
     os.replace(tmp, path)

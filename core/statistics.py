@@ -23,6 +23,7 @@ class Statistics:
     nan_count: int
     inf_count: int
     note: str = ""  # how the values were read, e.g. "complex: of magnitudes", "string: of lengths"
+    abs_mean: float | None = None  # mean of |x| over the finite values
 
 
 def numeric_view(array):
@@ -36,47 +37,62 @@ def numeric_view(array):
     return array, ""
 
 
-def compute_statistics(array) -> Statistics:
-    import numpy as np
+class StatisticsAccumulator:
+    """Statistics built chunk by chunk (any order of chunks), so a tensor streamed from disk never has
+    to be in memory whole. NaN and Inf are counted apart; min to L2 describe the finite values."""
 
-    values, note = numeric_view(array)
-    flat = values.reshape(-1)
-    count = flat.size
-    if count == 0:
-        return Statistics(0, None, None, None, None, None, None, 0, 0, note)
-    minimum, maximum = np.inf, -np.inf
-    finite = 0
-    mean = m2 = sum_sq = 0.0
-    zeros = nans = infs = 0
-    for start in range(0, count, CHUNK_ELEMENTS):
-        chunk = flat[start:start + CHUNK_ELEMENTS].astype(np.float64)
+    def __init__(self):
+        self.count = self.finite = self.zeros = self.nans = self.infs = 0
+        self.minimum, self.maximum = float("inf"), float("-inf")
+        self.mean = self.m2 = self.sum_sq = self.sum_abs = 0.0
+
+    def add(self, values) -> None:
+        """Add a chunk of numbers (any real dtype, any shape)."""
+        import numpy as np
+
+        chunk = np.asarray(values).reshape(-1).astype(np.float64)
+        self.count += chunk.size
         nan_mask = np.isnan(chunk)
         inf_mask = np.isinf(chunk)
-        chunk_nans, chunk_infs = int(nan_mask.sum()), int(inf_mask.sum())
-        nans += chunk_nans
-        infs += chunk_infs
-        zeros += int(np.count_nonzero(chunk == 0))
-        good = chunk[~(nan_mask | inf_mask)] if chunk_nans or chunk_infs else chunk
+        nans, infs = int(nan_mask.sum()), int(inf_mask.sum())
+        self.nans += nans
+        self.infs += infs
+        self.zeros += int(np.count_nonzero(chunk == 0))
+        good = chunk[~(nan_mask | inf_mask)] if nans or infs else chunk
         if not good.size:
-            continue
-        minimum = min(minimum, float(good.min()))
-        maximum = max(maximum, float(good.max()))
-        sum_sq += float(np.dot(good, good))
+            return
+        self.minimum = min(self.minimum, float(good.min()))
+        self.maximum = max(self.maximum, float(good.max()))
+        self.sum_sq += float(np.dot(good, good))
+        self.sum_abs += float(np.abs(good).sum())
         # Chan et al.'s pairwise update: exact-enough variance even when the mean dwarfs the spread.
         chunk_mean = float(good.mean())
         centred = good - chunk_mean
         chunk_m2 = float(np.dot(centred, centred))
-        combined = finite + good.size
-        delta = chunk_mean - mean
-        mean += delta * good.size / combined
-        m2 += chunk_m2 + delta * delta * finite * good.size / combined
-        finite = combined
-    # Min/max/mean/std/L2 describe the finite values; NaN and Inf are counted apart, which is what a
-    # person hunting a divergence wants to see (one NaN would otherwise hide every other figure).
-    if finite == 0:
-        return Statistics(count, None, None, None, None, None, zeros / count, nans, infs, note)
-    return Statistics(count, minimum, maximum, mean, (m2 / finite) ** 0.5, sum_sq ** 0.5, zeros / count,
-                      nans, infs, note)
+        combined = self.finite + good.size
+        delta = chunk_mean - self.mean
+        self.mean += delta * good.size / combined
+        self.m2 += chunk_m2 + delta * delta * self.finite * good.size / combined
+        self.finite = combined
+
+    def result(self, note: str = "") -> Statistics:
+        if self.count == 0:
+            return Statistics(0, None, None, None, None, None, None, 0, 0, note)
+        zero_fraction = self.zeros / self.count
+        if self.finite == 0:
+            return Statistics(self.count, None, None, None, None, None, zero_fraction, self.nans, self.infs, note)
+        return Statistics(self.count, self.minimum, self.maximum, self.mean, (self.m2 / self.finite) ** 0.5,
+                          self.sum_sq ** 0.5, zero_fraction, self.nans, self.infs, note,
+                          abs_mean=self.sum_abs / self.finite)
+
+
+def compute_statistics(array) -> Statistics:
+    values, note = numeric_view(array)
+    flat = values.reshape(-1)
+    accumulator = StatisticsAccumulator()
+    for start in range(0, flat.size, CHUNK_ELEMENTS):
+        accumulator.add(flat[start:start + CHUNK_ELEMENTS])
+    return accumulator.result(note)
 
 
 @dataclass(frozen=True)

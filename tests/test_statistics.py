@@ -11,7 +11,7 @@ def _numpy_reference(values):
     values = np.asarray(values, dtype=np.float64).reshape(-1)
     finite = values[np.isfinite(values)]
     return dict(min=finite.min(), max=finite.max(), mean=finite.mean(), std=finite.std(),
-                l2=np.sqrt(np.sum(finite ** 2)), zero_fraction=np.mean(values == 0),
+                l2=np.sqrt(np.sum(finite ** 2)), abs_mean=np.abs(finite).mean(), zero_fraction=np.mean(values == 0),
                 nan_count=int(np.isnan(values).sum()), inf_count=int(np.isinf(values).sum()))
 
 

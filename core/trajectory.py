@@ -1,0 +1,212 @@
+"""Weight trajectories: one metric of one variable across every checkpoint of a run.
+
+Each checkpoint's tensor is streamed in chunks (core.bundle_reader.iter_chunks), so memory stays at a
+few chunks whatever the tensor size; the metrics that compare two checkpoints (update_ratio,
+dist_from_first) stream the two tensors side by side. Everything one pass can give is computed in that
+pass and cached per (index file, size, mtime, variable), so switching metrics is instant.
+
+Metric definitions (NaN and Inf are counted by nan_count / inf_count; the value statistics describe the
+finite values, as the detail panel does): mean, std, min, max, l2 (sqrt of the sum of squares),
+abs_mean, zero_frac (zeros / all elements), nan_count, inf_count, update_ratio (||w_t - w_prev|| /
+||w_prev||, over all elements, so a NaN makes it NaN), dist_from_first (||w_t - w_first||), and
+element (the value at one flat index). A checkpoint without the variable, or with another shape for a
+comparison, gives no value and says why.
+"""
+from __future__ import annotations
+
+import os
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+
+from .bundle_reader import CheckpointReader
+from .errors import CheckpointError
+from .jobs import Job, Progress
+from .run_discovery import CheckpointInfo
+from .statistics import StatisticsAccumulator
+
+SINGLE_METRICS = ("mean", "std", "min", "max", "l2", "abs_mean", "zero_frac", "nan_count", "inf_count")
+PAIR_METRICS = ("update_ratio", "dist_from_first")
+METRICS = SINGLE_METRICS + PAIR_METRICS + ("element",)
+_STAT_FIELD = {"mean": "mean", "std": "std", "min": "min", "max": "max", "l2": "l2", "abs_mean": "abs_mean",
+               "zero_frac": "zero_fraction", "nan_count": "nan_count", "inf_count": "inf_count"}
+CHUNK_BYTES = 8 << 20
+
+
+@dataclass(frozen=True)
+class Point:
+    step: int | None
+    prefix: str
+    value: float | None
+    reason: str = ""  # why there is no value
+
+
+@dataclass(frozen=True)
+class PointProgress(Progress):
+    point: Point | None = None
+
+
+@dataclass(frozen=True)
+class Trajectory:
+    name: str
+    metric: str
+    points: list[Point]
+
+
+class _Cache:
+    """Metric values by (checkpoint identity, variable, metric), bounded, shared by the GUI's threads."""
+
+    def __init__(self, capacity: int = 100_000):
+        self.capacity = capacity
+        self.values: OrderedDict = OrderedDict()
+        self.lock = threading.Lock()
+
+    def get(self, key):
+        with self.lock:
+            if key in self.values:
+                self.values.move_to_end(key)
+                return self.values[key]
+            return None
+
+    def put(self, key, value) -> None:
+        with self.lock:
+            self.values[key] = value
+            self.values.move_to_end(key)
+            while len(self.values) > self.capacity:
+                self.values.popitem(last=False)
+
+
+CACHE = _Cache()
+
+
+def checkpoint_identity(prefix: str) -> tuple:
+    """What makes a cached value still valid: the index file's path, size and modification time."""
+    stat = os.stat(prefix + ".index")
+    return (prefix, stat.st_size, stat.st_mtime_ns)
+
+
+def compute_trajectory(checkpoints: list[CheckpointInfo], name: str, metric: str, element: int = 0,
+                       readers: dict | None = None) -> Job[Trajectory]:
+    """Job (see core.jobs): the metric at every checkpoint, oldest first. Each point is also yielded as
+    soon as it is computed, in a PointProgress, so a plot can grow while the rest is computed."""
+    if metric not in METRICS:
+        raise ValueError(f"unknown metric {metric!r}; choose one of {', '.join(METRICS)}")
+    readers = {} if readers is None else readers
+    points: list[Point] = []
+    first: tuple | None = None      # (prefix, shape) of the first checkpoint holding the variable
+    previous: tuple | None = None   # the same for the last checkpoint holding it
+    for done, info in enumerate(checkpoints):
+        point, holder = _point(info, name, metric, element, first, previous, readers)
+        if holder is not None:
+            first = first or holder
+            previous = holder
+        points.append(point)
+        yield PointProgress(done + 1, len(checkpoints), f"{info.name}: {metric} of {name}", point)
+    return Trajectory(name, metric, points)
+
+
+def _point(info: CheckpointInfo, name: str, metric: str, element: int, first, previous, readers):
+    try:
+        reader = readers.get(info.prefix)
+        if reader is None:
+            reader = readers[info.prefix] = CheckpointReader(info.prefix)
+        if name not in reader:
+            return Point(info.step, info.prefix, None, "not in this checkpoint"), None
+        entry = reader.entry(name)
+        if entry.dtype is None or entry.dtype.is_opaque or entry.dtype.is_string:
+            return Point(info.step, info.prefix, None, f"{entry.dtype_name} values have no {metric}"), None
+        holder = (info.prefix, entry.shape)
+        identity = checkpoint_identity(info.prefix)
+        if metric == "element":
+            value = _cached(("element", identity, name, element),
+                            lambda: float(_real(reader.read_element(name, element))))
+        elif metric in SINGLE_METRICS:
+            stats = _cached(("stats", identity, name), lambda: _stream_statistics(reader, name))
+            value = getattr(stats, _STAT_FIELD[metric])
+        else:
+            other = previous if metric == "update_ratio" else first
+            if other is None:
+                reason = "first checkpoint holding it" if metric == "update_ratio" else ""
+                if metric == "dist_from_first":
+                    return Point(info.step, info.prefix, 0.0), holder
+                return Point(info.step, info.prefix, None, reason), holder
+            if other[1] != entry.shape:
+                return Point(info.step, info.prefix, None, f"shape changed from {list(other[1])} to {list(entry.shape)}"), holder
+            other_reader = readers.get(other[0]) or CheckpointReader(other[0])
+            distance = _cached(("distance", identity, checkpoint_identity(other[0]), name),
+                               lambda: _stream_distance(reader, other_reader, name))
+            if metric == "dist_from_first":
+                value = distance
+            else:
+                base = _cached(("stats", checkpoint_identity(other[0]), name),
+                               lambda: _stream_statistics(other_reader, name))
+                value = _ratio(distance, _all_l2(base))
+        reported = _finite_or_none(value)
+        return Point(info.step, info.prefix, reported, "" if reported is not None else _why_none(value)), holder
+    except CheckpointError as exc:
+        return Point(info.step, info.prefix, None, str(exc)), None
+
+
+def _cached(key, compute):
+    value = CACHE.get(key)
+    if value is None:
+        value = compute()
+        CACHE.put(key, value)
+    return value
+
+
+def _stream_statistics(reader: CheckpointReader, name: str):
+    import numpy as np
+
+    accumulator = StatisticsAccumulator()
+    for chunk in reader.iter_chunks(name, CHUNK_BYTES):
+        accumulator.add(np.abs(chunk) if chunk.dtype.kind == "c" else chunk)
+    return accumulator.result()
+
+
+def _stream_distance(reader: CheckpointReader, other: CheckpointReader, name: str) -> float:
+    """||a - b|| over all elements, the two tensors streamed chunk by chunk side by side."""
+    import numpy as np
+
+    total = 0.0
+    for a, b in zip(reader.iter_chunks(name, CHUNK_BYTES), other.iter_chunks(name, CHUNK_BYTES)):
+        difference = a.astype(np.float64) - b.astype(np.float64)
+        if difference.dtype.kind == "c":
+            difference = np.abs(difference)
+        total += float(np.dot(difference, difference))
+    return total ** 0.5
+
+
+def _all_l2(stats) -> float:
+    """The L2 norm over all elements (NaN/Inf included), as update_ratio's denominator."""
+    if stats.nan_count:
+        return float("nan")
+    if stats.inf_count:
+        return float("inf")
+    return stats.l2 or 0.0
+
+
+def _ratio(numerator: float, denominator: float) -> float:
+    if denominator == 0:
+        return float("inf") if numerator else float("nan")
+    return numerator / denominator
+
+
+def _real(value) -> float:
+    import numpy as np
+
+    return abs(value) if np.iscomplexobj(value) else value
+
+
+def _finite_or_none(value):
+    """JSON has no NaN or Inf: such a value is reported as no value, with the reason."""
+    if value is None:
+        return None
+    value = float(value)
+    return value if value == value and abs(value) != float("inf") else None
+
+
+def _why_none(value) -> str:
+    if value is None:
+        return "no finite values"
+    return "NaN" if value != value else "infinite"

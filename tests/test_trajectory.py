@@ -1,0 +1,185 @@
+"""Trajectories against numpy over TensorFlow-read tensors, on runs TensorFlow wrote: a TF1 Saver run,
+a TF2 CheckpointManager run, and a run with gaps, a shape change, NaN and Inf."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from core import trajectory as trajectory_module
+from core.jobs import run_to_end
+from core.run_discovery import discover
+from core.trajectory import METRICS, PointProgress, compute_trajectory
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _tf():
+    import tensorflow as tf
+
+    return tf
+
+
+def numpy_metric(metric, values, previous=None, first=None, element=0):
+    """The reference: numpy over the tensors TensorFlow returns. Value statistics over finite values."""
+    x = np.asarray(values, dtype=np.float64).reshape(-1)
+    finite = x[np.isfinite(x)]
+    if metric == "update_ratio":
+        if previous is None:
+            return None
+        p = np.asarray(previous, dtype=np.float64).reshape(-1)
+        with np.errstate(invalid="ignore"):  # NaN or Inf norms: the ratio is undefined, reported as None
+            value = np.linalg.norm(x - p) / np.linalg.norm(p)
+    elif metric == "dist_from_first":
+        if first is None:
+            return None
+        value = np.linalg.norm(x - np.asarray(first, dtype=np.float64).reshape(-1))
+    elif metric == "element":
+        value = x[element]
+    elif metric in ("nan_count", "inf_count"):
+        return float(np.isnan(x).sum() if metric == "nan_count" else np.isinf(x).sum())
+    elif metric == "zero_frac":
+        return float(np.mean(x == 0)) if x.size else None
+    elif finite.size == 0:
+        return None
+    else:
+        value = {"mean": np.mean, "std": np.std, "min": np.min, "max": np.max, "abs_mean": lambda a: np.abs(a).mean(),
+                 "l2": np.linalg.norm}[metric](finite)
+    return float(value) if np.isfinite(value) else None
+
+
+def expected_points(run_folder, name, metric, element=0):
+    tf = _tf()
+    run = discover(run_folder)
+    expected, first, previous = [], None, None
+    for info in run.checkpoints:
+        reader = tf.train.load_checkpoint(info.prefix)
+        if not reader.has_tensor(name):
+            expected.append(None)
+            continue
+        values = reader.get_tensor(name)
+        comparable = lambda other: other is not None and np.shape(other) == np.shape(values)  # noqa: E731
+        if first is None:
+            first = values
+        expected.append(numpy_metric(metric, values, previous if comparable(previous) else None,
+                                     first if comparable(first) else None, element))
+        previous = values
+    return expected
+
+
+def assert_points_match(points, expected):
+    assert len(points) == len(expected)
+    for point, value in zip(points, expected):
+        if value is None:
+            assert point.value is None and point.reason, point
+        else:
+            assert point.value == pytest.approx(value, rel=1e-9, abs=1e-12), point
+
+
+@pytest.fixture(autouse=True)
+def fresh_cache(monkeypatch):
+    monkeypatch.setattr(trajectory_module, "CACHE", trajectory_module._Cache())
+
+
+@pytest.mark.parametrize("metric", METRICS)
+def test_tf1_saver_run_every_metric(tf_ckpts, metric):
+    run = discover(tf_ckpts.tf1_run)
+    result = run_to_end(compute_trajectory(run.checkpoints, "dense/kernel", metric, element=5))
+    assert [p.step for p in result.points] == [20, 30, 40, 50, 60]
+    assert_points_match(result.points, expected_points(tf_ckpts.tf1_run, "dense/kernel", metric, element=5))
+
+
+@pytest.mark.parametrize("metric", ["l2", "std", "update_ratio", "dist_from_first", "abs_mean"])
+def test_tf2_keras_run(tf_ckpts, metric):
+    name = "optimizer/_trainable_variables/0/.ATTRIBUTES/VARIABLE_VALUE"
+    run = discover(tf_ckpts.tf2_keras_run)
+    result = run_to_end(compute_trajectory(run.checkpoints, name, metric))
+    assert_points_match(result.points, expected_points(tf_ckpts.tf2_keras_run, name, metric))
+
+
+@pytest.fixture(scope="module")
+def troubled_run(tmp_path_factory):
+    """Five checkpoints: `w` gets a NaN at step 3 and an Inf at step 4, `g` is missing at step 2,
+    `s` changes shape at step 4, and a chunk size much smaller than the tensors."""
+    tf = _tf()
+    folder = tmp_path_factory.mktemp("troubled")
+    rng = np.random.default_rng(7)
+    w = rng.normal(size=(300, 7)).astype(np.float32)
+    for step in range(1, 6):
+        w = w + rng.normal(scale=0.1, size=w.shape).astype(np.float32)
+        w_saved = w.copy()
+        if step == 3:
+            w_saved[5, 5] = np.nan
+        if step == 4:
+            w_saved[0, 0] = np.inf
+        tensors = {"w": w_saved, "s": np.ones((4,) if step < 4 else (5,), np.float32) * step}
+        if step != 2:
+            tensors["g"] = np.full((3,), step, np.float64)
+        tf.raw_ops.SaveV2(prefix=str(folder / f"model.ckpt-{step}"), tensor_names=list(tensors),
+                          shape_and_slices=[""] * len(tensors), tensors=[tf.constant(v) for v in tensors.values()])
+    return folder
+
+
+@pytest.mark.parametrize("name", ["w", "g", "s"])
+@pytest.mark.parametrize("metric", METRICS)
+def test_gaps_shape_changes_nan_and_inf(troubled_run, monkeypatch, name, metric):
+    monkeypatch.setattr(trajectory_module, "CHUNK_BYTES", 1000)  # many chunks per tensor
+    run = discover(troubled_run)
+    result = run_to_end(compute_trajectory(run.checkpoints, name, metric, element=2))
+    assert_points_match(result.points, expected_points(troubled_run, name, metric, element=2))
+
+
+def test_gap_and_shape_change_say_why(troubled_run):
+    run = discover(troubled_run)
+    gap = run_to_end(compute_trajectory(run.checkpoints, "g", "l2")).points[1]
+    assert (gap.step, gap.value, gap.reason) == (2, None, "not in this checkpoint")
+    changed = run_to_end(compute_trajectory(run.checkpoints, "s", "update_ratio")).points[3]
+    assert changed.value is None and "shape changed from [4] to [5]" in changed.reason
+
+
+def test_points_stream_as_they_are_computed_and_cache_hits(troubled_run, monkeypatch):
+    run = discover(troubled_run)
+    streamed = [p.point for p in compute_trajectory(run.checkpoints, "w", "mean") if isinstance(p, PointProgress)]
+    assert [p.step for p in streamed] == [1, 2, 3, 4, 5]
+    calls = []
+    real = trajectory_module._stream_statistics
+    monkeypatch.setattr(trajectory_module, "_stream_statistics", lambda *a: calls.append(a) or real(*a))
+    run_to_end(compute_trajectory(run.checkpoints, "w", "std"))  # same pass, other metric: all cached
+    assert calls == []
+
+
+def test_memory_stays_bounded_by_chunks(troubled_run, monkeypatch):
+    """No whole-tensor read for streaming metrics: reader.read is never called."""
+    from core.bundle_reader import CheckpointReader
+
+    monkeypatch.setattr(trajectory_module, "CHUNK_BYTES", 512)
+    monkeypatch.setattr(CheckpointReader, "read", lambda *a: pytest.fail("read the whole tensor"))
+    run = discover(troubled_run)
+    for metric in ("l2", "update_ratio", "dist_from_first"):
+        points = run_to_end(compute_trajectory(run.checkpoints, "w", metric)).points
+        assert any(p.value is not None for p in points)
+
+
+def test_cli_json_and_csv(tf_ckpts, tmp_path):
+    out = tmp_path / "t.csv"
+    result = subprocess.run([sys.executable, str(ROOT / "main.py"), "trajectory", str(tf_ckpts.tf1_run),
+                             "dense/bias", "--metric", "mean", "--json", "--csv", str(out)],
+                            capture_output=True, text=True, cwd=ROOT)
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["name"] == "dense/bias" and data["metric"] == "mean"
+    expected = expected_points(tf_ckpts.tf1_run, "dense/bias", "mean")
+    assert [p["value"] for p in data["points"]] == pytest.approx(expected)
+    assert [p["step"] for p in data["points"]] == [20, 30, 40, 50, 60]
+    lines = out.read_text().splitlines()
+    assert lines[0] == "step,prefix,mean" and len(lines) == 6
+    assert float(lines[1].split(",")[2]) == pytest.approx(expected[0])
+
+
+def test_cli_unknown_metric_is_one_line(tf_ckpts):
+    result = subprocess.run([sys.executable, str(ROOT / "main.py"), "trajectory", str(tf_ckpts.tf1_run),
+                             "dense/bias", "--metric", "median"], capture_output=True, text=True, cwd=ROOT)
+    assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1
+    assert "invalid choice: 'median'" in result.stderr
