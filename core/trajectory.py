@@ -210,3 +210,62 @@ def _why_none(value) -> str:
     if value is None:
         return "no finite values"
     return "NaN" if value != value else "infinite"
+
+
+# TensorBoard's distribution bands: the min, the ±1.5σ, ±1σ, ±0.5σ points of a normal, the median, the max.
+DISTRIBUTION_PERCENTILES = (0.0, 6.68, 15.87, 30.85, 50.0, 69.15, 84.13, 93.32, 100.0)
+
+
+@dataclass(frozen=True)
+class Distribution:
+    """Per checkpoint holding the variable: percentiles of its finite values and a histogram over bins
+    shared by all steps (so a heatmap of the histograms lines up)."""
+
+    name: str
+    steps: list[int | None]
+    prefixes: list[str]
+    percentiles: "object"  # numpy array [checkpoints, len(DISTRIBUTION_PERCENTILES)]
+    counts: "object"       # numpy array [checkpoints, bins]
+    edges: "object"        # numpy array [bins + 1]
+
+
+def compute_distribution(checkpoints: list[CheckpointInfo], name: str, bins: int = 50) -> Job[Distribution]:
+    """Job: percentiles need every value at once, so each checkpoint's tensor is read whole, one at a
+    time (memory: one tensor, never one per checkpoint)."""
+    import numpy as np
+
+    held = []
+    for done, info in enumerate(checkpoints):
+        yield Progress(done, 2 * len(checkpoints), f"{info.name}: range of {name}")
+        try:
+            reader = CheckpointReader(info.prefix)
+            if name in reader and _numeric(reader, name):
+                stats = _cached(("stats", checkpoint_identity(info.prefix), name),
+                                lambda: _stream_statistics(reader, name))
+                if stats.min is not None:
+                    held.append((info, stats))
+        except CheckpointError:
+            continue  # a damaged checkpoint leaves a gap, as in trajectories
+    if not held:
+        return Distribution(name, [], [], np.zeros((0, len(DISTRIBUTION_PERCENTILES))), np.zeros((0, bins)),
+                            np.linspace(0, 1, bins + 1))
+    low = min(s.min for _, s in held)
+    high = max(s.max for _, s in held)
+    if low == high:
+        low, high = low - 0.5, high + 0.5
+    edges = np.linspace(low, high, bins + 1)
+    percentiles, counts = [], []
+    for done, (info, _) in enumerate(held):
+        yield Progress(len(checkpoints) + done, 2 * len(checkpoints), f"{info.name}: distribution of {name}")
+        values = CheckpointReader(info.prefix).read(name).reshape(-1)
+        values = (np.abs(values) if values.dtype.kind == "c" else values).astype(np.float64)
+        values = values[np.isfinite(values)]
+        percentiles.append(np.percentile(values, DISTRIBUTION_PERCENTILES))
+        counts.append(np.histogram(values, bins=edges)[0])
+    return Distribution(name, [i.step for i, _ in held], [i.prefix for i, _ in held],
+                        np.array(percentiles), np.array(counts), edges)
+
+
+def _numeric(reader: CheckpointReader, name: str) -> bool:
+    dtype = reader.entry(name).dtype
+    return dtype is not None and not dtype.is_opaque and not dtype.is_string

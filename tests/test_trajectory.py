@@ -183,3 +183,40 @@ def test_cli_unknown_metric_is_one_line(tf_ckpts):
                              "dense/bias", "--metric", "median"], capture_output=True, text=True, cwd=ROOT)
     assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1
     assert "invalid choice: 'median'" in result.stderr
+
+
+def test_distribution_percentiles_and_shared_histogram_bins(troubled_run):
+    from core.trajectory import DISTRIBUTION_PERCENTILES, compute_distribution
+
+    tf = _tf()
+    run = discover(troubled_run)
+    result = run_to_end(compute_distribution(run.checkpoints, "g", bins=10))
+    assert result.steps == [1, 3, 4, 5]  # missing at step 2
+    for row, prefix in enumerate(result.prefixes):
+        values = tf.train.load_checkpoint(prefix).get_tensor("g").astype(np.float64)
+        assert result.percentiles[row] == pytest.approx(np.percentile(values, DISTRIBUTION_PERCENTILES))
+        assert result.counts[row].tolist() == np.histogram(values, bins=result.edges)[0].tolist()
+    assert result.edges[0] == 1 and result.edges[-1] == 5
+
+
+def test_watcher_sees_a_new_checkpoint_only_once_complete(tf_ckpts, tmp_path):
+    import shutil
+
+    from core.run_watch import RunWatcher
+
+    tf = _tf()
+    run_dir = tmp_path / "live"
+    shutil.copytree(tf_ckpts.tf1_run, run_dir)
+    watcher = RunWatcher(discover(run_dir))
+    assert watcher.poll() is None
+    # A checkpoint whose data shard is still being written: the index is there, the data is short.
+    tf.raw_ops.SaveV2(prefix=str(run_dir / "model.ckpt-70"), tensor_names=["dense/kernel"], shape_and_slices=[""],
+                      tensors=[tf.ones([40, 30])])
+    data = run_dir / "model.ckpt-70.data-00000-of-00001"
+    full = data.read_bytes()
+    data.write_bytes(full[:100])
+    assert watcher.poll() is None
+    data.write_bytes(full)
+    grown = watcher.poll()
+    assert grown is not None and grown.checkpoints[-1].step == 70
+    assert watcher.poll() is None
