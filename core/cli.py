@@ -11,6 +11,7 @@ import os
 import sys
 
 from .bundle_reader import CheckpointReader
+from .csv_files import write_csv
 from .errors import CheckpointError, NotACheckpointError
 from .formatting import format_bytes, format_count, format_shape
 from .run_discovery import CheckpointInfo, Run, discover
@@ -274,7 +275,7 @@ def command_trajectory(args) -> int:
     points = [{"step": p.step, "prefix": p.prefix, "value": p.value} | ({"reason": p.reason} if p.reason else {})
               for p in trajectory.points]
     if args.csv:
-        _write_csv(args.csv, ["step", "prefix", args.metric],
+        write_csv(args.csv, ["step", "prefix", args.metric],
                    [[p.step if p.step is not None else "", p.prefix, "" if p.value is None else repr(p.value)]
                     for p in trajectory.points])
     if args.json:
@@ -306,15 +307,3 @@ def _resolve_in_run(run: Run, name: str, readers: dict) -> str:
         except NotACheckpointError as exc:
             first_error = first_error or exc
     raise first_error
-
-
-def _write_csv(path: str, header: list[str], rows: list[list]) -> None:
-    """UTF-8 CSV written under a temporary name and renamed when complete."""
-    import csv
-
-    tmp = path + ".partial"
-    with open(tmp, "w", newline="", encoding="utf-8") as f:
-        writer = csv.writer(f)
-        writer.writerow(header)
-        writer.writerows(rows)
-    os.replace(tmp, path)

@@ -4,20 +4,25 @@ from __future__ import annotations
 
 import os
 
-from PySide6.QtCore import QByteArray, Qt, QUrl, Signal
-from PySide6.QtGui import QAction, QDesktopServices, QIcon, QKeySequence
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QIcon, QKeySequence
 from PySide6.QtWidgets import (QAbstractItemView, QDockWidget, QFileDialog, QLabel, QMainWindow, QProgressBar,
                                QTableView, QToolButton, QWidget)
 
-from core.loading import LoadedCheckpoint, open_checkpoint, open_run
 from core.formatting import format_bytes, format_count
+from core.jobs import Progress
+from core.loading import LoadedCheckpoint, open_checkpoint, open_run
+from core.run_watch import RunWatcher
 
 from . import errors
 from .checkpoint_list import CheckpointListModel
 from .detail_panel import DetailPanel
 from .settings import AppSettings
+from .trajectory_panel import TrajectoryPanel
 from .variable_browser import VariableBrowser
 from .worker import JobRunner
+
+WATCH_INTERVAL_MS = 2000  # how often the open run folder is looked at for new checkpoints
 
 RESOURCES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "resources")
 SAMPLE_RUN = os.path.join(RESOURCES, "sample_run")
@@ -26,6 +31,7 @@ ICON = os.path.join(RESOURCES, "icons", "checkpoint-inspector.svg")
 
 class MainWindow(QMainWindow):
     loaded = Signal(object)       # LoadedCheckpoint, after it is shown
+    run_changed = Signal(object)  # Run, when the watcher found checkpoints added or removed
     load_failed = Signal(str)     # the message shown
 
     def __init__(self, settings: AppSettings | None = None):
@@ -58,6 +64,15 @@ class MainWindow(QMainWindow):
         self.checkpoint_view.activated.connect(self._checkpoint_clicked)
         self.run_dock = self._dock("Run", "run", self.checkpoint_view, Qt.LeftDockWidgetArea)
         self.detail_dock = self._dock("Variable", "detail", self.detail, Qt.RightDockWidgetArea)
+        self.trajectory = TrajectoryPanel(self.runner)
+        self.trajectory_dock = self._dock("Trajectory", "trajectory", self.trajectory, Qt.BottomDockWidgetArea)
+        self.trajectory.add_button.clicked.connect(self.add_selected_to_trajectory)
+        self.trajectory.checkpoint_clicked.connect(self.open_checkpoint_prefix)
+        self.watcher: RunWatcher | None = None
+        self._watch_job = None
+        self.watch_timer = QTimer(self)
+        self.watch_timer.setInterval(WATCH_INTERVAL_MS)
+        self.watch_timer.timeout.connect(self._poll_run)
 
         self.status_text = QLabel("")
         self.progress = QProgressBar()
@@ -107,6 +122,7 @@ class MainWindow(QMainWindow):
         view_menu = self.menuBar().addMenu("&View")
         view_menu.addAction(self.run_dock.toggleViewAction())
         view_menu.addAction(self.detail_dock.toggleViewAction())
+        view_menu.addAction(self.trajectory_dock.toggleViewAction())
         tree = view_menu.addAction("Tree by Scope")
         tree.setCheckable(True)
         tree.setChecked(self.browser.tree_box.isChecked())
@@ -209,6 +225,7 @@ class MainWindow(QMainWindow):
         self._update_status()
         for warning in loaded.run.warnings:
             self.statusBar().showMessage(warning, 10000)
+        self._watch(loaded)
         self.loaded.emit(loaded)
 
     def _load_error(self, exc) -> None:
@@ -228,6 +245,55 @@ class MainWindow(QMainWindow):
         self._show_busy(False)
         self._update_status()
         self.statusBar().showMessage("Opening cancelled", 4000)
+
+    def open_checkpoint_prefix(self, prefix: str) -> None:
+        row = self.checkpoint_model.row_of(prefix)
+        if row >= 0 and (self.current is None or prefix != self.current.checkpoint.prefix):
+            self.open_checkpoint_row(row)
+
+    def add_selected_to_trajectory(self) -> None:
+        info = self.detail.info
+        if info is None:
+            self.statusBar().showMessage("Select a variable first", 4000)
+            return
+        self.trajectory_dock.show()
+        self.trajectory.add_variable(info.name, info.display_name)
+
+    # ---- watching the run ----------------------------------------------------------------------------
+    def _watch(self, loaded: LoadedCheckpoint) -> None:
+        if self.watcher is None or self.watcher.folder != loaded.run.folder:
+            self.watcher = RunWatcher(loaded.run)
+            self.trajectory.clear()
+            self.trajectory.set_checkpoints(loaded.run.checkpoints)
+        self.watch_timer.start()
+
+    def _poll_run(self) -> None:
+        """Look for new checkpoints off the GUI thread (a network folder can be slow to list)."""
+        if self._watch_job is not None or self.watcher is None:
+            return
+        watcher = self.watcher
+
+        def job():
+            yield Progress(0, 1, "")
+            return watcher.poll()
+
+        self._watch_job = self.runner.start("watch run", job, on_finished=self._run_changed,
+                                            on_failed=lambda exc: None,
+                                            on_done=lambda: setattr(self, "_watch_job", None))
+
+    def _run_changed(self, run) -> None:
+        if run is None or self.current is None or run.folder != self.current.run.folder:
+            return
+        self.current.run = run
+        selected = self.current.checkpoint.prefix
+        self.checkpoint_model.set_run(run)
+        self.checkpoint_model.set_current(selected)
+        row = self.checkpoint_model.row_of(selected)
+        if row >= 0:
+            self.checkpoint_view.selectRow(row)
+        self.trajectory.set_checkpoints(run.checkpoints)
+        self.statusBar().showMessage(f"The run now has {len(run.checkpoints)} checkpoints", 5000)
+        self.run_changed.emit(run)
 
     def _checkpoint_clicked(self, index) -> None:
         if self.current and self.checkpoint_model.checkpoints[index.row()].prefix != self.current.checkpoint.prefix:
@@ -306,6 +372,7 @@ class MainWindow(QMainWindow):
         else:
             self.browser.set_column_widths([300, 80, 70, 80, 70, 300])
             self.resizeDocks([self.run_dock, self.detail_dock], [330, 470], Qt.Horizontal)
+            self.resizeDocks([self.trajectory_dock], [260], Qt.Vertical)
 
     def save_layout(self) -> None:
         self.settings.save_bytes("geometry", self.saveGeometry())
@@ -314,6 +381,7 @@ class MainWindow(QMainWindow):
         self.settings.sync()
 
     def closeEvent(self, event) -> None:
+        self.watch_timer.stop()
         self.save_layout()
         self.runner.cancel_all()
         self.runner.wait(5000)

@@ -73,14 +73,15 @@ class JobRunner(QObject):
         self._handles: set[JobHandle] = set()
 
     def start(self, name: str, make_job: Callable, *, on_finished=None, on_failed=None, on_progress=None,
-              on_cancelled=None) -> JobHandle:
+              on_cancelled=None, on_done=None) -> JobHandle:
         """make_job() runs in the worker thread and returns the generator to drive.
 
         The callbacks are connected before the job starts: connected after, a quick job could finish
         and signal before anyone listens."""
         handle = JobHandle(name)
         for signal, slot in ((handle.finished, on_finished), (handle.failed, on_failed),
-                             (handle.progress, on_progress), (handle.cancelled, on_cancelled)):
+                             (handle.progress, on_progress), (handle.cancelled, on_cancelled),
+                             (handle.done, on_done)):
             if slot is not None:
                 signal.connect(slot)
         self._handles.add(handle)
