@@ -2,7 +2,8 @@
 
     QT_QPA_PLATFORM=offscreen .venv/bin/python docs/make_screenshots.py
 
-Views: browse (tree, a kernel's values), heatmap, histogram, and the error shown for a corrupt file.
+Views: browse (tree, a kernel's values), heatmap, histogram, trajectories (update ratio of three kernels),
+distribution over steps, and the error shown for a corrupt file.
 Settings go to a temporary file so the person's own window layout is neither used nor changed.
 """
 from __future__ import annotations
@@ -15,7 +16,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from PySide6.QtCore import QEventLoop, QSettings, QTimer  # noqa: E402
+from PySide6.QtCore import QEventLoop, QSettings, Qt, QTimer  # noqa: E402
 from PySide6.QtGui import QPainter  # noqa: E402
 from PySide6.QtWidgets import QApplication, QMessageBox  # noqa: E402
 
@@ -41,7 +42,7 @@ def main() -> None:
     errors.show_error = lambda parent, title, message, details="": shown_errors.append((title, message))
     settings_file = os.path.join(tempfile.mkdtemp(), "settings.ini")
     window = MainWindow(AppSettings(QSettings(settings_file, QSettings.IniFormat)))
-    window.resize(1400, 820)
+    window.resize(1400, 900)
     window.show()
     window.open_path(SAMPLE_RUN)
     wait(window.loaded)
@@ -55,6 +56,27 @@ def main() -> None:
     window.detail.tabs.setCurrentWidget(window.detail.histogram)
     wait()
     save(window, "histogram.png")
+
+    window.detail.tabs.setCurrentWidget(window.detail.table)
+    panel = window.trajectory
+    window.resizeDocks([window.trajectory_dock], [330], Qt.Vertical)
+    for name in (KERNEL, "optimizer/_trainable_variables/0/.ATTRIBUTES/VARIABLE_VALUE",
+                 "optimizer/_trainable_variables/4/.ATTRIBUTES/VARIABLE_VALUE"):
+        window.browser.select_name(name)
+        wait(window.detail.shown)
+        window.add_selected_to_trajectory()
+        wait(panel.updated)
+    panel.metric.setCurrentText("update_ratio")
+    wait(panel.updated)
+    panel.log_scale.setChecked(True)
+    wait()
+    save(window, "trajectory.png")
+    panel.log_scale.setChecked(False)
+    panel.view_choice.setCurrentIndex(1)
+    wait(panel.updated)
+    wait()
+    save(window, "distribution.png")
+    panel.view_choice.setCurrentIndex(0)
 
     broken = os.path.join(tempfile.mkdtemp(), "model.ckpt-500.index")
     with open(broken, "wb") as f:

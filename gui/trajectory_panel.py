@@ -65,6 +65,7 @@ class TrajectoryPanel(QWidget):
 
         self.plot = pg.PlotWidget()
         self.plot.showGrid(x=True, y=True, alpha=0.3)
+        self.plot.getAxis("left").enableAutoSIPrefix(False)  # "(x0.001)" on a log axis only confuses
         self.legend = self.plot.addLegend(offset=(10, 10))
         self.hover = pg.TextItem(color="w", anchor=(0, 1), fill=(0, 0, 0, 160))
         self.hover.setZValue(10)
@@ -239,8 +240,11 @@ class TrajectoryPanel(QWidget):
         self.stack.setCurrentWidget(self.histogram_plot if choice == 2 else self.plot)
         for series in self.series.values():
             series["curve"].setVisible(choice == 0)
+        self.legend.setVisible(choice == 0)
         self._clear_bands()
         if choice == 0 or not self.series:
+            self.plot.setTitle(None)
+            self.plot.setLabel("left", self.metric.currentText())
             return
         name = next(iter(self.series))  # the first variable added
         checkpoints = list(self.checkpoints)
@@ -259,6 +263,11 @@ class TrajectoryPanel(QWidget):
         if not distribution.steps:
             self.status.setText("No finite values to show a distribution of.")
             return
+        label = self.series[distribution.name]["label"] if distribution.name in self.series else distribution.name
+        title = f"distribution of {label} over checkpoints (the first variable added)"
+        self.plot.setTitle(title)
+        self.histogram_plot.setTitle(title)
+        self.plot.setLabel("left", "value")
         index_of = {info.prefix: i for i, info in enumerate(self.checkpoints)}
         xs = np.array([self.x_of(index_of.get(p, i), self.checkpoints[index_of[p]]) if p in index_of else float(i)
                        for i, p in enumerate(distribution.prefixes)])
@@ -281,8 +290,8 @@ class TrajectoryPanel(QWidget):
             self.histogram_image.setRect(0, edges[0], width, edges[-1] - edges[0])
             self.histogram_bar.setLevels((0, max(float(counts.max()), 1.0)))
             self.histogram_plot.setLabel("bottom", "checkpoint (oldest first)")
-        self.status.setText(f"distribution of {self.series[distribution.name]['label']}: "
-                            f"percentiles {', '.join(f'{p:g}' for p in DISTRIBUTION_PERCENTILES)}")
+        self.status.setText(f"{title}: bands between the percentiles "
+                            f"{', '.join(f'{p:g}' for p in DISTRIBUTION_PERCENTILES)}; the line is the median")
 
     # ---- export ----------------------------------------------------------------------------------
     def csv_rows(self) -> tuple[list[str], list[list]]:
