@@ -18,7 +18,7 @@ from .run_discovery import CheckpointInfo, Run, discover
 from .variables import VariableInfo, describe_variables
 
 EXIT_BAD_INPUT = 2
-COMMANDS = ("list", "steps", "show", "trajectory")
+COMMANDS = ("list", "steps", "show", "trajectory", "export-csv", "export")
 
 
 class UsageError(Exception):
@@ -63,6 +63,21 @@ def build_parser() -> argparse.ArgumentParser:
     trajectory.add_argument("--csv", metavar="OUT", help="write step, prefix, value to a CSV file")
     trajectory.add_argument("--json", action="store_true")
     trajectory.set_defaults(handler=command_trajectory)
+
+    table = commands.add_parser("export-csv", help="the variable table as CSV (one checkpoint, or --all-steps)")
+    table.add_argument("path")
+    table.add_argument("out", help="the .csv file to write")
+    table.add_argument("--step", type=int)
+    table.add_argument("--stats", action="store_true", help="add min, max, mean, std, l2, zeros, NaN, Inf")
+    table.add_argument("--all-steps", action="store_true", help="one row per variable per checkpoint")
+    table.set_defaults(handler=command_export_csv)
+
+    export = commands.add_parser("export", help="tensors as .npz or .h5, or one tensor as .npy or .csv")
+    export.add_argument("path")
+    export.add_argument("out", help="OUT.npz, OUT.h5 (all matching variables) or OUT.npy, OUT.csv (exactly one)")
+    export.add_argument("--name", metavar="REGEX", help="only variables whose stored name matches (search)")
+    export.add_argument("--step", type=int)
+    export.set_defaults(handler=command_export)
     return parser
 
 
@@ -247,13 +262,12 @@ def command_show(args) -> int:
 
 
 def _save_npy(path: str, value) -> None:
-    """Write the exact tensor. Strings become a numpy bytes array; numpy's fixed-width bytes drop
-    trailing NUL bytes, so a tensor with such strings is kept as an object array instead."""
+    """Write the exact tensor, under a temporary name renamed when complete."""
     import numpy as np
 
-    if value.dtype == object:
-        if not any(s.endswith(b"\x00") for s in value.reshape(-1)):
-            value = value.astype(bytes) if value.size else np.zeros(value.shape, dtype="S1")
+    from .export import saveable
+
+    value = saveable(value)
     tmp = path + ".partial"
     with open(tmp, "wb") as f:
         np.save(f, value, allow_pickle=value.dtype == object)
@@ -307,3 +321,51 @@ def _resolve_in_run(run: Run, name: str, readers: dict) -> str:
         except NotACheckpointError as exc:
             first_error = first_error or exc
     raise first_error
+
+
+# ---- exports --------------------------------------------------------------------------------------
+
+def command_export_csv(args) -> int:
+    from .export import export_run_table, export_variable_table
+    from .jobs import run_to_end
+
+    if args.all_steps:
+        run = discover(args.path)
+        if not run.checkpoints:
+            run = _single_subrun(run)
+        count = run_to_end(export_run_table(run.checkpoints, args.out))
+    else:
+        _, reader = _open(args.path, args.step)
+        count = run_to_end(export_variable_table(reader, args.out, with_statistics=args.stats))
+    print(f"wrote {count} rows to {args.out}", file=sys.stderr)
+    return 0
+
+
+def command_export(args) -> int:
+    import re
+
+    from .export import export_hdf5, export_npz, export_tensor_csv, export_tensor_npy
+    from .jobs import run_to_end
+
+    _, reader = _open(args.path, args.step)
+    try:
+        pattern = re.compile(args.name) if args.name else None
+    except re.error as exc:
+        raise UsageError(f"--name: invalid regular expression: {exc}") from None
+    names = [n for n in reader.names() if pattern is None or pattern.search(n)]
+    extension = os.path.splitext(args.out)[1].lower()
+    if extension in (".npy", ".csv"):
+        if len(names) != 1:
+            shown = ", ".join(names[:5]) + (" ..." if len(names) > 5 else "")
+            raise UsageError(f"{extension} holds one tensor, but {len(names)} variables match"
+                             + (f": {shown}" if names else "") + " (narrow it with --name)")
+        job = export_tensor_npy if extension == ".npy" else export_tensor_csv
+        run_to_end(job(reader, names[0], args.out))
+    elif extension in (".npz", ".h5", ".hdf5"):
+        if not names:
+            raise UsageError("no variable matches --name")
+        run_to_end((export_npz if extension == ".npz" else export_hdf5)(reader, names, args.out))
+    else:
+        raise UsageError(f"cannot export to {extension or 'a file without extension'}: use .npz, .h5, .npy or .csv")
+    print(f"wrote {len(names)} variable(s) to {args.out}", file=sys.stderr)
+    return 0
