@@ -17,6 +17,7 @@ from core.run_watch import RunWatcher
 from . import errors
 from .checkpoint_list import CheckpointListModel
 from .detail_panel import DetailPanel
+from .export_actions import ExportActions
 from .settings import AppSettings
 from .trajectory_panel import TrajectoryPanel
 from .variable_browser import VariableBrowser
@@ -79,11 +80,11 @@ class MainWindow(QMainWindow):
         self.progress.setMaximumWidth(200)
         self.cancel_button = QToolButton(text="✕")
         self.cancel_button.setToolTip("Cancel")
-        self.cancel_button.clicked.connect(self.cancel_loading)
+        self.cancel_button.clicked.connect(self.cancel_all_work)
         self.statusBar().addWidget(self.status_text, 1)
         self.statusBar().addPermanentWidget(self.progress)
         self.statusBar().addPermanentWidget(self.cancel_button)
-        self._show_busy(False)
+        self.show_busy(False)
 
         self.drop_hint = QLabel("Drop a checkpoint folder or file to open it", self)
         self.drop_hint.setAlignment(Qt.AlignCenter)
@@ -94,6 +95,7 @@ class MainWindow(QMainWindow):
         self.browser.selected.connect(self._variable_selected)
         self.browser.counts_changed.connect(lambda *_: self._update_status())
         self.detail.status.connect(lambda text: self.statusBar().showMessage(text, 8000))
+        self.exports = ExportActions(self)
         self._build_menus()
         self._restore_layout()
 
@@ -112,6 +114,8 @@ class MainWindow(QMainWindow):
         self.recent_menu = file_menu.addMenu("Open &Recent")
         self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
         self._action(file_menu, "Open &Sample Run", lambda: self.open_path(SAMPLE_RUN))
+        file_menu.addSeparator()
+        self.exports.build_menu(file_menu.addMenu("&Export"))
         file_menu.addSeparator()
         self._action(file_menu, "&Reload", self.reload, QKeySequence.Refresh)
         file_menu.addSeparator()
@@ -189,16 +193,21 @@ class MainWindow(QMainWindow):
 
     def _start_load(self, name: str, make_job, path: str) -> None:
         self._load_path = path
-        self._load_job = self.runner.start(name, make_job, on_progress=self._load_progress,
+        self._load_job = self.runner.start(name, make_job, on_progress=self.show_progress,
                                            on_finished=self._loaded, on_failed=self._load_error,
                                            on_cancelled=self._load_cancelled)
-        self._show_busy(True, f"Opening {path}…")
+        self.show_busy(True, f"Opening {path}…")
 
     def cancel_loading(self) -> None:
         if self._load_job is not None:
             self._load_job.cancel()
 
-    def _load_progress(self, progress) -> None:
+    def cancel_all_work(self) -> None:
+        """The status bar's cancel button: stops the load or export in progress."""
+        self.cancel_loading()
+        self.exports.cancel()
+
+    def show_progress(self, progress) -> None:
         self.progress.setRange(0, progress.total or 0)
         self.progress.setValue(progress.done)
         self.status_text.setText(progress.message)
@@ -208,7 +217,7 @@ class MainWindow(QMainWindow):
             return  # a load that was superseded by a newer one
         self._load_job = None
         path = self._load_path
-        self._show_busy(False)
+        self.show_busy(False)
         self.current = loaded
         self.current_path = path
         if path != SAMPLE_RUN:
@@ -232,7 +241,7 @@ class MainWindow(QMainWindow):
         if self.sender() is not self._load_job:
             return
         self._load_job = None
-        self._show_busy(False)
+        self.show_busy(False)
         self._update_status()
         message = errors.describe(exc)
         self.load_failed.emit(message)
@@ -242,7 +251,7 @@ class MainWindow(QMainWindow):
     def _load_cancelled(self) -> None:
         if self.sender() is self._load_job:
             self._load_job = None
-        self._show_busy(False)
+        self.show_busy(False)
         self._update_status()
         self.statusBar().showMessage("Opening cancelled", 4000)
 
@@ -303,7 +312,7 @@ class MainWindow(QMainWindow):
     def _variable_selected(self, info) -> None:
         self.detail.show_variable(self.current.reader if self.current else None, info)
 
-    def _show_busy(self, busy: bool, text: str = "") -> None:
+    def show_busy(self, busy: bool, text: str = "") -> None:
         self.progress.setVisible(busy)
         self.cancel_button.setVisible(busy)
         if busy:
