@@ -7,7 +7,7 @@ over the top level, not a full tree of 100,000 nodes.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import weakref
 
 from PySide6.QtCore import QAbstractItemModel, QAbstractTableModel, QModelIndex, Qt
 
@@ -49,45 +49,80 @@ def sort_key(column: int):
 
 
 class VisibleSet:
-    """Which variables show, given the filter and the 'show optimizer slots and bookkeeping' toggle."""
+    """Which variables show, given the filter and the 'show optimizer slots and bookkeeping' toggle.
+
+    Everything a keystroke needs is computed once per checkpoint here (search texts, name parts, which
+    variable each slot belongs to, sort ranks per column), so a keystroke is one list comprehension."""
 
     def __init__(self, variables: list[VariableInfo]):
         self.variables = variables
         self.haystacks = [search_text(v.display_name, v.name, v.variable_name) for v in variables]
         self.parts = [tuple(p for p in v.display_name.split("/") if p) or (v.display_name,) for v in variables]
+        self.position = position = {v.name: i for i, v in enumerate(variables)}
         self.slots_of: dict[str, list[int]] = {}
+        self.slot_parent = [-1] * len(variables)  # index of the variable a slot belongs to
         for i, v in enumerate(variables):
             if v.slot_of:
                 self.slots_of.setdefault(v.slot_of, []).append(i)
+                self.slot_parent[i] = position.get(v.slot_of, -1)
+        self.slot_set = frozenset(i for i, parent in enumerate(self.slot_parent) if parent >= 0)
+        self.plain = [i for i, v in enumerate(variables) if v.kind == "variable"]
+        self.plain_haystacks = [self.haystacks[i] for i in self.plain]
+        self._ranks: dict[int, list[int]] = {}
 
     def compute(self, text: str, use_regex: bool, show_hidden: bool) -> list[int]:
         """Indexes of the visible variables (raises core.variable_filter.FilterError on a bad regex)."""
-        matches = matching_indexes(self.haystacks, text, use_regex)
         if show_hidden:
-            return matches
-        return [i for i in matches if self.variables[i].kind == "variable"]
+            return matching_indexes(self.haystacks, text, use_regex)
+        plain = self.plain
+        if not text:
+            return list(plain)
+        return [plain[j] for j in matching_indexes(self.plain_haystacks, text, use_regex)]
+
+    def rank(self, column: int) -> list[int]:
+        """Each variable's position in the order of `column` (computed once, then sorting is a lookup)."""
+        ranks = self._ranks.get(column)
+        if ranks is None:
+            key = sort_key(column)
+            order = sorted(range(len(self.variables)), key=lambda i: key(self.variables[i]))
+            ranks = [0] * len(order)
+            for position, i in enumerate(order):
+                ranks[i] = position
+            self._ranks[column] = ranks
+        return ranks
+
+    def visible_slots(self, name: str, chosen: set[int]) -> list[int]:
+        return [s for s in self.slots_of.get(name, []) if s in chosen]
 
 
 class FlatVariableModel(QAbstractTableModel):
     def __init__(self, parent=None):
         super().__init__(parent)
         self.rows: list[VariableInfo] = []
+        self.order: list[int] = []
+        self.visible: VisibleSet | None = None
         self._sort: tuple[int, Qt.SortOrder] | None = None
+        self._row_of: dict[str, int] | None = None
 
     def set_rows(self, visible: VisibleSet, indexes: list[int]) -> None:
         self.beginResetModel()
-        chosen = set(indexes)
-        chosen_names = {visible.variables[i].name for i in indexes}
-        rows = []
-        for i in indexes:
-            info = visible.variables[i]
-            if info.slot_of and info.slot_of in chosen_names:
-                continue  # shown right after its variable below
-            rows.append(info)
-            rows.extend(visible.variables[s] for s in visible.slots_of.get(info.name, []) if s in chosen)
-        self.rows = rows
+        order = indexes
+        if not visible.slot_set.isdisjoint(indexes):  # slots shown: each right after its variable
+            chosen = set(indexes)
+            parent = visible.slot_parent
+            order = []
+            for i in indexes:
+                if parent[i] >= 0 and parent[i] in chosen:
+                    continue
+                order.append(i)
+                order.extend(visible.visible_slots(visible.variables[i].name, chosen))
         if self._sort:
-            self.rows.sort(key=sort_key(self._sort[0]), reverse=self._sort[1] == Qt.DescendingOrder)
+            order = sorted(order, key=visible.rank(self._sort[0]).__getitem__,
+                           reverse=self._sort[1] == Qt.DescendingOrder)
+        self.visible = visible
+        self.order = order
+        self.rows = [visible.variables[i] for i in order]
+        self._row_of = None
         self.endResetModel()
 
     def rowCount(self, parent=QModelIndex()):
@@ -118,14 +153,17 @@ class FlatVariableModel(QAbstractTableModel):
     def sort(self, column, order=Qt.AscendingOrder):
         self._sort = (column, order)
         self.layoutAboutToBeChanged.emit()
-        self.rows.sort(key=sort_key(column), reverse=order == Qt.DescendingOrder)
+        if self.visible is not None:
+            self.order.sort(key=self.visible.rank(column).__getitem__, reverse=order == Qt.DescendingOrder)
+            self.rows = [self.visible.variables[i] for i in self.order]
+        self._row_of = None
         self.layoutChanged.emit()
 
     def index_of(self, name: str) -> QModelIndex:
-        for row, info in enumerate(self.rows):
-            if info.name == name:
-                return self.index(row, 0)
-        return QModelIndex()
+        if self._row_of is None:  # built on first use after a change, then a lookup per call
+            self._row_of = {info.name: row for row, info in enumerate(self.rows)}
+        row = self._row_of.get(name)
+        return self.index(row, 0) if row is not None else QModelIndex()
 
 
 def _tooltip(info: VariableInfo) -> str:
@@ -141,15 +179,27 @@ def _tooltip(info: VariableInfo) -> str:
     return "\n".join(lines)
 
 
-@dataclass(eq=False)
 class _Node:
-    parent: "_Node | None"
-    row: int
-    label: str
-    info: VariableInfo | None = None                 # a variable row; None for a scope
-    pending: list = field(default_factory=list)      # (remaining parts, variable index) until expanded
-    children: list["_Node"] | None = None
-    count: int = 0                                   # variables under a scope, for its tooltip
+    """A scope or variable row of the tree. The link to the parent is weak, so a discarded tree is freed
+    by reference counting at once instead of piling up as cyclic garbage (100,000 nodes per keystroke
+    would otherwise make the collector pause the window)."""
+
+    __slots__ = ("_parent", "row", "label", "info", "pending", "children", "count", "depth", "__weakref__")
+
+    def __init__(self, parent, row: int, label: str, info: VariableInfo | None = None, pending=None,
+                 children=None, count: int = 0, depth: int = 0):
+        self._parent = weakref.ref(parent) if parent is not None else None
+        self.row = row
+        self.label = label
+        self.info = info              # a variable row; None for a scope
+        self.pending = pending or []  # variable indexes under this scope until expanded
+        self.children = children      # None until built
+        self.count = count            # variables under a scope, for its tooltip
+        self.depth = depth            # which part of the names this scope's children are
+
+    @property
+    def parent(self):
+        return self._parent() if self._parent is not None else None
 
 
 class TreeVariableModel(QAbstractItemModel):
@@ -165,9 +215,11 @@ class TreeVariableModel(QAbstractItemModel):
         self.beginResetModel()
         self.visible = visible
         self.chosen = set(indexes)
-        names = {visible.variables[i].name for i in indexes}
-        pending = [(visible.parts[i], i) for i in indexes
-                   if not (visible.variables[i].slot_of and visible.variables[i].slot_of in names)]
+        if visible.slot_set.isdisjoint(indexes):
+            pending = list(indexes)
+        else:  # a slot whose variable is shown goes under that variable, not in the scopes
+            parent = visible.slot_parent
+            pending = [i for i in indexes if parent[i] < 0 or parent[i] not in self.chosen]
         self.root = _Node(None, 0, "", pending=pending, count=len(pending))
         self.endResetModel()
 
@@ -180,21 +232,29 @@ class TreeVariableModel(QAbstractItemModel):
     def _build_children(self, node: _Node) -> list[_Node]:
         visible = self.visible
         if node.info is not None:  # a variable: its visible slots
-            slots = [s for s in visible.slots_of.get(node.info.name, []) if s in self.chosen]
             return [_Node(node, row, visible.variables[s].slot_name or visible.variables[s].display_name,
-                          info=visible.variables[s], children=[]) for row, s in enumerate(slots)]
-        scopes: dict[str, list] = {}
+                          info=visible.variables[s], children=[])
+                    for row, s in enumerate(visible.visible_slots(node.info.name, self.chosen))]
+        depth = node.depth
+        all_parts = visible.parts
+        scopes: dict[str, list[int]] = {}
         leaves: list[tuple[str, int]] = []
-        for parts, i in node.pending:
-            if len(parts) == 1:
-                leaves.append((parts[0], i))
+        for i in node.pending:
+            parts = all_parts[i]
+            if len(parts) == depth + 1:
+                leaves.append((parts[depth], i))
             else:
-                scopes.setdefault(parts[0], []).append((parts[1:], i))
+                scopes.setdefault(parts[depth], []).append(i)
         children = []
         for label in sorted(scopes):
-            children.append(_Node(node, len(children), label, pending=scopes[label], count=len(scopes[label])))
+            children.append(_Node(node, len(children), label, pending=scopes[label], count=len(scopes[label]),
+                                  depth=depth + 1))
         for label, i in sorted(leaves):
-            children.append(_Node(node, len(children), label, info=visible.variables[i]))
+            info = visible.variables[i]
+            # A variable without visible slots gets its (empty) children now, so expanding the tree does
+            # not ask for them row by row.
+            has_slots = info.name in visible.slots_of and visible.visible_slots(info.name, self.chosen)
+            children.append(_Node(node, len(children), label, info=info, children=None if has_slots else []))
         return children
 
     # ---- Qt model interface ----------------------------------------------------------------------
@@ -261,8 +321,8 @@ class TreeVariableModel(QAbstractItemModel):
         """Find a variable by stored key, expanding scopes on the way (used to keep the selection)."""
         if self.visible is None:
             return QModelIndex()
-        target = next((i for i in self.chosen if self.visible.variables[i].name == name), None)
-        if target is None:
+        target = self.visible.position.get(name)
+        if target is None or target not in self.chosen:
             return QModelIndex()
         node = self.root
         parts = self.visible.parts[target]
