@@ -1,0 +1,165 @@
+"""Writing a tensor bundle (`PREFIX.index` + `PREFIX.data-00000-of-00001`) that TensorFlow reads.
+
+Tensors go to one data shard in the order they are added: unchanged tensors are copied byte range by
+byte range from their source shard (never decoded; their CRC stays valid), new or changed ones are
+encoded from numpy arrays. The index (header first, then keys in bytewise order) is written last.
+Everything is written under temporary names; commit() renames data first and index last, so no reader
+ever sees an index without its data, and abort() (or any failure) leaves nothing behind.
+"""
+from __future__ import annotations
+
+import os
+
+from . import dtypes
+from .bundle_entry import BundleEntry
+from .checksum import crc32c, mask
+from .ordered_code import encode_slice_key
+from .protowire import encode_varint
+from .sstable_writer import TableWriter
+
+COPY_CHUNK = 8 << 20
+DATA_SUFFIX = ".data-00000-of-00001"
+
+
+def _field_varint(number: int, value: int) -> bytes:
+    return encode_varint(number << 3) + encode_varint(value) if value else b""
+
+
+def _field_bytes(number: int, value: bytes) -> bytes:
+    return encode_varint(number << 3 | 2) + encode_varint(len(value)) + value
+
+
+def encode_shape(shape) -> bytes:
+    return b"".join(_field_bytes(2, _field_varint(1, dim) if dim else b"") for dim in shape)
+
+
+def encode_entry(dtype_number: int, shape, offset: int, size: int, crc_masked: int,
+                 slices=()) -> bytes:
+    """BundleEntryProto, fields in number order as protobuf serializes them (zero values omitted)."""
+    out = _field_varint(1, dtype_number) + _field_bytes(2, encode_shape(shape))
+    out += _field_varint(4, offset) + _field_varint(5, size)
+    out += encode_varint(6 << 3 | 5) + crc_masked.to_bytes(4, "little")
+    for extents in slices:
+        body = b""
+        for start, length in extents:
+            extent = _field_varint(1, start) + (_field_varint(2, length) if length != -1 else b"")
+            body += _field_bytes(1, extent)
+        out += _field_bytes(7, body)
+    return out
+
+
+def encode_header(producer: int = 1) -> bytes:
+    """BundleHeaderProto: one shard, little-endian, VersionDef{producer}."""
+    return _field_varint(1, 1) + _field_bytes(3, _field_varint(1, producer))
+
+
+def encode_strings(values) -> tuple[bytes, int]:
+    """DT_STRING data and its entry CRC (see core.bundle_reader._decode_strings for the layout)."""
+    items = [bytes(v) for v in values.reshape(-1)]
+    lengths = b"".join(encode_varint(len(s)) for s in items)
+    length_crc = 0
+    for s in items:
+        width = 4 if len(s) <= 0xFFFFFFFF else 8
+        length_crc = crc32c(len(s).to_bytes(width, "little"), length_crc)
+    length_checksum = mask(length_crc).to_bytes(4, "little")
+    body = b"".join(items)
+    crc = crc32c(body, crc32c(length_checksum, length_crc))
+    return lengths + length_checksum + body, mask(crc)
+
+
+class BundleWriter:
+    """Add tensors (any order), then commit(); or abort()."""
+
+    def __init__(self, prefix: str, producer: int = 1):
+        self.prefix = os.fspath(prefix)
+        self.producer = producer
+        token = f".tmp-{os.getpid()}-{id(self):x}"
+        self.data_path = self.prefix + DATA_SUFFIX
+        self.index_path = self.prefix + ".index"
+        self.tmp_data = self.data_path + token
+        self.tmp_index = self.index_path + token
+        self.entries: dict[bytes, bytes] = {}
+        self.offset = 0
+        self.data = open(self.tmp_data, "wb")
+
+    # ---- adding tensors ---------------------------------------------------------------------------
+    def add_copy(self, key: bytes, entry: BundleEntry, source_path: str, slices=()) -> None:
+        """Copy an unchanged tensor's stored bytes from its shard: no decoding, its CRC stays valid."""
+        offset = self._copy_range(source_path, entry.offset, entry.size)
+        self._add_entry(key, encode_entry(entry.dtype_number, entry.shape, offset, entry.size, entry.crc32c, slices))
+
+    def add_array(self, key: bytes, array, dtype: dtypes.DType) -> None:
+        """Encode a numpy array as `dtype` (strings: an object array of bytes)."""
+        import numpy as np
+
+        if dtype.is_string:
+            data, crc = encode_strings(array)
+        else:
+            values = np.ascontiguousarray(array, dtype=dtype.numpy_dtype())
+            if values.dtype.byteorder == ">":
+                values = values.byteswap().view(values.dtype.newbyteorder("<"))
+            data = values.tobytes()
+            crc = mask(crc32c(data))
+        offset = self._append(data)
+        self._add_entry(key, encode_entry(dtype.number, array.shape, offset, len(data), crc))
+
+    def add_partitioned(self, name: bytes, entry: BundleEntry, slice_sources) -> None:
+        """A partitioned variable kept partitioned under `name`: the full entry (dtype, full shape, the
+        slice extents) plus each slice's bytes copied under its re-encoded slice key.
+        slice_sources: [(extents, slice BundleEntry, source shard path)]."""
+        self._add_entry(name, encode_entry(entry.dtype_number, entry.shape, 0, 0, 0, entry.slices))
+        for extents, slice_entry, source_path in slice_sources:
+            self.add_copy(encode_slice_key(name, list(extents)), slice_entry, source_path)
+
+    def _add_entry(self, key: bytes, value: bytes) -> None:
+        if not key or key in self.entries:
+            raise ValueError(f"duplicate or empty tensor name {key!r}")
+        self.entries[key] = value
+
+    def _append(self, data: bytes) -> int:
+        offset = self.offset
+        self.data.write(data)
+        self.offset += len(data)
+        return offset
+
+    def _copy_range(self, source_path: str, start: int, size: int) -> int:
+        offset = self.offset
+        with open(source_path, "rb") as source:
+            source.seek(start)
+            remaining = size
+            while remaining:
+                block = source.read(min(COPY_CHUNK, remaining))
+                if not block:
+                    raise OSError(f"{source_path}: ended before byte {start + size}")
+                self.data.write(block)
+                remaining -= len(block)
+        self.offset += size
+        return offset
+
+    # ---- finishing ----------------------------------------------------------------------------------
+    def commit(self) -> None:
+        try:
+            self.data.flush()
+            os.fsync(self.data.fileno())
+            self.data.close()
+            with open(self.tmp_index, "wb") as f:
+                table = TableWriter(f)
+                table.add(b"", encode_header(self.producer))
+                for key in sorted(self.entries):
+                    table.add(key, self.entries[key])
+                table.finish()
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(self.tmp_data, self.data_path)
+            os.replace(self.tmp_index, self.index_path)  # last: the checkpoint exists from here on
+        except BaseException:
+            self.abort()
+            raise
+
+    def abort(self) -> None:
+        if not self.data.closed:
+            self.data.close()
+        for path in (self.tmp_data, self.tmp_index):
+            if os.path.exists(path):
+                os.remove(path)
+
