@@ -18,7 +18,7 @@ from .run_discovery import CheckpointInfo, Run, discover
 from .variables import VariableInfo, describe_variables
 
 EXIT_BAD_INPUT = 2
-COMMANDS = ("list", "steps", "show", "trajectory", "export-csv", "export")
+COMMANDS = ("list", "steps", "show", "trajectory", "export-csv", "export", "remap", "tensorboard")
 
 
 class UsageError(Exception):
@@ -78,6 +78,30 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--name", metavar="REGEX", help="only variables whose stored name matches (search)")
     export.add_argument("--step", type=int)
     export.set_defaults(handler=command_export)
+
+    remap = commands.add_parser("remap", help="save a renamed / edited copy of a checkpoint (never over the source)")
+    remap.add_argument("src", help="a checkpoint (or, with --all-steps, a run)")
+    remap.add_argument("dst", help="the new checkpoint prefix (or, with --all-steps, a new folder)")
+    remap.add_argument("--rename", action="append", default=[], metavar="REGEX=REPL")
+    remap.add_argument("--drop", action="append", default=[], metavar="REGEX")
+    remap.add_argument("--cast", action="append", default=[], metavar="NAME=DTYPE")
+    remap.add_argument("--set", action="append", default=[], metavar="NAME=FILE.npy")
+    remap.add_argument("--plan", metavar="PLAN.json", help="operations from a saved plan (applied first)")
+    remap.add_argument("--step", type=int)
+    remap.add_argument("--all-steps", action="store_true", help="apply to every checkpoint of the run")
+    remap.add_argument("--no-slots-follow", action="store_true", help="renaming a variable leaves its slots")
+    remap.add_argument("--name-based", action="store_true", help="drop the TF2 object graph")
+    remap.add_argument("--overwrite", action="store_true", help="replace an existing destination checkpoint")
+    remap.add_argument("--dry-run", action="store_true", help="print the preview, write nothing")
+    remap.set_defaults(handler=command_remap)
+
+    board = commands.add_parser("tensorboard", help="start TensorBoard on a run and wait until Ctrl+C")
+    board.add_argument("path")
+    board.add_argument("--port", type=int, help="serve on this port (default: a free one)")
+    board.add_argument("--write-history", action="store_true",
+                       help="first write the checkpoints' histograms and metrics for TensorBoard")
+    board.add_argument("--no-browser", action="store_true", help="only print the URL")
+    board.set_defaults(handler=command_tensorboard)
     return parser
 
 
@@ -369,3 +393,115 @@ def command_export(args) -> int:
         raise UsageError(f"cannot export to {extension or 'a file without extension'}: use .npz, .h5, .npy or .csv")
     print(f"wrote {len(names)} variable(s) to {args.out}", file=sys.stderr)
     return 0
+
+
+# ---- tensorboard ----------------------------------------------------------------------------------
+
+def command_tensorboard(args) -> int:
+    """Start TensorBoard on the run, print its URL on stdout (the one line a script reads), open the
+    browser, and keep it running until Ctrl+C; notes go to stderr."""
+    from . import tensorboard
+
+    run = discover(args.path)
+    path = os.path.abspath(args.path)
+    logdir = path if os.path.isdir(path) else run.folder
+    board = None
+    try:
+        if args.write_history:
+            from .jobs import run_to_end
+            from .tensorboard_history import write_checkpoint_history
+
+            history = run_to_end(write_checkpoint_history(run if run.checkpoints else _single_subrun(run)))
+            print(f"wrote the history of {len(history.steps)} checkpoints x {len(history.tags)} variables "
+                  f"to {history.folder}", file=sys.stderr)
+        elif not tensorboard.has_event_files(logdir):
+            print(f"note: {logdir} holds no TensorBoard event files; add --write-history to show the "
+                  f"checkpoints' histograms and metrics", file=sys.stderr)
+        board = tensorboard.launch(logdir, port=args.port)
+        print(board.url, flush=True)
+        if not args.no_browser:
+            tensorboard.open_in_browser(board.url)
+        status = board.wait()
+        raise tensorboard.TensorBoardError(logdir, f"TensorBoard stopped with status {status}: "
+                                                   + " | ".join(board.last_lines(2)))
+    except KeyboardInterrupt:  # the way to end this command, not an error
+        return 0
+    finally:
+        if board is not None:
+            board.stop()
+
+
+
+# ---- remap ----------------------------------------------------------------------------------------
+
+def build_plan(args):
+    """A RemapPlan from --plan, then --rename, --drop, --cast and --set in that order."""
+    from .remap_plan import Operation, RemapPlan
+
+    plan = RemapPlan()
+    if args.plan:
+        with open(args.plan, encoding="utf-8") as f:
+            plan = RemapPlan.from_json(f.read(), args.plan)
+    for item in args.rename:
+        pattern, separator, replacement = item.partition("=")
+        if not separator:
+            raise UsageError(f"--rename {item!r}: expected REGEX=REPLACEMENT")
+        plan.operations.append(Operation("regex_rename", {"pattern": pattern, "replacement": replacement}))
+    for pattern in args.drop:
+        plan.operations.append(Operation("drop_regex", {"pattern": pattern}))
+    for item in args.cast:
+        name, separator, dtype = item.rpartition("=")
+        if not separator:
+            raise UsageError(f"--cast {item!r}: expected NAME=DTYPE")
+        plan.operations.append(Operation("cast", {"name": name, "dtype": dtype}))
+    for item in args.set:
+        name, separator, path = item.rpartition("=")
+        if not separator:
+            raise UsageError(f"--set {item!r}: expected NAME=FILE.npy")
+        plan.operations.append(Operation("set_values", {"name": name, "npy": path}))
+    if args.no_slots_follow:
+        plan.slots_follow = False
+    if args.name_based:
+        plan.name_based = True
+    return plan
+
+
+def command_remap(args) -> int:
+    from .jobs import run_to_end
+    from .remap import save_remapped, save_remapped_run
+    from .remap_plan import RemapError, preview
+
+    plan = build_plan(args)
+    run = discover(args.src)
+    try:
+        if args.all_steps:
+            if not run.checkpoints:
+                run = _single_subrun(run)
+            if args.dry_run:
+                _print_preview(preview(plan, describe_variables(run.latest.open_reader())))
+                return 0
+            reports = run_to_end(save_remapped_run(run.checkpoints, plan, args.dst, args.overwrite))
+        else:
+            info = checkpoint_for(run, args.step)
+            reader = info.open_reader()
+            result = preview(plan, describe_variables(reader))
+            if args.dry_run:
+                _print_preview(result)
+                return 0 if not result.problems else EXIT_BAD_INPUT
+            reports = [run_to_end(save_remapped(reader, plan, args.dst, args.overwrite))]
+    except RemapError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    for report in reports:
+        print(f"wrote {report.written} variables to {report.prefix}")
+        for line in report.cast_warnings + report.notes:
+            print(f"note: {line}", file=sys.stderr)
+    return 0
+
+
+def _print_preview(result) -> None:
+    rows = [(p.source or "(new)", p.target, p.dtype, format_shape(p.shape), p.action) for p in result.planned]
+    rows += [(name, "(dropped)", "", "", "drop") for name in result.dropped]
+    _print_table(("source", "result", "dtype", "shape", "action"), rows)
+    for problem in result.problems:
+        print(f"problem: {problem}")

@@ -24,6 +24,7 @@ _STAT_FIELDS = (("min", "min"), ("max", "max"), ("mean", "mean"), ("std", "std")
 class DetailPanel(QWidget):
     status = Signal(str)  # a line for the status bar (errors reading the tensor)
     shown = Signal()      # the selected tensor's statistics and values are on screen
+    values_edited = Signal(str, object)  # stored name, the whole edited tensor (cells typed in the table)
 
     def __init__(self, runner, parent=None):
         super().__init__(parent)
@@ -77,6 +78,7 @@ class DetailPanel(QWidget):
         self.col_axis.activated.connect(self._axes_changed)
 
         self.table_model = ValueTableModel(self)
+        self.table_model.edited.connect(self._cells_edited)
         self.table = ValueTableView()
         self.table.setModel(self.table_model)
         self.heatmap = HeatmapView()
@@ -131,12 +133,18 @@ class DetailPanel(QWidget):
         if self.sender() is not self._job:
             return  # an older selection's read finished late
         self._job = None
-        self.array, self.statistics, self.histogram_counts = result
+        array, self.statistics, self.histogram_counts = result
+        # A private, writable copy: typed-in cells change it, never the reader's data.
+        self.array = array.copy() if array.dtype != object else array
         self._show_statistics(self.statistics)
         self.choice = SliceChoice.default_for(self.array.shape)
         self._build_axis_pickers()
         self._refresh_values()
         self.shown.emit()
+
+    def _cells_edited(self) -> None:
+        if self.info is not None and self.array is not None:
+            self.values_edited.emit(self.info.name, self.array.copy())
 
     def _failed(self, exc) -> None:
         if self.sender() is not self._job:

@@ -17,7 +17,9 @@ from core.run_watch import RunWatcher
 from . import errors
 from .checkpoint_list import CheckpointListModel
 from .detail_panel import DetailPanel
+from .batch_rename_dialog import BatchRenameDialog
 from .export_actions import ExportActions
+from .remap_panel import RemapPanel
 from .settings import AppSettings
 from .trajectory_panel import TrajectoryPanel
 from .variable_browser import VariableBrowser
@@ -67,6 +69,13 @@ class MainWindow(QMainWindow):
         self.detail_dock = self._dock("Variable", "detail", self.detail, Qt.RightDockWidgetArea)
         self.trajectory = TrajectoryPanel(self.runner)
         self.trajectory_dock = self._dock("Trajectory", "trajectory", self.trajectory, Qt.BottomDockWidgetArea)
+        self.edits = RemapPanel(self)
+        self.edits_dock = self._dock("Edits", "edits", self.edits, Qt.RightDockWidgetArea)
+        self.tabifyDockWidget(self.detail_dock, self.edits_dock)
+        self.detail_dock.raise_()
+        self.edits.changed.connect(self._edited_changed)
+        self.browser.rename_requested.connect(self.rename_variable)
+        self.detail.values_edited.connect(self.set_values_from_array)
         self.trajectory.add_button.clicked.connect(self.add_selected_to_trajectory)
         self.trajectory.checkpoint_clicked.connect(self.open_checkpoint_prefix)
         self.watcher: RunWatcher | None = None
@@ -123,10 +132,26 @@ class MainWindow(QMainWindow):
         edit_menu = self.menuBar().addMenu("&Edit")
         self._action(edit_menu, "&Find Variable", self.focus_filter, QKeySequence.Find)
         self._action(edit_menu, "&Copy Values", self.detail.table.copy_selection)
+        edit_menu.addSeparator()
+        undo = self.edits.undo_stack.createUndoAction(self, "&Undo")
+        undo.setShortcut(QKeySequence.Undo)
+        redo = self.edits.undo_stack.createRedoAction(self, "&Redo")
+        redo.setShortcut(QKeySequence.Redo)
+        edit_menu.addAction(undo)
+        edit_menu.addAction(redo)
+        self._action(edit_menu, "Re&name Selected…", self.rename_selected_dialog, "F2")
+        self._action(edit_menu, "Rename by &Regex…", self.batch_rename_dialog, "Ctrl+Shift+R")
+        self._action(edit_menu, "&Drop Selected", self.drop_selected, QKeySequence.Delete)
+        self._action(edit_menu, "C&ast Selected…", self.cast_selected_dialog)
+        self._action(edit_menu, "Set Values from .&npy…", lambda: self.values_dialog("npy"))
+        self._action(edit_menu, "&Fill with a Constant…", lambda: self.values_dialog("constant"))
+        self._action(edit_menu, "Add a &Variable from .npy…", self.add_variable_dialog)
+        self._action(edit_menu, "&Save Remapped Checkpoint As…", self.edits._save_dialog, "Ctrl+Shift+S")
         view_menu = self.menuBar().addMenu("&View")
         view_menu.addAction(self.run_dock.toggleViewAction())
         view_menu.addAction(self.detail_dock.toggleViewAction())
         view_menu.addAction(self.trajectory_dock.toggleViewAction())
+        view_menu.addAction(self.edits_dock.toggleViewAction())
         tree = view_menu.addAction("Tree by Scope")
         tree.setCheckable(True)
         tree.setChecked(self.browser.tree_box.isChecked())
@@ -203,9 +228,10 @@ class MainWindow(QMainWindow):
             self._load_job.cancel()
 
     def cancel_all_work(self) -> None:
-        """The status bar's cancel button: stops the load or export in progress."""
+        """The status bar's cancel button: stops the load, export or save in progress."""
         self.cancel_loading()
         self.exports.cancel()
+        self.edits.cancel()
 
     def show_progress(self, progress) -> None:
         self.progress.setRange(0, progress.total or 0)
@@ -230,7 +256,8 @@ class MainWindow(QMainWindow):
             self.checkpoint_view.selectRow(row)
         self.browser.set_variables(loaded.variables)
         step = "" if loaded.checkpoint.step is None else f" · step {loaded.checkpoint.step:,}"
-        self.setWindowTitle(f"{loaded.checkpoint.name}{step} — {loaded.run.folder} — Checkpoint Inspector")
+        self.setWindowTitle(f"{loaded.checkpoint.name}{step} — {loaded.run.folder} — Checkpoint Inspector [*]")
+        self.edits.refresh()
         self._update_status()
         for warning in loaded.run.warnings:
             self.statusBar().showMessage(warning, 10000)
@@ -267,6 +294,94 @@ class MainWindow(QMainWindow):
             return
         self.trajectory_dock.show()
         self.trajectory.add_variable(info.name, info.display_name)
+
+    # ---- editing ----------------------------------------------------------------------------------------
+    def _selected_info(self):
+        info = self.detail.info
+        if info is None:
+            self.statusBar().showMessage("Select a variable first", 4000)
+        return info
+
+    def _push(self, kind: str, args: dict, array=None) -> None:
+        from core.remap_plan import Operation
+
+        self.edits.push(Operation(kind, args, array))
+        self.edits_dock.show()
+        self.edits_dock.raise_()
+
+    def rename_variable(self, old: str, new: str) -> None:
+        if new and new != old:
+            self._push("rename", {"source": old, "target": new})
+
+    def rename_selected_dialog(self) -> None:
+        from PySide6.QtWidgets import QInputDialog
+
+        info = self._selected_info()
+        if info is None:
+            return
+        new, ok = QInputDialog.getText(self, "Rename", f"New stored name for\n{info.name}:", text=info.name)
+        if ok:
+            self.rename_variable(info.name, new.strip())
+
+    def batch_rename_dialog(self) -> None:
+        if self.current is None:
+            return
+        dialog = BatchRenameDialog(self.edits.plan, self.current.variables, self)
+        if dialog.exec():
+            self.edits.push(dialog.operation())
+            self.edits_dock.show()
+            self.edits_dock.raise_()
+
+    def drop_selected(self) -> None:
+        info = self._selected_info()
+        if info is not None:
+            self._push("drop", {"names": [info.name]})
+
+    def cast_selected_dialog(self) -> None:
+        from PySide6.QtWidgets import QInputDialog
+
+        info = self._selected_info()
+        if info is None:
+            return
+        choices = ["float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8"]
+        dtype, ok = QInputDialog.getItem(self, "Cast", f"Cast {info.display_name} ({info.entry.dtype_name}) to:",
+                                         choices, 0, False)
+        if ok:
+            self._push("cast", {"name": info.name, "dtype": dtype})
+
+    def values_dialog(self, source: str) -> None:
+        from PySide6.QtWidgets import QInputDialog
+
+        info = self._selected_info()
+        if info is None:
+            return
+        if source == "npy":
+            path, _ = QFileDialog.getOpenFileName(self, f"Values for {info.display_name}", "", "NumPy (*.npy)")
+            if path:
+                self._push("set_values", {"name": info.name, "npy": path})
+        else:
+            value, ok = QInputDialog.getDouble(self, "Fill", f"Fill {info.display_name} with:", 0.0, -1e308, 1e308, 6)
+            if ok:
+                self._push("set_values", {"name": info.name, "constant": value})
+
+    def set_values_from_array(self, name: str, array) -> None:
+        """Cells edited in the value table: the whole edited tensor becomes the variable's new values."""
+        self._push("set_values", {"name": name, "edited": "in the value table"}, array)
+
+    def add_variable_dialog(self) -> None:
+        from PySide6.QtWidgets import QInputDialog
+
+        path, _ = QFileDialog.getOpenFileName(self, "Values of the new variable", "", "NumPy (*.npy)")
+        if not path:
+            return
+        name, ok = QInputDialog.getText(self, "Add a variable", "Stored name of the new variable:")
+        if ok and name.strip():
+            self._push("add_variable", {"name": name.strip(), "npy": path})
+
+    def _edited_changed(self, edited: bool) -> None:
+        self.setWindowModified(edited)
+        title = self.windowTitle().replace(" [*]", "")
+        self.setWindowTitle(title + " [*]")
 
     # ---- watching the run ----------------------------------------------------------------------------
     def _watch(self, loaded: LoadedCheckpoint) -> None:

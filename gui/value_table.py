@@ -1,7 +1,7 @@
 """The value table: any 2-D slice of a tensor as a read-only table model, plus copy to clipboard."""
 from __future__ import annotations
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt, Signal
 from PySide6.QtGui import QFontDatabase, QKeySequence
 from PySide6.QtWidgets import QApplication, QTableView
 
@@ -9,6 +9,11 @@ from .tensor_slicing import format_value
 
 
 class ValueTableModel(QAbstractTableModel):
+    """A 2-D view of the tensor; numeric cells can be edited, which writes into the view (a view of the
+    detail panel's private copy of the tensor) and announces it with `edited`."""
+
+    edited = Signal()
+
     def __init__(self, parent=None):
         super().__init__(parent)
         self.view2d = None
@@ -35,6 +40,28 @@ class ValueTableModel(QAbstractTableModel):
         if role == Qt.DisplayRole:
             return str(section)
         return None
+
+    def flags(self, index):
+        flags = super().flags(index)
+        if self.view2d is not None and self.view2d.dtype != object and self.view2d.flags.writeable:
+            flags |= Qt.ItemIsEditable
+        return flags
+
+    def setData(self, index, value, role=Qt.EditRole):
+        if role != Qt.EditRole or not index.isValid():
+            return False
+        import numpy as np
+
+        try:
+            text = str(value).strip().lower()
+            parsed = {"true": 1, "false": 0}.get(text, None)
+            number = complex(text.replace(" ", "")) if self.view2d.dtype.kind == "c" else float(text if parsed is None else parsed)
+            self.view2d[index.row(), index.column()] = np.asarray(number).astype(self.view2d.dtype)
+        except (ValueError, TypeError, OverflowError):
+            return False
+        self.dataChanged.emit(index, index)
+        self.edited.emit()
+        return True
 
 
 class ValueTableView(QTableView):

@@ -14,6 +14,7 @@ from .variable_model import NAME, VARIABLE_ROLE, FlatVariableModel, TreeVariable
 
 class VariableBrowser(QWidget):
     selected = Signal(object)          # VariableInfo or None
+    rename_requested = Signal(str, str)  # stored name, new name (an in-place edit of the key column)
     counts_changed = Signal(int, int)  # visible, total
 
     def __init__(self, parent=None):
@@ -49,7 +50,9 @@ class VariableBrowser(QWidget):
             view.setSelectionBehavior(QAbstractItemView.SelectRows)
             view.setSelectionMode(QAbstractItemView.SingleSelection)
             view.setAlternatingRowColors(True)
-            view.setEditTriggers(QAbstractItemView.NoEditTriggers)
+            view.setEditTriggers(QAbstractItemView.DoubleClicked)  # only the stored-key column is editable
+        self.flat_model.rename_requested.connect(self.rename_requested)
+        self.tree_model.rename_requested.connect(self.rename_requested)
         self.flat_view.selectionModel().currentRowChanged.connect(self._current_changed)
         self.tree_view.selectionModel().currentRowChanged.connect(self._current_changed)
         self.stack = QStackedWidget()

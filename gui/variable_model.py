@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import weakref
 
-from PySide6.QtCore import QAbstractItemModel, QAbstractTableModel, QModelIndex, Qt
+from PySide6.QtCore import QAbstractItemModel, QAbstractTableModel, QModelIndex, Qt, Signal
 
 from core.formatting import format_bytes, format_count, format_shape
 from core.variable_filter import matching_indexes, search_text
@@ -95,7 +95,26 @@ class VisibleSet:
         return [s for s in self.slots_of.get(name, []) if s in chosen]
 
 
-class FlatVariableModel(QAbstractTableModel):
+class _KeyEditing:
+    """The stored-key column is editable in place: an edit asks for a rename (the plan does it, the
+    model itself does not change, so undo stays in one place)."""
+
+    def flags(self, index):
+        flags = super().flags(index)
+        if index.isValid() and index.column() == KEY and index.data(VARIABLE_ROLE) is not None:
+            flags |= Qt.ItemIsEditable
+        return flags
+
+    def setData(self, index, value, role=Qt.EditRole):
+        info = index.data(VARIABLE_ROLE)
+        if role == Qt.EditRole and index.column() == KEY and info is not None and str(value) != info.name:
+            self.rename_requested.emit(info.name, str(value).strip())
+        return False
+
+
+class FlatVariableModel(_KeyEditing, QAbstractTableModel):
+    rename_requested = Signal(str, str)  # stored name, new name
+
     def __init__(self, parent=None):
         super().__init__(parent)
         self.rows: list[VariableInfo] = []
@@ -202,7 +221,8 @@ class _Node:
         return self._parent() if self._parent is not None else None
 
 
-class TreeVariableModel(QAbstractItemModel):
+class TreeVariableModel(_KeyEditing, QAbstractItemModel):
+    rename_requested = Signal(str, str)
     """Scopes from the '/'-separated friendly names; a variable's optimizer slots are its children."""
 
     def __init__(self, parent=None):

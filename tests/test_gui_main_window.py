@@ -258,13 +258,13 @@ def test_window_layout_and_column_widths_are_remembered(qtbot, tmp_path, gc_in_g
     first = MainWindow(AppSettings(QSettings(settings_path, QSettings.IniFormat)))
     qtbot.addWidget(first)
     first.show()
-    first.resize(721, 643)  # inside the offscreen screen, which clamps bigger windows
+    first.resize(791, 713)  # inside the offscreen screen, which clamps bigger windows
     first.browser.tree_view.setColumnWidth(0, 412)
     first.run_dock.hide()
     first.close()  # saves the layout
     second = MainWindow(AppSettings(QSettings(settings_path, QSettings.IniFormat)))
     qtbot.addWidget(second)
     second.show()
-    assert (second.width(), second.height()) == (721, 643)
+    assert (second.width(), second.height()) == (791, 713)
     assert second.browser.tree_view.columnWidth(0) == 412
     assert not second.run_dock.isVisible()

@@ -1,0 +1,78 @@
+"""The batch rename dialog: a regex and its replacement (capture groups as \\1), with a live preview of
+every name it changes and the problems it would cause, before anything is added to the plan."""
+from __future__ import annotations
+
+import re
+
+from PySide6.QtWidgets import (QCheckBox, QDialog, QDialogButtonBox, QFormLayout, QLabel, QLineEdit,
+                               QTableWidget, QTableWidgetItem, QVBoxLayout)
+
+from core.remap_plan import Operation, RemapPlan, preview
+
+
+class BatchRenameDialog(QDialog):
+    def __init__(self, plan: RemapPlan, variables, parent=None):
+        super().__init__(parent)
+        self.setWindowTitle("Rename by regular expression")
+        self.plan = plan
+        self.variables = variables
+        self.pattern = QLineEdit(placeholderText=r"e.g. ^encoder/(.*)$")
+        self.replacement = QLineEdit(placeholderText=r"e.g. model/enc/\1")
+        self.drop_instead = QCheckBox("drop the matching variables instead")
+        self.table = QTableWidget(0, 2)
+        self.table.setHorizontalHeaderLabels(["now", "after"])
+        self.table.horizontalHeader().setStretchLastSection(True)
+        self.problems = QLabel("")
+        self.problems.setWordWrap(True)
+        self.problems.setStyleSheet("color: #c0392b")
+        self.buttons = QDialogButtonBox(QDialogButtonBox.Ok | QDialogButtonBox.Cancel)
+        self.buttons.accepted.connect(self.accept)
+        self.buttons.rejected.connect(self.reject)
+        form = QFormLayout()
+        form.addRow("regex", self.pattern)
+        form.addRow("replace with", self.replacement)
+        layout = QVBoxLayout(self)
+        layout.addLayout(form)
+        layout.addWidget(self.drop_instead)
+        layout.addWidget(self.table, 1)
+        layout.addWidget(self.problems)
+        layout.addWidget(self.buttons)
+        self.resize(760, 480)
+        for widget in (self.pattern, self.replacement):
+            widget.textChanged.connect(self.refresh)
+        self.drop_instead.toggled.connect(self.refresh)
+        self.refresh()
+
+    def operation(self) -> Operation:
+        if self.drop_instead.isChecked():
+            return Operation("drop_regex", {"pattern": self.pattern.text()})
+        return Operation("regex_rename", {"pattern": self.pattern.text(), "replacement": self.replacement.text()})
+
+    def refresh(self) -> None:
+        self.replacement.setEnabled(not self.drop_instead.isChecked())
+        ok = self.buttons.button(QDialogButtonBox.Ok)
+        if not self.pattern.text():
+            self.table.setRowCount(0)
+            self.problems.setText("")
+            ok.setEnabled(False)
+            return
+        try:
+            re.compile(self.pattern.text())
+        except re.error as exc:
+            self.table.setRowCount(0)
+            self.problems.setText(f"invalid regular expression: {exc}")
+            ok.setEnabled(False)
+            return
+        trial = RemapPlan(self.plan.operations + [self.operation()], self.plan.slots_follow, self.plan.name_based)
+        before = {p.source: p.target for p in preview(self.plan, self.variables).planned if p.source}
+        result = preview(trial, self.variables)
+        after = {p.source: p.target for p in result.planned if p.source}
+        changed = [(before[s], after.get(s, "(dropped)")) for s in before if after.get(s) != before[s]]
+        self.table.setRowCount(len(changed))
+        for row, (now, new) in enumerate(changed):
+            self.table.setItem(row, 0, QTableWidgetItem(now))
+            self.table.setItem(row, 1, QTableWidgetItem(new))
+        own = [p for p in result.problems if p not in preview(self.plan, self.variables).problems]
+        self.problems.setText("\n".join(own) or f"{len(changed)} variable(s) change")
+        self.problems.setStyleSheet("color: #c0392b" if own else "")
+        ok.setEnabled(not own and bool(changed))

@@ -1,0 +1,267 @@
+"""The Edits dock: the remap plan being built (every operation undoable), its live preview with the
+problems it would cause, and Save As (one checkpoint or every checkpoint of the run, to a new place,
+with progress and cancel) followed by "Verify with TensorFlow"."""
+from __future__ import annotations
+
+import os
+
+from PySide6.QtCore import Signal
+from PySide6.QtGui import QUndoCommand, QUndoStack
+from PySide6.QtWidgets import (QCheckBox, QFileDialog, QHBoxLayout, QLabel, QListWidget, QPushButton,
+                               QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
+
+from core.remap import save_remapped, save_remapped_run
+from core.remap_plan import Operation, RemapError, RemapPlan, preview
+from core.verify import verify_saved
+
+from . import errors
+
+
+class _AddOperation(QUndoCommand):
+    def __init__(self, panel: "RemapPanel", operation: Operation):
+        super().__init__(operation.describe())
+        self.panel = panel
+        self.operation = operation
+
+    def redo(self) -> None:
+        self.panel.plan.operations.append(self.operation)
+        self.panel.refresh()
+
+    def undo(self) -> None:
+        self.panel.plan.operations.remove(self.operation)
+        self.panel.refresh()
+
+
+class RemapPanel(QWidget):
+    changed = Signal(bool)        # the plan is (not) empty: the window marks itself edited
+    saved = Signal(object)        # list of core.remap.SaveReport
+    verified = Signal(object)     # core.verify.VerifyResult
+    failed = Signal(str)
+
+    def __init__(self, window):
+        super().__init__()
+        self.window = window
+        self.plan = RemapPlan()
+        self.undo_stack = QUndoStack(self)
+        self.last_save: tuple[str, str, object] | None = None  # (source prefix, destination, preview)
+        self.job = None
+
+        self.operations = QListWidget()
+        self.undo_button = QPushButton("Undo")
+        self.redo_button = QPushButton("Redo")
+        self.undo_button.clicked.connect(self.undo_stack.undo)
+        self.redo_button.clicked.connect(self.undo_stack.redo)
+        self.undo_stack.canUndoChanged.connect(self.undo_button.setEnabled)
+        self.undo_stack.canRedoChanged.connect(self.redo_button.setEnabled)
+        self.slots_follow = QCheckBox("optimizer slots follow their variable")
+        self.slots_follow.setChecked(True)
+        self.name_based = QCheckBox("name-based checkpoint (drop the TF2 object graph)")
+        self.all_steps = QCheckBox("apply to every checkpoint of the run")
+        self.preview_table = QTableWidget(0, 5)
+        self.preview_table.setHorizontalHeaderLabels(["source", "result", "dtype", "shape", "action"])
+        self.preview_table.horizontalHeader().setStretchLastSection(True)
+        self.problems = QLabel("")
+        self.problems.setWordWrap(True)
+        self.save_button = QPushButton("Save As…")
+        self.verify_button = QPushButton("Verify with TensorFlow")
+        self.verify_button.setEnabled(False)
+        self.load_plan_button = QPushButton("Load plan…")
+        self.save_plan_button = QPushButton("Save plan…")
+        self.result = QLabel("")
+        self.result.setWordWrap(True)
+        self.meta_note = QLabel("A TF1 .meta graph is not copied (its names would no longer match).")
+        self.meta_note.setStyleSheet("color: palette(mid)")
+        self.meta_note.setWordWrap(True)
+
+        buttons = QHBoxLayout()  # two short rows, so the dock does not force a wide window
+        for button in (self.undo_button, self.redo_button, self.load_plan_button, self.save_plan_button):
+            buttons.addWidget(button)
+        buttons.addStretch(1)
+        save_buttons = QHBoxLayout()
+        save_buttons.addWidget(self.save_button)
+        save_buttons.addWidget(self.verify_button)
+        save_buttons.addStretch(1)
+        layout = QVBoxLayout(self)
+        layout.addLayout(buttons)
+        layout.addLayout(save_buttons)
+        layout.addWidget(QLabel("Operations, in order:"))
+        layout.addWidget(self.operations, 1)
+        layout.addWidget(self.slots_follow)
+        layout.addWidget(self.name_based)
+        layout.addWidget(self.all_steps)
+        layout.addWidget(QLabel("Preview (changed variables):"))
+        layout.addWidget(self.preview_table, 2)
+        layout.addWidget(self.problems)
+        layout.addWidget(self.meta_note)
+        layout.addWidget(self.result)
+        self.undo_button.setEnabled(False)
+        self.redo_button.setEnabled(False)
+        self.slots_follow.toggled.connect(self._options_changed)
+        self.name_based.toggled.connect(self._options_changed)
+        self.save_button.clicked.connect(self._save_dialog)
+        self.verify_button.clicked.connect(self.verify)
+        self.load_plan_button.clicked.connect(self._load_plan_dialog)
+        self.save_plan_button.clicked.connect(self._save_plan_dialog)
+
+    # ---- the plan --------------------------------------------------------------------------------------
+    def push(self, operation: Operation) -> None:
+        self.undo_stack.push(_AddOperation(self, operation))
+
+    def clear(self) -> None:
+        self.undo_stack.clear()
+        self.plan.operations.clear()
+        self.refresh()
+
+    def _options_changed(self, *_) -> None:
+        self.plan.slots_follow = self.slots_follow.isChecked()
+        self.plan.name_based = self.name_based.isChecked()
+        self.refresh()
+
+    def current_preview(self):
+        current = self.window.current
+        return preview(self.plan, current.variables) if current is not None else None
+
+    def refresh(self) -> None:
+        self.operations.clear()
+        self.operations.addItems([op.describe() for op in self.plan.operations])
+        result = self.current_preview()
+        changed_rows = []
+        if result is not None:
+            changed_rows = [(p.source or "(new)", p.target, p.dtype, str(list(p.shape)), p.action)
+                            for p in result.planned if p.action != "copy"]
+            changed_rows += [(name, "(dropped)", "", "", "drop") for name in result.dropped]
+        self.preview_table.setRowCount(len(changed_rows))
+        for row, cells in enumerate(changed_rows):
+            for column, text in enumerate(cells):
+                self.preview_table.setItem(row, column, QTableWidgetItem(text))
+        problems = result.problems if result is not None else []
+        self.problems.setText("\n".join(f"⚠ {p}" for p in problems))
+        self.problems.setStyleSheet("color: #c0392b" if problems else "")
+        self.save_button.setEnabled(bool(self.plan.operations) and not problems and self.job is None)
+        self.changed.emit(bool(self.plan.operations))
+
+    # ---- saving and verifying ----------------------------------------------------------------------------
+    def save_to(self, destination: str, overwrite: bool = False) -> None:
+        """Save the remapped checkpoint (or the whole run into the folder `destination`)."""
+        current = self.window.current
+        if current is None or self.job is not None:
+            return
+        plan = RemapPlan(list(self.plan.operations), self.plan.slots_follow, self.plan.name_based)
+        result = preview(plan, current.variables)
+        if self.all_steps.isChecked():
+            checkpoints = list(current.run.checkpoints)
+
+            def make_job():
+                return save_remapped_run(checkpoints, plan, destination, overwrite)
+            verify_source = (current.run.latest.prefix,
+                             os.path.join(destination, os.path.basename(current.run.latest.prefix)))
+        else:
+            reader = current.reader
+
+            def make_job():
+                return save_remapped(reader, plan, destination, overwrite)
+            verify_source = (reader.prefix, os.path.abspath(destination))
+        self.window.show_busy(True, f"Saving to {destination}…")
+        self.save_button.setEnabled(False)
+        self.job = self.window.runner.start(
+            f"save {destination}", make_job, on_progress=self.window.show_progress,
+            on_finished=lambda reports: self._saved(reports, verify_source, result),
+            on_failed=self._failed, on_cancelled=self._cancelled)
+
+    def _saved(self, reports, verify_source, result) -> None:
+        self.job = None
+        self.window.show_busy(False)
+        reports = reports if isinstance(reports, list) else [reports]
+        self.last_save = (verify_source[0], verify_source[1], result)
+        lines = [f"Saved {sum(r.written for r in reports)} variables to {reports[-1].prefix}"
+                 + (f" (and {len(reports) - 1} more checkpoints)" if len(reports) > 1 else "") + "."]
+        for report in reports[:1]:
+            lines += report.cast_warnings + report.notes
+        self.result.setText("\n".join(lines))
+        self.verify_button.setEnabled(True)
+        self.refresh()
+        self.saved.emit(reports)
+
+    def _failed(self, exc) -> None:
+        self.job = None
+        self.window.show_busy(False)
+        message = errors.describe(exc)
+        self.result.setText(f"Not saved: {message}")
+        self.refresh()
+        self.failed.emit(message)
+        errors.show_error(self.window, "Cannot save", message, getattr(exc, "formatted_traceback", ""))
+
+    def _cancelled(self) -> None:
+        self.job = None
+        self.window.show_busy(False)
+        self.result.setText("Saving cancelled: nothing was written.")
+        self.refresh()
+
+    def cancel(self) -> None:
+        if self.job is not None:
+            self.job.cancel()
+
+    def verify(self) -> None:
+        if self.last_save is None or self.job is not None:
+            return
+        source, destination, result = self.last_save
+        self.window.show_busy(True, "Verifying with TensorFlow…")
+        self.verify_button.setEnabled(False)
+        self.job = self.window.runner.start(
+            "verify", lambda: verify_saved(source, destination, result), on_progress=self.window.show_progress,
+            on_finished=self._verified, on_failed=self._failed, on_cancelled=self._cancelled)
+
+    def _verified(self, verdict) -> None:
+        self.job = None
+        self.window.show_busy(False)
+        self.verify_button.setEnabled(True)
+        self.result.setText(("✔ " if verdict.ok else "✘ ") + verdict.summary())
+        self.result.setStyleSheet("" if verdict.ok else "color: #c0392b")
+        self.verified.emit(verdict)
+
+    # ---- dialogs -------------------------------------------------------------------------------------------
+    def _save_dialog(self) -> None:
+        current = self.window.current
+        if current is None:
+            return
+        if self.all_steps.isChecked():
+            folder = QFileDialog.getExistingDirectory(self, "Save every checkpoint of the run into a new folder")
+            if folder:
+                self.save_to(folder, overwrite=bool(os.listdir(folder)) and self._confirm_overwrite(folder))
+            return
+        suggestion = current.checkpoint.prefix + "-remapped"
+        path, _ = QFileDialog.getSaveFileName(self, "Save the remapped checkpoint as (a new prefix)", suggestion)
+        if not path:
+            return
+        overwrite = os.path.exists(path + ".index") and self._confirm_overwrite(path)
+        if os.path.exists(path + ".index") and not overwrite:
+            return
+        self.save_to(path, overwrite)
+
+    def _confirm_overwrite(self, path: str) -> bool:
+        from .export_actions import ask_yes_no
+
+        return ask_yes_no(self, "Replace?", f"{path} holds a checkpoint already. Replace it?")
+
+    def _load_plan_dialog(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Load a remap plan", "", "Remap plan (*.json)")
+        if path:
+            self.load_plan(path)
+
+    def load_plan(self, path: str) -> None:
+        try:
+            with open(path, encoding="utf-8") as f:
+                loaded = RemapPlan.from_json(f.read(), path)
+        except (OSError, RemapError) as exc:
+            errors.show_error(self.window, "Cannot load the plan", errors.describe(exc))
+            return
+        self.slots_follow.setChecked(loaded.slots_follow)
+        self.name_based.setChecked(loaded.name_based)
+        for operation in loaded.operations:
+            self.push(operation)
+
+    def _save_plan_dialog(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Save the remap plan", "remap-plan.json", "Remap plan (*.json)")
+        if path:
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(self.plan.to_json())

@@ -1,0 +1,123 @@
+"""Editing in the window, offscreen: in-place rename of the stored key, the batch rename dialog's live
+preview, drop, cast, typed-in values, undo/redo, Save As (one checkpoint or the whole run) and
+Verify with TensorFlow, all checked against TensorFlow's reading of the result."""
+import numpy as np
+import pytest
+from PySide6.QtCore import QSettings, Qt
+
+from core.remap_plan import Operation
+from gui import errors
+from gui.batch_rename_dialog import BatchRenameDialog
+from gui.main_window import MainWindow
+from gui.settings import AppSettings
+from gui.variable_model import KEY
+
+
+def _tf():
+    import tensorflow as tf
+
+    return tf
+
+
+@pytest.fixture
+def window(qtbot, tmp_path, monkeypatch, gc_in_gui_thread, tf_ckpts):
+    shown = []
+    monkeypatch.setattr(errors, "show_error", lambda parent, title, message, details="": shown.append(message))
+    win = MainWindow(AppSettings(QSettings(str(tmp_path / "settings.ini"), QSettings.IniFormat)))
+    win.shown_errors = shown
+    qtbot.addWidget(win)
+    win.show()
+    with qtbot.waitSignal(win.loaded, timeout=20000):
+        win.open_path(str(tf_ckpts.tf1_run))
+    yield win
+    win.watch_timer.stop()
+    win.runner.cancel_all()
+    assert win.runner.wait(20000)
+    win.close()
+
+
+def select(qtbot, window, name):
+    with qtbot.waitSignal(window.detail.shown, timeout=20000):
+        assert window.browser.select_name(name)
+
+
+def test_in_place_rename_undo_redo_and_marker(qtbot, window):
+    window.browser.tree_box.setChecked(False)
+    model = window.browser.flat_model
+    row = next(r for r in range(model.rowCount()) if model.rows[r].name == "dense/kernel")
+    index = model.index(row, KEY)
+    assert model.flags(index) & Qt.ItemIsEditable
+    model.setData(index, "layer/kernel")
+    assert [op.kind for op in window.edits.plan.operations] == ["rename"]
+    assert window.isWindowModified()
+    table = window.edits.preview_table
+    assert (table.item(0, 0).text(), table.item(0, 1).text(), table.item(0, 4).text()) == \
+        ("dense/kernel", "layer/kernel", "rename")
+    window.edits.undo_stack.undo()
+    assert window.edits.plan.operations == [] and not window.isWindowModified()
+    window.edits.undo_stack.redo()
+    assert len(window.edits.plan.operations) == 1
+
+
+def test_batch_rename_dialog_previews_and_blocks_conflicts(qtbot, window):
+    dialog = BatchRenameDialog(window.edits.plan, window.current.variables, window)
+    qtbot.addWidget(dialog)
+    dialog.pattern.setText("^dense/(.*)$")
+    dialog.replacement.setText(r"net/\1")
+    pairs = {(dialog.table.item(r, 0).text(), dialog.table.item(r, 1).text()) for r in range(dialog.table.rowCount())}
+    assert pairs == {("dense/kernel", "net/kernel"), ("dense/bias", "net/bias")}
+    assert dialog.buttons.button(dialog.buttons.StandardButton.Ok).isEnabled()
+    dialog.replacement.setText("same")
+    assert "would both be named 'same'" in dialog.problems.text()
+    assert not dialog.buttons.button(dialog.buttons.StandardButton.Ok).isEnabled()
+    dialog.pattern.setText("([")
+    assert "invalid regular expression" in dialog.problems.text()
+
+
+def test_edit_save_and_verify_with_tensorflow(qtbot, window, tmp_path, tf_ckpts):
+    tf = _tf()
+    source = tf.train.load_checkpoint(str(tf_ckpts.tf1_run / "model.ckpt-60"))
+    select(qtbot, window, "dense/bias")
+    assert window.detail.table_model.setData(window.detail.table_model.index(1, 0), "42.5")  # a typed-in cell
+    window.edits.push(Operation("regex_rename", {"pattern": "^dense/", "replacement": "layer/"}))
+    window.edits.push(Operation("cast", {"name": "layer/kernel", "dtype": "float64"}))
+    window.browser.hidden_box.setChecked(True)  # global_step is bookkeeping, hidden by default
+    select(qtbot, window, "global_step")
+    window.drop_selected()
+    assert [op.kind for op in window.edits.plan.operations] == ["set_values", "regex_rename", "cast", "drop"]
+    assert window.edits.save_button.isEnabled() and not window.edits.problems.text()
+    destination = tmp_path / "edited" / "model.ckpt-60"
+    destination.parent.mkdir()
+    with qtbot.waitSignal(window.edits.saved, timeout=30000):
+        window.edits.save_to(str(destination))
+    saved = tf.train.load_checkpoint(str(destination))
+    assert sorted(n for n, _ in tf.train.list_variables(str(destination))) == ["layer/bias", "layer/kernel"]
+    expected_bias = source.get_tensor("dense/bias").copy()
+    expected_bias[1] = 42.5
+    assert saved.get_tensor("layer/bias").tolist() == expected_bias.tolist()
+    assert saved.get_tensor("layer/kernel").dtype == np.float64
+    assert "not copied" in window.edits.result.text()  # the .meta note
+    with qtbot.waitSignal(window.edits.verified, timeout=120000) as verdict:
+        window.edits.verify()
+    assert verdict.args[0].ok, verdict.args[0].mismatches
+    assert window.edits.result.text().startswith("✔")
+
+
+def test_save_the_whole_run_and_refuse_an_existing_destination(qtbot, window, tmp_path, tf_ckpts):
+    tf = _tf()
+    window.edits.push(Operation("regex_rename", {"pattern": "^dense/", "replacement": "layer/"}))
+    window.edits.all_steps.setChecked(True)
+    with qtbot.waitSignal(window.edits.saved, timeout=60000) as saved:
+        window.edits.save_to(str(tmp_path / "run"))
+    assert len(saved.args[0]) == 5
+    assert tf.train.latest_checkpoint(str(tmp_path / "run")).endswith("model.ckpt-60")
+    window.edits.all_steps.setChecked(False)
+    with qtbot.waitSignal(window.edits.failed, timeout=30000) as failure:
+        window.edits.save_to(str(tmp_path / "run" / "model.ckpt-60"))
+    assert "exists there already" in failure.args[0]
+
+
+def test_problems_disable_saving(qtbot, window):
+    window.edits.push(Operation("rename", {"source": "dense/kernel", "target": "dense/bias"}))
+    assert "would both be named" in window.edits.problems.text()
+    assert not window.edits.save_button.isEnabled()

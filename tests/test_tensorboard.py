@@ -1,0 +1,355 @@
+"""TensorBoard from the app (core.tensorboard, core.tensorboard_history, `main.py tensorboard`), checked
+against the real TensorBoard: it is started through our launcher, asked over its HTTP data API what it
+serves, and its processes are looked up in /proc to prove none is left behind."""
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from core import tensorboard
+from core.errors import CheckpointError
+from core.jobs import Cancelled, run_to_end
+from core.run_discovery import discover
+from core.tensorboard import TensorBoardError
+from core.tensorboard_history import HISTORY_FOLDER_NAME, HISTORY_METRICS, scalar_tag, write_checkpoint_history
+from core.trajectory import compute_trajectory
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE_RUN = ROOT / "resources" / "sample_run"
+needs_proc = pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="looks processes up in /proc")
+
+
+# ---- helpers ------------------------------------------------------------------------------------------
+
+def _proc_stat(pid: int) -> list[str] | None:
+    """Fields of /proc/PID/stat after the command name: [state, ppid, pgid, ...]; None if no such process."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+
+
+def _live_members(group: int) -> list[int]:
+    """Processes of a process group that still run (a zombie is dead, only not collected yet)."""
+    members = []
+    for entry in os.listdir("/proc"):
+        fields = _proc_stat(int(entry)) if entry.isdigit() else None
+        if fields and int(fields[2]) == group and fields[0] != "Z":
+            members.append(int(entry))
+    return members
+
+
+def _children(pid: int) -> list[int]:
+    return [int(e) for e in os.listdir("/proc") if e.isdigit() and (_proc_stat(int(e)) or ["", ""])[1] == str(pid)]
+
+
+def _wait_until(condition, timeout: float, what: str):
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not within {timeout} s: {what}")
+        time.sleep(0.2)
+
+
+_HTTP = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # 127.0.0.1 never via a proxy
+
+
+def _get(board, path: str, **query):
+    url = board.url + path + ("?" + urllib.parse.urlencode(query) if query else "")
+    with _HTTP.open(url, timeout=10) as response:
+        return json.load(response)
+
+
+def _copy_run(source, destination: Path) -> Path:
+    shutil.copytree(source, destination)
+    return destination
+
+
+def _snapshot(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() if p.is_file() else b"<dir>" for p in sorted(folder.rglob("*"))}
+
+
+# ---- one TensorBoard on a TF-written run plus our history, shared by the tests that only look --------
+
+@pytest.fixture(scope="module")
+def history_run(tf_ckpts, tmp_path_factory):
+    """A copy of TensorFlow's TF1 run with our checkpoint history written into it."""
+    folder = _copy_run(tf_ckpts.tf1_run, tmp_path_factory.mktemp("tensorboard") / "tf1_run")
+    result = run_to_end(write_checkpoint_history(discover(folder)))
+    yield folder, result
+    board = tensorboard.running(folder)
+    if board is not None:
+        board.stop()
+
+
+@pytest.fixture
+def board(history_run):
+    """TensorBoard on the run: the one already running (started by an earlier test), else a new one."""
+    return tensorboard.launch(history_run[0])
+
+
+def test_tensorboard_serves_the_history_with_trajectory_values(history_run, board):
+    folder, result = history_run
+    assert board.state == tensorboard.RUNNING and board.url.startswith("http://127.0.0.1:")
+    # TensorBoard answers before its data server has read the folder: wait for the run to appear.
+    _wait_until(lambda: HISTORY_FOLDER_NAME in _get(board, "data/runs"), 30, "the history run is listed")
+
+    variable_tags = set(result.tags.values())
+    assert variable_tags == {"dense/kernel", "dense/bias"}  # the model variables, no Adam slots
+    scalar_tags = set(_get(board, "data/plugin/scalars/tags")[HISTORY_FOLDER_NAME])
+    assert scalar_tags == {scalar_tag(m, t) for m in HISTORY_METRICS for t in variable_tags}
+    assert set(_get(board, "data/plugin/histograms/tags")[HISTORY_FOLDER_NAME]) == variable_tags
+
+    checkpoints = discover(folder).checkpoints
+    assert result.steps == [c.step for c in checkpoints] == [20, 30, 40, 50, 60]
+    for name, tag in result.tags.items():
+        expected = run_to_end(compute_trajectory(checkpoints, name, "l2")).points
+        served = _get(board, "data/plugin/scalars/scalars", run=HISTORY_FOLDER_NAME, tag=scalar_tag("l2", tag))
+        assert [step for _, step, _ in served] == [p.step for p in expected]
+        assert [value for _, _, value in served] == pytest.approx([p.value for p in expected], rel=1e-6)
+
+        histograms = _get(board, "data/plugin/histograms/histograms", run=HISTORY_FOLDER_NAME, tag=tag)
+        size = checkpoints[-1].open_reader().entry(name).num_elements
+        assert [step for _, step, _ in histograms] == result.steps
+        assert all(sum(count for _, _, count in buckets) == size for _, _, buckets in histograms)
+
+
+def test_a_second_launch_on_the_folder_reuses_the_running_instance(history_run, board):
+    folder = history_run[0]
+    assert tensorboard.launch(folder) is board
+    assert tensorboard.launch(str(folder) + os.sep, port=board.port + 1) is board  # one per folder
+    assert tensorboard.running(folder) is board
+    status = board.status()
+    assert (status.state, status.url, status.returncode) == (tensorboard.RUNNING, board.url, None)
+    assert any("TensorBoard" in line for line in status.last_lines)
+
+
+@needs_proc
+def test_stop_ends_tensorboard_and_its_data_server(history_run, board):
+    group = board.pid
+    assert board.pid in _live_members(group)
+    board.stop()
+    assert board.state == tensorboard.EXITED and board.returncode is not None
+    assert tensorboard.running(history_run[0]) is None
+    _wait_until(lambda: not _live_members(group), 5, f"no process left in group {group}")
+    board.stop()  # twice is harmless
+
+
+# ---- the parent-death signal ----------------------------------------------------------------------------
+
+_CHILD = textwrap.dedent("""
+    import sys, threading, time
+    sys.path.insert(0, {root!r})
+    from core import tensorboard
+
+    boards = []
+    starter = threading.Thread(target=lambda: boards.append(tensorboard.launch(sys.argv[1])))
+    starter.start()
+    starter.join()
+    time.sleep(0.5)  # Linux would have signalled it by now, were the signal tied to the ended thread
+    print(boards[0].pid, boards[0].state, flush=True)
+    time.sleep(120)
+""")
+
+
+@needs_proc
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux only")
+def test_tensorboard_dies_with_the_process_that_launched_it(tmp_path):
+    child = subprocess.Popen([sys.executable, "-c", _CHILD.format(root=str(ROOT)), str(tmp_path)],
+                             stdout=subprocess.PIPE, text=True)
+    pid = None
+    try:
+        line = child.stdout.readline().split()
+        assert len(line) == 2, "the child did not launch TensorBoard"
+        pid, state = int(line[0]), line[1]
+        assert state == tensorboard.RUNNING  # it outlived the thread that started it
+        assert pid in _live_members(pid)
+        child.kill()  # SIGKILL: no atexit, no cleanup of any kind in the child
+        child.wait()
+        _wait_until(lambda: not _live_members(pid), 5, "TensorBoard and its data server went away")
+    finally:
+        child.kill()
+        if pid is not None and _live_members(pid):
+            os.killpg(pid, signal.SIGKILL)
+
+
+# ---- starting fails ----------------------------------------------------------------------------------
+
+def test_an_exit_at_start_is_reported_with_its_last_lines(tmp_path):
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        with pytest.raises(TensorBoardError) as caught:
+            tensorboard.launch(tmp_path, port=port)
+    message = str(caught.value)
+    assert message.startswith(f"{tmp_path}: TensorBoard exited at start with status")
+    assert f"could not bind to port {port}" in message and "\n" not in message  # one line for the CLI
+    assert any("already in use" in line for line in caught.value.last_lines)
+    assert tensorboard.running(tmp_path) is None
+
+
+def test_not_installed_when_the_environment_has_no_tensorboard(tmp_path):
+    with pytest.raises(TensorBoardError, match="TensorBoard is not installed") as caught:
+        tensorboard.find_tensorboard(python=str(tmp_path / "python"))
+    assert caught.value.path == str(tmp_path)
+    assert isinstance(caught.value, CheckpointError)  # so the CLI and the GUI report it like the others
+
+
+def test_not_installed_in_a_real_environment_without_it(tmp_path):
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp_path / "bare")], check=True)
+    python = next(p for p in (tmp_path / "bare" / "bin" / "python", tmp_path / "bare" / "Scripts" / "python.exe")
+                  if p.exists())
+    with pytest.raises(TensorBoardError, match="not installed"):
+        tensorboard.find_tensorboard(python=str(python))
+
+
+def test_the_apps_own_environment_has_tensorboard():
+    command = tensorboard.find_tensorboard()
+    assert command == [str(Path(sys.executable).parent / "tensorboard")]
+
+
+def test_a_missing_folder_is_refused_before_starting(tmp_path):
+    with pytest.raises(TensorBoardError, match="is not a folder"):
+        tensorboard.launch(tmp_path / "nowhere")
+
+
+# ---- event files -------------------------------------------------------------------------------------
+
+def test_event_files_are_found_at_any_depth(tmp_path, tf_ckpts):
+    assert not tensorboard.has_event_files(tmp_path)
+    assert not tensorboard.has_event_files(tf_ckpts.tf1_run)  # a Saver writes checkpoints, no events
+    assert tensorboard.has_event_files(SAMPLE_RUN)              # logs/train
+    deep = tmp_path / "a" / "b"
+    deep.mkdir(parents=True)
+    (deep / "events.out.tfevents.1700000000.host").write_bytes(b"")
+    assert tensorboard.has_event_files(tmp_path)
+
+
+def test_open_in_browser_never_fails_without_a_browser(monkeypatch):
+    import webbrowser
+
+    def no_browser(*args, **kwargs):
+        raise webbrowser.Error("could not locate runnable browser")
+
+    monkeypatch.setattr(webbrowser, "open", no_browser)
+    monkeypatch.setenv("DISPLAY", ":0")
+    assert tensorboard.open_in_browser("http://127.0.0.1:1/") is False
+    if sys.platform.startswith("linux"):  # no display: not even asked (it could start a text browser)
+        monkeypatch.delenv("DISPLAY")
+        monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+        monkeypatch.setattr(webbrowser, "open", lambda *a, **k: pytest.fail("asked for a browser"))
+        assert tensorboard.open_in_browser("http://127.0.0.1:1/") is False
+
+
+# ---- the history writer --------------------------------------------------------------------------------
+
+def test_cancelling_the_history_leaves_nothing(tmp_path, tf_ckpts):
+    folder = _copy_run(tf_ckpts.tf1_run, tmp_path / "run")
+    before = _snapshot(folder)
+    seen = []
+    with pytest.raises(Cancelled):  # while computing the metrics
+        run_to_end(write_checkpoint_history(discover(folder)), seen.append, lambda: len(seen) >= 3)
+    assert _snapshot(folder) == before
+
+    def writing() -> bool:  # the hidden folder being written exists
+        return any(name.endswith(".partial") for name in os.listdir(folder))
+
+    with pytest.raises(Cancelled):
+        run_to_end(write_checkpoint_history(discover(folder)), should_cancel=writing)
+    assert _snapshot(folder) == before
+
+
+def test_a_cancelled_rewrite_keeps_the_previous_history(tmp_path, tf_ckpts):
+    folder = _copy_run(tf_ckpts.tf1_run, tmp_path / "run")
+    first = run_to_end(write_checkpoint_history(discover(folder)))
+    before = _snapshot(folder)
+    job = write_checkpoint_history(discover(folder))
+    while not any(name.endswith(".partial") for name in os.listdir(folder)):
+        next(job)
+    job.close()
+    assert _snapshot(folder) == before and os.path.isfile(first.event_file)
+    second = run_to_end(write_checkpoint_history(discover(folder)))  # and a finished one replaces it
+    assert os.listdir(second.folder) == [os.path.basename(second.event_file)]
+    assert not [name for name in os.listdir(folder) if name.startswith(".")]  # no partial or old folder
+
+
+def test_the_history_never_replaces_a_folder_of_other_files(tmp_path, tf_ckpts):
+    folder = _copy_run(tf_ckpts.tf1_run, tmp_path / "run")
+    mine = folder / HISTORY_FOLDER_NAME / "notes.txt"
+    mine.parent.mkdir()
+    mine.write_text("mine")
+    with pytest.raises(TensorBoardError, match="other files than TensorBoard event files"):
+        run_to_end(write_checkpoint_history(discover(folder)))
+    assert mine.read_text() == "mine"
+
+
+def test_the_history_writer_never_imports_tensorflow(tmp_path):
+    run = _copy_run(SAMPLE_RUN, tmp_path / "sample_run")
+    probe = textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {str(ROOT)!r})
+        from core.jobs import run_to_end
+        from core.run_discovery import discover
+        from core.tensorboard_history import write_checkpoint_history
+        result = run_to_end(write_checkpoint_history(discover({str(run)!r})))
+        print(len(result.tags), len(result.steps))
+        print(sorted(m for m in sys.modules if m.split('.')[0] in ('tensorflow', 'keras')))
+    """)
+    output = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert output.splitlines() == ["6 5", "[]"]
+    assert tensorboard.has_event_files(run / HISTORY_FOLDER_NAME)
+
+
+# ---- the command line -----------------------------------------------------------------------------------
+
+def _cli(*args):
+    return subprocess.run([sys.executable, str(ROOT / "main.py"), *map(str, args)],
+                          capture_output=True, text=True, cwd=ROOT)
+
+
+def test_cli_errors_are_one_line_with_status_2(tmp_path, tf_ckpts):
+    result = _cli("tensorboard", tmp_path, "--no-browser")
+    assert result.returncode == 2 and result.stderr.count("\n") == 1
+    assert "holds no TensorFlow checkpoint" in result.stderr
+
+    run = _copy_run(tf_ckpts.tf1_run, tmp_path / "run")
+    result = _cli("tensorboard", run, "--port", 70000, "--no-browser")
+    assert result.returncode == 2 and result.stdout == ""
+    note, error = result.stderr.splitlines()
+    assert "no TensorBoard event files" in note and "--write-history" in note
+    assert error == f"error: {run}: port 70000 is not a port number (0 to 65535)"
+
+
+@needs_proc
+def test_cli_writes_history_serves_prints_the_url_and_stops_on_ctrl_c(tmp_path, tf_ckpts):
+    run = _copy_run(tf_ckpts.tf1_run, tmp_path / "run")
+    cli = subprocess.Popen([sys.executable, str(ROOT / "main.py"), "tensorboard", str(run), "--write-history",
+                            "--no-browser"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    try:
+        url = cli.stdout.readline().strip()
+        assert url.startswith("http://127.0.0.1:") and url.endswith("/")
+        with _HTTP.open(url + "data/environment", timeout=10) as response:
+            assert json.load(response)["data_location"] == str(run)
+        groups = [int(f[2]) for f in map(_proc_stat, _children(cli.pid)) if f]
+        assert groups, "TensorBoard is not a child of the CLI"
+        cli.send_signal(signal.SIGINT)
+        assert cli.wait(15) == 0
+        assert "wrote the history of 5 checkpoints x 2 variables" in cli.stderr.read()
+        _wait_until(lambda: not any(_live_members(g) for g in groups), 5, "TensorBoard stopped")
+        assert tensorboard.has_event_files(run / HISTORY_FOLDER_NAME)
+    finally:
+        cli.kill()
