@@ -20,6 +20,7 @@ from .detail_panel import DetailPanel
 from .batch_rename_dialog import BatchRenameDialog
 from .export_actions import ExportActions
 from .remap_panel import RemapPanel
+from .tensorboard_actions import TensorBoardActions
 from .settings import AppSettings
 from .trajectory_panel import TrajectoryPanel
 from .variable_browser import VariableBrowser
@@ -105,6 +106,7 @@ class MainWindow(QMainWindow):
         self.browser.counts_changed.connect(lambda *_: self._update_status())
         self.detail.status.connect(lambda text: self.statusBar().showMessage(text, 8000))
         self.exports = ExportActions(self)
+        self.tensorboard = TensorBoardActions(self)
         self._build_menus()
         self._restore_layout()
 
@@ -161,6 +163,7 @@ class MainWindow(QMainWindow):
         hidden.setCheckable(True)
         hidden.toggled.connect(self.browser.hidden_box.setChecked)
         self.browser.hidden_box.toggled.connect(hidden.setChecked)
+        self.tensorboard.build_menu(self.menuBar().addMenu("&Tools"))
         help_menu = self.menuBar().addMenu("&Help")
         self._action(help_menu, "&About", self._about)
 
@@ -232,6 +235,7 @@ class MainWindow(QMainWindow):
         self.cancel_loading()
         self.exports.cancel()
         self.edits.cancel()
+        self.tensorboard.cancel()
 
     def show_progress(self, progress) -> None:
         self.progress.setRange(0, progress.total or 0)
@@ -506,6 +510,7 @@ class MainWindow(QMainWindow):
 
     def closeEvent(self, event) -> None:
         self.watch_timer.stop()
+        self.tensorboard.stop()  # the child never outlives the window (nor the app: see core.tensorboard)
         self.save_layout()
         self.runner.cancel_all()
         self.runner.wait(5000)
