@@ -205,7 +205,12 @@ def preview(plan: RemapPlan, variables: list[VariableInfo]) -> Preview:
             # `optimizer/...`, so `^model/` renames the graph, not a key): that is not "matches nothing".
             paths = [path for v in variables for path in v.object_paths]
             if not mapping and not any(pattern.search(path + "/") for path in paths):
-                problems.append(f"{op.describe()}: the regex matches no variable")
+                named = [v.variable_name for v in variables if v.variable_name and pattern.search(v.variable_name)]
+                if named:
+                    problems.append(f"{op.describe()}: the regex matches no stored key or object path, only "
+                                    f"variable names such as {named[0]!r}, which TensorFlow does not restore by")
+                else:
+                    problems.append(f"{op.describe()}: the regex matches no variable")
             rename_all(mapping, op.describe())
         elif op.kind in ("add_prefix", "strip_prefix"):
             prefix = a.get("prefix", "")

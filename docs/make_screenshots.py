@@ -3,7 +3,8 @@
     QT_QPA_PLATFORM=offscreen .venv/bin/python docs/make_screenshots.py
 
 Views: browse (tree, a kernel's values), heatmap, histogram, trajectories (update ratio of three kernels),
-distribution over steps, and the error shown for a corrupt file.
+distribution over steps, editing (the Edits dock and the regex rename dialog), and the error shown for a
+corrupt file.
 Settings go to a temporary file so the person's own window layout is neither used nor changed.
 """
 from __future__ import annotations
@@ -34,6 +35,9 @@ def wait(signal=None, ms: int = 400) -> None:
 
 def main() -> None:
     app = QApplication.instance() or QApplication([])
+    from pyqtgraph.util.garbage_collector import GarbageCollector
+
+    collector = GarbageCollector(interval=1.0)  # noqa: F841  garbage collected in the GUI thread only, as in the app
     from gui import errors
     from gui.main_window import SAMPLE_RUN, MainWindow
     from gui.settings import AppSettings
@@ -77,6 +81,29 @@ def main() -> None:
     wait()
     save(window, "distribution.png")
     panel.view_choice.setCurrentIndex(0)
+
+    from core.remap_plan import Operation
+    from gui.batch_rename_dialog import BatchRenameDialog
+
+    window.edits.push(Operation("regex_rename", {"pattern": "^model/", "replacement": "network/"}))
+    window.edits.push(Operation("cast", {"name": "optimizer/_trainable_variables/4/.ATTRIBUTES/VARIABLE_VALUE",
+                                         "dtype": "bfloat16"}))
+    window.edits_dock.raise_()
+    dialog = BatchRenameDialog(window.edits.plan, window.current.variables, window)
+    dialog.pattern.setText(r"_variables/(\d+)/")
+    dialog.replacement.setText(r"_slots/\1/")
+    dialog.show()
+    wait()
+    picture = window.grab()
+    painter = QPainter(picture)
+    dialog.resize(600, 420)
+    wait()
+    painter.drawPixmap(30, 60, dialog.grab())
+    painter.end()
+    picture.save(os.path.join(DOCS, "edit.png"))
+    print("wrote docs/edit.png")
+    dialog.close()
+    window.detail_dock.raise_()
 
     broken = os.path.join(tempfile.mkdtemp(), "model.ckpt-500.index")
     with open(broken, "wb") as f:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from PySide6.QtWidgets import (QCheckBox, QDialog, QDialogButtonBox, QFormLayout, QLabel, QLineEdit,
-                               QTableWidget, QTableWidgetItem, QVBoxLayout)
+from PySide6.QtWidgets import (QCheckBox, QDialog, QDialogButtonBox, QFormLayout, QHeaderView, QLabel,
+                               QLineEdit, QTableWidget, QTableWidgetItem, QVBoxLayout)
 
 from core.remap_plan import Operation, RemapPlan, preview
 
@@ -21,7 +21,8 @@ class BatchRenameDialog(QDialog):
         self.drop_instead = QCheckBox("drop the matching variables instead")
         self.table = QTableWidget(0, 2)
         self.table.setHorizontalHeaderLabels(["now", "after"])
-        self.table.horizontalHeader().setStretchLastSection(True)
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.Stretch)
+        self.table.verticalHeader().hide()
         self.problems = QLabel("")
         self.problems.setWordWrap(True)
         self.problems.setStyleSheet("color: #c0392b")
@@ -74,5 +75,5 @@ class BatchRenameDialog(QDialog):
             self.table.setItem(row, 1, QTableWidgetItem(new))
         own = [p for p in result.problems if p not in preview(self.plan, self.variables).problems]
         self.problems.setText("\n".join(own) or f"{len(changed)} variable(s) change")
-        self.problems.setStyleSheet("color: #c0392b" if own else "")
+        self.problems.setStyleSheet("color: #c0392b" if own else "color: palette(text)")
         ok.setEnabled(not own and bool(changed))

@@ -7,8 +7,8 @@ import os
 
 from PySide6.QtCore import Signal
 from PySide6.QtGui import QUndoCommand, QUndoStack
-from PySide6.QtWidgets import (QCheckBox, QFileDialog, QHBoxLayout, QLabel, QListWidget, QPushButton,
-                               QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QCheckBox, QFileDialog, QHBoxLayout, QHeaderView, QLabel, QListWidget,
+                               QPushButton, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
 from core.remap import save_remapped, save_remapped_run
 from core.remap_plan import Operation, RemapError, RemapPlan, preview
@@ -59,7 +59,9 @@ class RemapPanel(QWidget):
         self.all_steps = QCheckBox("apply to every checkpoint of the run")
         self.preview_table = QTableWidget(0, 5)
         self.preview_table.setHorizontalHeaderLabels(["source", "result", "dtype", "shape", "action"])
+        self.preview_table.horizontalHeader().setSectionResizeMode(QHeaderView.Interactive)
         self.preview_table.horizontalHeader().setStretchLastSection(True)
+        self.preview_table.verticalHeader().hide()
         self.problems = QLabel("")
         self.problems.setWordWrap(True)
         self.save_button = QPushButton("Save As…")
@@ -134,9 +136,10 @@ class RemapPanel(QWidget):
         for row, cells in enumerate(changed_rows):
             for column, text in enumerate(cells):
                 self.preview_table.setItem(row, column, QTableWidgetItem(text))
+        self.preview_table.resizeColumnsToContents()
         problems = result.problems if result is not None else []
         self.problems.setText("\n".join(f"⚠ {p}" for p in problems))
-        self.problems.setStyleSheet("color: #c0392b" if problems else "")
+        self.problems.setStyleSheet("color: #c0392b" if problems else "color: palette(text)")
         self.save_button.setEnabled(bool(self.plan.operations) and not problems and self.job is None)
         self.changed.emit(bool(self.plan.operations))
 
@@ -216,7 +219,7 @@ class RemapPanel(QWidget):
         self.window.show_busy(False)
         self.verify_button.setEnabled(True)
         self.result.setText(("✔ " if verdict.ok else "✘ ") + verdict.summary())
-        self.result.setStyleSheet("" if verdict.ok else "color: #c0392b")
+        self.result.setStyleSheet("color: palette(text)" if verdict.ok else "color: #c0392b")
         self.verified.emit(verdict)
 
     # ---- dialogs -------------------------------------------------------------------------------------------
