@@ -1,13 +1,15 @@
 """Writing a tensor bundle (`PREFIX.index` + `PREFIX.data-00000-of-00001`) that TensorFlow reads.
 
 Tensors go to one data shard in the order they are added: unchanged tensors are copied byte range by
-byte range from their source shard (never decoded; their CRC stays valid), new or changed ones are
-encoded from numpy arrays. The index (header first, then keys in bytewise order) is written last.
+byte range from their source shard (never decoded; their CRC stays valid; neighbouring ranges merged
+and copied by the kernel with copy_file_range where it can), new or changed ones are encoded from
+numpy arrays. The index (header first, then keys in bytewise order) is written last.
 Everything is written under temporary names; commit() renames data first and index last, so no reader
 ever sees an index without its data, and abort() (or any failure) leaves nothing behind.
 """
 from __future__ import annotations
 
+import errno
 import os
 
 from . import dtypes
@@ -80,12 +82,22 @@ class BundleWriter:
         self.tmp_index = self.index_path + token
         self.entries: dict[bytes, bytes] = {}
         self.offset = 0
-        self.data = open(self.tmp_data, "wb")
+        # Unbuffered: byte ranges are copied by the kernel straight into this file's descriptor, and
+        # writes must land after them in order.
+        self.data = open(self.tmp_data, "wb", buffering=0)
+        self._pending: list[list] = []  # [source path, start, size] ranges still to copy, merged
 
     # ---- adding tensors ---------------------------------------------------------------------------
     def add_copy(self, key: bytes, entry: BundleEntry, source_path: str, slices=()) -> None:
-        """Copy an unchanged tensor's stored bytes from its shard: no decoding, its CRC stays valid."""
-        offset = self._copy_range(source_path, entry.offset, entry.size)
+        """Copy an unchanged tensor's stored bytes from its shard: no decoding, its CRC stays valid.
+        The copy is queued; ranges that follow each other in one source are copied in one go."""
+        offset = self.offset
+        last = self._pending[-1] if self._pending else None
+        if last is not None and last[0] == source_path and last[1] + last[2] == entry.offset:
+            last[2] += entry.size
+        else:
+            self._pending.append([source_path, entry.offset, entry.size])
+        self.offset += entry.size
         self._add_entry(key, encode_entry(entry.dtype_number, entry.shape, offset, entry.size, entry.crc32c, slices))
 
     def add_array(self, key: bytes, array, dtype: dtypes.DType) -> None:
@@ -117,29 +129,53 @@ class BundleWriter:
         self.entries[key] = value
 
     def _append(self, data: bytes) -> int:
+        self._copy_pending()
         offset = self.offset
-        self.data.write(data)
+        view = memoryview(data)
+        while view:  # an unbuffered write may write less than asked
+            written = self.data.write(view)
+            view = view[written:]
         self.offset += len(data)
         return offset
 
-    def _copy_range(self, source_path: str, start: int, size: int) -> int:
-        offset = self.offset
-        with open(source_path, "rb") as source:
-            source.seek(start)
-            remaining = size
-            while remaining:
-                block = source.read(min(COPY_CHUNK, remaining))
+    def _copy_pending(self) -> None:
+        pending, self._pending = self._pending, []
+        for source_path, start, size in pending:
+            self._copy_range(source_path, start, size)
+
+    def _copy_range(self, source_path: str, start: int, size: int) -> None:
+        """Append bytes [start, start + size) of source_path: in the kernel (copy_file_range) where the
+        platform and file systems allow, else through a buffer."""
+        with open(source_path, "rb", buffering=0) as source:
+            done = 0
+            if hasattr(os, "copy_file_range"):
+                try:
+                    while done < size:
+                        copied = os.copy_file_range(source.fileno(), self.data.fileno(), size - done, start + done)
+                        if copied == 0:
+                            raise OSError(f"{source_path}: ended before byte {start + size}")
+                        done += copied
+                    return
+                except OSError as exc:
+                    if exc.errno not in (errno.EXDEV, errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP, errno.EPERM):
+                        raise  # a real failure (a full disk, a short source), not "not supported here"
+            source.seek(start + done)
+            while done < size:
+                block = source.read(min(COPY_CHUNK, size - done))
                 if not block:
                     raise OSError(f"{source_path}: ended before byte {start + size}")
-                self.data.write(block)
-                remaining -= len(block)
-        self.offset += size
-        return offset
+                self._write_all(block)
+                done += len(block)
+
+    def _write_all(self, block: bytes) -> None:
+        view = memoryview(block)
+        while view:
+            view = view[self.data.write(view):]
 
     # ---- finishing ----------------------------------------------------------------------------------
     def commit(self) -> None:
         try:
-            self.data.flush()
+            self._copy_pending()
             os.fsync(self.data.fileno())
             self.data.close()
             with open(self.tmp_index, "wb") as f:
@@ -152,14 +188,29 @@ class BundleWriter:
                 os.fsync(f.fileno())
             os.replace(self.tmp_data, self.data_path)
             os.replace(self.tmp_index, self.index_path)  # last: the checkpoint exists from here on
+            _fsync_folder(os.path.dirname(self.index_path) or ".")  # so the renames survive a crash too
         except BaseException:
             self.abort()
             raise
 
     def abort(self) -> None:
+        self._pending = []
         if not self.data.closed:
             self.data.close()
         for path in (self.tmp_data, self.tmp_index):
             if os.path.exists(path):
                 os.remove(path)
 
+
+
+def _fsync_folder(folder: str) -> None:
+    try:
+        descriptor = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return  # not possible on every platform (Windows); the files themselves are synced
+    try:
+        os.fsync(descriptor)
+    except OSError:
+        pass
+    finally:
+        os.close(descriptor)

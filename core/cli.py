@@ -484,8 +484,8 @@ def command_remap(args) -> int:
         else:
             info = checkpoint_for(run, args.step)
             reader = info.open_reader()
-            result = preview(plan, describe_variables(reader))
             if args.dry_run:
+                result = preview(plan, describe_variables(reader))
                 _print_preview(result)
                 return 0 if not result.problems else EXIT_BAD_INPUT
             reports = [run_to_end(save_remapped(reader, plan, args.dst, args.overwrite))]
