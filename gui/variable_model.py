@@ -95,9 +95,30 @@ class VisibleSet:
         return [s for s in self.slots_of.get(name, []) if s in chosen]
 
 
-class _KeyEditing:
-    """The stored-key column is editable in place: an edit asks for a rename (the plan does it, the
-    model itself does not change, so undo stays in one place)."""
+class _VariableColumns:
+    """What both models share: the columns, a variable row's cells, and the stored-key column editable
+    in place (an edit asks for a rename; the plan does it, the model itself does not change, so undo
+    stays in one place)."""
+
+    def columnCount(self, parent=QModelIndex()):
+        return len(COLUMNS)
+
+    def headerData(self, section, orientation, role=Qt.DisplayRole):
+        if orientation == Qt.Horizontal and role == Qt.DisplayRole:
+            return COLUMNS[section]
+        return None
+
+    @staticmethod
+    def variable_data(info: VariableInfo, column: int, role, name: str | None = None):
+        if role == Qt.DisplayRole:
+            return cell_text(info, column, name)
+        if role == VARIABLE_ROLE:
+            return info
+        if role == Qt.ToolTipRole:
+            return _tooltip(info)
+        if role == Qt.TextAlignmentRole and column in _RIGHT_ALIGNED:
+            return int(Qt.AlignRight | Qt.AlignVCenter)
+        return None
 
     def flags(self, index):
         flags = super().flags(index)
@@ -112,7 +133,7 @@ class _KeyEditing:
         return False
 
 
-class FlatVariableModel(_KeyEditing, QAbstractTableModel):
+class FlatVariableModel(_VariableColumns, QAbstractTableModel):
     rename_requested = Signal(str, str)  # stored name, new name
 
     def __init__(self, parent=None):
@@ -147,27 +168,10 @@ class FlatVariableModel(_KeyEditing, QAbstractTableModel):
     def rowCount(self, parent=QModelIndex()):
         return 0 if parent.isValid() else len(self.rows)
 
-    def columnCount(self, parent=QModelIndex()):
-        return len(COLUMNS)
-
     def data(self, index, role=Qt.DisplayRole):
         if not index.isValid():
             return None
-        info = self.rows[index.row()]
-        if role == Qt.DisplayRole:
-            return cell_text(info, index.column())
-        if role == VARIABLE_ROLE:
-            return info
-        if role == Qt.ToolTipRole:
-            return _tooltip(info)
-        if role == Qt.TextAlignmentRole and index.column() in _RIGHT_ALIGNED:
-            return int(Qt.AlignRight | Qt.AlignVCenter)
-        return None
-
-    def headerData(self, section, orientation, role=Qt.DisplayRole):
-        if orientation == Qt.Horizontal and role == Qt.DisplayRole:
-            return COLUMNS[section]
-        return None
+        return self.variable_data(self.rows[index.row()], index.column(), role)
 
     def sort(self, column, order=Qt.AscendingOrder):
         self._sort = (column, order)
@@ -221,7 +225,7 @@ class _Node:
         return self._parent() if self._parent is not None else None
 
 
-class TreeVariableModel(_KeyEditing, QAbstractItemModel):
+class TreeVariableModel(_VariableColumns, QAbstractItemModel):
     rename_requested = Signal(str, str)
     """Scopes from the '/'-separated friendly names; a variable's optimizer slots are its children."""
 
@@ -308,9 +312,6 @@ class TreeVariableModel(_KeyEditing, QAbstractItemModel):
             return any(s in self.chosen for s in self.visible.slots_of.get(node.info.name, []))
         return bool(node.pending)
 
-    def columnCount(self, parent=QModelIndex()):
-        return len(COLUMNS)
-
     def data(self, index, role=Qt.DisplayRole):
         if not index.isValid():
             return None
@@ -324,18 +325,7 @@ class TreeVariableModel(_KeyEditing, QAbstractItemModel):
             if role == Qt.ToolTipRole:
                 return f"{node.count:,} variables in this scope"
             return None
-        if role == Qt.DisplayRole:
-            return cell_text(info, index.column(), name=node.label)
-        if role == Qt.ToolTipRole:
-            return _tooltip(info)
-        if role == Qt.TextAlignmentRole and index.column() in _RIGHT_ALIGNED:
-            return int(Qt.AlignRight | Qt.AlignVCenter)
-        return None
-
-    def headerData(self, section, orientation, role=Qt.DisplayRole):
-        if orientation == Qt.Horizontal and role == Qt.DisplayRole:
-            return COLUMNS[section]
-        return None
+        return self.variable_data(info, index.column(), role, name=node.label)
 
     def index_of(self, name: str) -> QModelIndex:
         """Find a variable by stored key, expanding scopes on the way (used to keep the selection)."""
