@@ -309,7 +309,8 @@ def command_trajectory(args) -> int:
         run = _single_subrun(run)
     readers: dict[str, CheckpointReader] = {}
     name = _resolve_in_run(run, args.name, readers)
-    trajectory = run_to_end(compute_trajectory(run.checkpoints, name, args.metric, args.element, readers))
+    trajectory = run_to_end(compute_trajectory(run.checkpoints, name, args.metric, args.element, readers,
+                                               single_metric=True))
     points = [{"step": p.step, "prefix": p.prefix, "value": p.value} | ({"reason": p.reason} if p.reason else {})
               for p in trajectory.points]
     if args.csv:

@@ -122,12 +122,13 @@ def troubled_run(tmp_path_factory):
     return folder
 
 
+@pytest.mark.parametrize("single_metric", [False, True])
 @pytest.mark.parametrize("name", ["w", "g", "s"])
 @pytest.mark.parametrize("metric", METRICS)
-def test_gaps_shape_changes_nan_and_inf(troubled_run, monkeypatch, name, metric):
+def test_gaps_shape_changes_nan_and_inf(troubled_run, monkeypatch, name, metric, single_metric):
     monkeypatch.setattr(trajectory_module, "CHUNK_BYTES", 1000)  # many chunks per tensor
     run = discover(troubled_run)
-    result = run_to_end(compute_trajectory(run.checkpoints, name, metric, element=2))
+    result = run_to_end(compute_trajectory(run.checkpoints, name, metric, element=2, single_metric=single_metric))
     assert_points_match(result.points, expected_points(troubled_run, name, metric, element=2))
 
 
