@@ -18,6 +18,7 @@ from . import errors
 from .checkpoint_list import CheckpointListModel
 from .detail_panel import DetailPanel
 from .batch_rename_dialog import BatchRenameDialog
+from .paths import ICON, RESOURCES, SAMPLE_RUN  # noqa: F401  (a checkout or a PyInstaller bundle)
 from .export_actions import ExportActions
 from .remap_panel import RemapPanel
 from .tensorboard_actions import TensorBoardActions
@@ -28,9 +29,6 @@ from .worker import JobRunner
 
 WATCH_INTERVAL_MS = 2000  # how often the open run folder is looked at for new checkpoints
 
-RESOURCES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "resources")
-SAMPLE_RUN = os.path.join(RESOURCES, "sample_run")
-ICON = os.path.join(RESOURCES, "icons", "checkpoint-inspector.svg")
 
 
 class MainWindow(QMainWindow):
