@@ -48,7 +48,8 @@ from pathlib import Path
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 # Run as a script, this folder is on sys.path; importing bench_reader also puts the repository root there.
-from bench_reader import PREFIX, ROOT, ensure_checkpoint, median, print_line, print_table, verdict  # noqa: E402
+from bench_reader import (PREFIX, ROOT, cpu_and_nproc, ensure_checkpoint, median, print_line,  # noqa: E402
+                          print_table, verdict)
 
 import PySide6  # noqa: E402
 from PySide6.QtCore import QSettings, Qt, qInstallMessageHandler, qVersion  # noqa: E402
@@ -532,18 +533,7 @@ def profile_filter(h: Harness, variables: list[VariableInfo], top: int = 14) -> 
 # ---- report --------------------------------------------------------------------------------------
 
 def machine_line() -> str:
-    cpu = "?"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    try:  # what `nproc` prints: the CPUs this process may run on
-        nproc = str(len(os.sched_getaffinity(0)))
-    except AttributeError:
-        nproc = str(os.cpu_count())
+    cpu, nproc = cpu_and_nproc()
     items = {"nproc": nproc, "cpu": cpu, "python": platform.python_version(), "PySide6": PySide6.__version__,
              "Qt": qVersion(), "QT_QPA_PLATFORM": os.environ.get("QT_QPA_PLATFORM", ""),
              "platform": platform.platform()}

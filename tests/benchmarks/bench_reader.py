@@ -316,9 +316,9 @@ def bench_reads(prefix: str, top: int, reps: int) -> tuple[dict[str, list[float]
 
 # ---- report --------------------------------------------------------------------------------------
 
-def machine_info() -> list[tuple[str, str]]:
-    import tensorflow as tf
-
+def cpu_and_nproc() -> tuple[str, str]:
+    """The CPU's model name and what `nproc` prints (the CPUs this process may run on); shared by the
+    other benchmarks' machine lines."""
     cpu = "?"
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -331,6 +331,13 @@ def machine_info() -> list[tuple[str, str]]:
         nproc = str(len(os.sched_getaffinity(0)))
     except AttributeError:
         nproc = str(os.cpu_count())
+    return cpu, nproc
+
+
+def machine_info() -> list[tuple[str, str]]:
+    import tensorflow as tf
+
+    cpu, nproc = cpu_and_nproc()
     return [("nproc", nproc), ("cpu", cpu), ("python", platform.python_version()),
             ("tensorflow", tf.__version__), ("numpy", np.__version__), ("platform", platform.platform())]
 

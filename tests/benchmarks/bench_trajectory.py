@@ -58,6 +58,7 @@ sys.path.insert(0, str(ROOT))  # run as a script, only tests/benchmarks/ would b
 
 import numpy as np  # noqa: E402
 
+from bench_reader import cpu_and_nproc, import_tensorflow  # noqa: E402  (this folder is on the path)
 from core.bundle_reader import CheckpointReader  # noqa: E402
 
 CACHE_DIR = ROOT / "tests" / "benchmarks" / ".cache" / "trajectory"
@@ -78,25 +79,6 @@ AGREEMENT = 1e-6            # relative tolerance of our l2 values against TF's t
 FLOAT32_SUM_AGREEMENT = 1e-4  # the same for np.linalg.norm of float32 arrays, summed in float32
 
 MB = 1e6
-
-
-def import_tensorflow():
-    """Import TensorFlow with its start-up log lines kept out of the report (C++ log lines written
-    before absl's logging starts, so TF_CPP_MIN_LOG_LEVEL does not hold them back); shown if it fails."""
-    saved = os.dup(2)
-    with tempfile.TemporaryFile() as log:
-        os.dup2(log.fileno(), 2)
-        try:
-            import tensorflow as tf
-        except BaseException:
-            os.dup2(saved, 2)
-            log.seek(0)
-            sys.stderr.write(log.read().decode(errors="replace"))
-            raise
-        finally:
-            os.dup2(saved, 2)
-            os.close(saved)
-    return tf
 
 
 # ---- the run -------------------------------------------------------------------------------------
@@ -465,19 +447,7 @@ def print_summary(runs: dict[str, list[ChildRun]]) -> None:
 
 def machine_line(load_at_start: float) -> str:
     tf = import_tensorflow()  # only for its version; quietly
-
-    cpu = "?"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    try:  # what `nproc` prints: the CPUs this process may run on
-        nproc = str(len(os.sched_getaffinity(0)))
-    except AttributeError:
-        nproc = str(os.cpu_count())
+    cpu, nproc = cpu_and_nproc()
     info = [("nproc", nproc), ("cpu", cpu), ("python", platform.python_version()),
             ("tensorflow", tf.__version__), ("numpy", np.__version__), ("platform", platform.platform()),
             # Others' processes show here: a load above nproc means the wall times include waiting for a CPU
