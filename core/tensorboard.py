@@ -84,6 +84,10 @@ def find_tensorboard(python: str | None = None) -> list[str]:
             return [program]
     if _has_tensorboard_package(python):
         return [python, "-m", "tensorboard.main"]
+    if getattr(sys, "frozen", False):  # the packaged app leaves TensorBoard out (see the README)
+        raise TensorBoardError(folder, "TensorBoard is not part of the packaged app: set "
+                                       "CHECKPOINT_INSPECTOR_SITE_PACKAGES to the site-packages folder of a "
+                                       "Python 3.11 environment that has tensorflow and tensorboard")
     raise TensorBoardError(folder, "TensorBoard is not installed in this environment (no `tensorboard` "
                                    "program here and no tensorboard package); install it with "
                                    "`pip install tensorboard`")
