@@ -48,7 +48,7 @@ class TrajectoryPanel(QWidget):
         self.clear_button = QPushButton("Clear")
         self.export_csv = QPushButton("CSV…")
         self.export_image = QPushButton("Image…")
-        self.status = QLabel("Select a variable and press “+ selected variable”.")
+        self.status = QLabel("")
 
         # Two short rows rather than one long one, so the window can still be made small.
         bar = QHBoxLayout()
@@ -89,6 +89,7 @@ class TrajectoryPanel(QWidget):
         layout.addWidget(self.stack, 1)
         layout.addWidget(self.status)
 
+        self._show_hint()
         self.metric.currentTextChanged.connect(self._metric_changed)
         self.element.valueChanged.connect(lambda *_: self.recompute())
         self.x_axis.currentIndexChanged.connect(lambda *_: self._redraw())
@@ -104,9 +105,17 @@ class TrajectoryPanel(QWidget):
         self.checkpoints = list(checkpoints)
         self.recompute()
 
+    def _show_hint(self) -> None:
+        """An empty plot says what to do rather than show empty axes."""
+        self.plot.setTitle("Select a variable, then press “+ selected variable” to plot it over the run's "
+                           "checkpoints", color="#aaa")
+        self.status.setText("")
+
     def add_variable(self, name: str, label: str) -> None:
         if name in self.series:
             return
+        if not self.series:
+            self.plot.setTitle(None)
         colour = _COLOURS[len(self.series) % len(_COLOURS)]
         curve = self.plot.plot([], [], pen=pg.mkPen(colour, width=2), symbol="o", symbolSize=6,
                                symbolBrush=colour, name=label)
@@ -124,7 +133,7 @@ class TrajectoryPanel(QWidget):
         self.series = {}
         self.distribution = None
         self._view_changed()
-        self.status.setText("Cleared.")
+        self._show_hint()
 
     def recompute(self) -> None:
         for name in self.series:
