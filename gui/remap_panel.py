@@ -11,7 +11,7 @@ from PySide6.QtWidgets import (QCheckBox, QFileDialog, QHBoxLayout, QHeaderView,
                                QPushButton, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
 from core.remap import save_remapped, save_remapped_run
-from core.remap_plan import Operation, RemapError, RemapPlan, preview
+from core.remap_plan import Operation, RemapError, RemapPlan, path_renamer, preview
 from core.verify import verify_saved
 
 from . import errors
@@ -132,6 +132,7 @@ class RemapPanel(QWidget):
             changed_rows = [(p.source or "(new)", p.target, p.dtype, str(list(p.shape)), p.action)
                             for p in result.planned if p.action != "copy"]
             changed_rows += [(name, "(dropped)", "", "", "drop") for name in result.dropped]
+            changed_rows += self._object_path_rows(current_variables=self.window.current.variables)
         self.preview_table.setRowCount(len(changed_rows))
         for row, cells in enumerate(changed_rows):
             for column, text in enumerate(cells):
@@ -142,6 +143,23 @@ class RemapPanel(QWidget):
         self.problems.setStyleSheet("color: #c0392b" if problems else "color: palette(text)")
         self.save_button.setEnabled(bool(self.plan.operations) and not problems and self.job is None)
         self.changed.emit(bool(self.plan.operations))
+
+    def _object_path_rows(self, current_variables) -> list[tuple]:
+        """TF2 object paths the renames change although no stored key does (Keras 3 keys its weights
+        under `optimizer/...`, so `^model/` renames only the object graph): shown so the preview is
+        not silently empty."""
+        if self.plan.name_based or not any(op.kind in ("rename", "regex_rename", "add_prefix", "strip_prefix")
+                                           for op in self.plan.operations):
+            return []
+        rename = path_renamer(self.plan)
+        rows, seen = [], set()
+        for info in current_variables:
+            for path in info.object_paths:
+                new = rename(path + "/").rstrip("/")
+                if new != path and path not in seen:
+                    seen.add(path)
+                    rows.append((path, new, info.entry.dtype_name, str(list(info.entry.shape)), "object path"))
+        return rows[:200]
 
     # ---- saving and verifying ----------------------------------------------------------------------------
     def save_to(self, destination: str, overwrite: bool = False) -> None:

@@ -121,3 +121,14 @@ def test_problems_disable_saving(qtbot, window):
     window.edits.push(Operation("rename", {"source": "dense/kernel", "target": "dense/bias"}))
     assert "would both be named" in window.edits.problems.text()
     assert not window.edits.save_button.isEnabled()
+
+
+def test_graph_only_renames_show_in_the_preview(qtbot, window, tf_ckpts):
+    """Keras 3 keys its weights under optimizer/..., so `^model/` renames object paths only: listed."""
+    with qtbot.waitSignal(window.loaded, timeout=20000):
+        window.open_path(str(tf_ckpts.tf2_keras_run))
+    window.edits.push(Operation("regex_rename", {"pattern": "^model/", "replacement": "network/"}))
+    table = window.edits.preview_table
+    rows = [(table.item(r, 0).text(), table.item(r, 1).text(), table.item(r, 4).text()) for r in range(table.rowCount())]
+    assert rows and all(action == "object path" and new.startswith("network/") for _, new, action in rows)
+    assert not window.edits.problems.text()
