@@ -210,8 +210,6 @@ class CheckpointReader:
         return buffer
 
     def _read_entry(self, entry: BundleEntry, shape: tuple[int, ...]):
-        import numpy as np
-
         dtype = self._dtype_for_read(entry)
         count = 1
         for dim in shape:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .bundle_reader import CheckpointReader
 from .jobs import Job, Progress
 from .run_discovery import CheckpointInfo, Run, discover
 from .variables import VariableInfo, describe_variables

@@ -9,7 +9,6 @@ step is read from a `global_step`/`step`/`save_counter` variable.
 """
 from __future__ import annotations
 
-import math
 import os
 import re
 from dataclasses import dataclass, field

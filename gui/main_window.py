@@ -18,7 +18,7 @@ from . import errors
 from .checkpoint_list import CheckpointListModel
 from .detail_panel import DetailPanel
 from .batch_rename_dialog import BatchRenameDialog
-from .paths import ICON, RESOURCES, SAMPLE_RUN  # noqa: F401  (a checkout or a PyInstaller bundle)
+from .paths import ICON, SAMPLE_RUN  # a checkout or a PyInstaller bundle
 from .export_actions import ExportActions
 from .remap_panel import RemapPanel
 from .tensorboard_actions import TensorBoardActions

@@ -4,7 +4,6 @@ import io
 import os
 import shutil
 
-import numpy as np
 import pytest
 
 from core.bundle_reader import CheckpointReader

@@ -1,7 +1,6 @@
 """Exports read back (csv module, numpy, h5py) and compared with TensorFlow's tensors: odd names and
 dtypes (strings with NULs and non-UTF-8 bytes, bfloat16, float8, complex, empty, scalars)."""
 import csv
-import json
 import os
 import subprocess
 import sys

@@ -5,7 +5,6 @@ import os
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 from core.bundle_reader import CheckpointReader
 from core.run_discovery import discover

@@ -2,9 +2,7 @@
 assert_existing_objects_matched, drops, casts, value edits, every dtype, a partitioned variable,
 conflicts, the source untouched (hashed), and a write that fails halfway leaving nothing behind."""
 import hashlib
-import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
