@@ -38,3 +38,27 @@ def gc_in_gui_thread():
     yield
     gc.collect()
     gc.enable()
+
+
+@pytest.fixture
+def main_window(qtbot, tmp_path, monkeypatch, gc_in_gui_thread):
+    """A shown MainWindow with its settings in a temporary file and error dialogs collected in
+    `window.shown_errors` instead of shown; at the end no worker job may be left running."""
+    from PySide6.QtCore import QSettings
+
+    from gui import errors
+    from gui.main_window import MainWindow
+    from gui.settings import AppSettings
+
+    shown_errors = []
+    monkeypatch.setattr(errors, "show_error",
+                        lambda parent, title, message, details="": shown_errors.append(message))
+    window = MainWindow(AppSettings(QSettings(str(tmp_path / "settings.ini"), QSettings.IniFormat)))
+    window.shown_errors = shown_errors
+    window.tensorboard.open_browser = False
+    qtbot.addWidget(window)
+    window.show()
+    yield window
+    window.close()  # stops the run watcher and any TensorBoard it started
+    window.runner.cancel_all()
+    assert window.runner.wait(20000), "a worker job was left running"

@@ -6,12 +6,9 @@ import os
 import h5py
 import numpy as np
 import pytest
-from PySide6.QtCore import QSettings
 
 from core import export as export_module
-from gui import errors, export_actions
-from gui.main_window import MainWindow
-from gui.settings import AppSettings
+from gui import export_actions
 
 
 def _tf_value(prefix, name):
@@ -21,19 +18,11 @@ def _tf_value(prefix, name):
 
 
 @pytest.fixture
-def window(qtbot, tmp_path, monkeypatch, gc_in_gui_thread, tf_ckpts):
-    monkeypatch.setattr(errors, "show_error", lambda *a, **k: None)
-    win = MainWindow(AppSettings(QSettings(str(tmp_path / "settings.ini"), QSettings.IniFormat)))
-    qtbot.addWidget(win)
-    win.show()
-    with qtbot.waitSignal(win.loaded, timeout=20000):
-        win.open_path(str(tf_ckpts.all_dtypes))
-    win.browser.hidden_box.setChecked(True)
-    yield win
-    win.watch_timer.stop()
-    win.runner.cancel_all()
-    assert win.runner.wait(10000)
-    win.close()
+def window(qtbot, main_window, tf_ckpts):
+    with qtbot.waitSignal(main_window.loaded, timeout=20000):
+        main_window.open_path(str(tf_ckpts.all_dtypes))
+    main_window.browser.hidden_box.setChecked(True)
+    return main_window
 
 
 def run_export(qtbot, window, action, path, *args):

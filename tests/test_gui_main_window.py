@@ -23,18 +23,8 @@ def _tf():
 
 
 @pytest.fixture
-def window(qtbot, tmp_path, monkeypatch, gc_in_gui_thread):
-    shown_errors = []
-    monkeypatch.setattr(errors, "show_error", lambda parent, title, message, details="": shown_errors.append(message))
-    settings = AppSettings(QSettings(str(tmp_path / "settings.ini"), QSettings.IniFormat))
-    win = MainWindow(settings)
-    win.shown_errors = shown_errors
-    qtbot.addWidget(win)
-    win.show()
-    yield win
-    win.runner.cancel_all()
-    assert win.runner.wait(10000), "a worker job was left running"
-    win.close()
+def window(main_window):
+    return main_window
 
 
 def drop(win, path):

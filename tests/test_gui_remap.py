@@ -3,13 +3,10 @@ preview, drop, cast, typed-in values, undo/redo, Save As (one checkpoint or the 
 Verify with TensorFlow, all checked against TensorFlow's reading of the result."""
 import numpy as np
 import pytest
-from PySide6.QtCore import QSettings, Qt
+from PySide6.QtCore import Qt
 
 from core.remap_plan import Operation
-from gui import errors
 from gui.batch_rename_dialog import BatchRenameDialog
-from gui.main_window import MainWindow
-from gui.settings import AppSettings
 from gui.variable_model import KEY
 
 
@@ -20,20 +17,10 @@ def _tf():
 
 
 @pytest.fixture
-def window(qtbot, tmp_path, monkeypatch, gc_in_gui_thread, tf_ckpts):
-    shown = []
-    monkeypatch.setattr(errors, "show_error", lambda parent, title, message, details="": shown.append(message))
-    win = MainWindow(AppSettings(QSettings(str(tmp_path / "settings.ini"), QSettings.IniFormat)))
-    win.shown_errors = shown
-    qtbot.addWidget(win)
-    win.show()
-    with qtbot.waitSignal(win.loaded, timeout=20000):
-        win.open_path(str(tf_ckpts.tf1_run))
-    yield win
-    win.watch_timer.stop()
-    win.runner.cancel_all()
-    assert win.runner.wait(20000)
-    win.close()
+def window(qtbot, main_window, tf_ckpts):
+    with qtbot.waitSignal(main_window.loaded, timeout=20000):
+        main_window.open_path(str(tf_ckpts.tf1_run))
+    return main_window
 
 
 def select(qtbot, window, name):

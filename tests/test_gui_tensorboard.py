@@ -6,30 +6,17 @@ import shutil
 import urllib.request
 
 import pytest
-from PySide6.QtCore import QSettings
 
-from gui import errors, tensorboard_actions
-from gui.main_window import MainWindow
-from gui.settings import AppSettings
+from gui import tensorboard_actions
 
 
 @pytest.fixture
-def window(qtbot, tmp_path, monkeypatch, gc_in_gui_thread, tf_ckpts):
-    monkeypatch.setattr(errors, "show_error", lambda *a, **k: None)
+def window(qtbot, main_window, tmp_path, tf_ckpts):
     run = tmp_path / "run"
     shutil.copytree(tf_ckpts.tf1_run, run)
-    win = MainWindow(AppSettings(QSettings(str(tmp_path / "settings.ini"), QSettings.IniFormat)))
-    win.tensorboard.open_browser = False
-    qtbot.addWidget(win)
-    win.show()
-    with qtbot.waitSignal(win.loaded, timeout=20000):
-        win.open_path(str(run))
-    yield win
-    win.tensorboard.stop()
-    win.watch_timer.stop()
-    win.runner.cancel_all()
-    assert win.runner.wait(20000)
-    win.close()
+    with qtbot.waitSignal(main_window.loaded, timeout=20000):
+        main_window.open_path(str(run))
+    return main_window
 
 
 def test_launch_offers_history_serves_it_and_stops(qtbot, window, monkeypatch):

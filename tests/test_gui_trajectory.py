@@ -5,12 +5,8 @@ import shutil
 
 import numpy as np
 import pytest
-from PySide6.QtCore import QSettings
 
 from core import trajectory as trajectory_module
-from gui import errors
-from gui.main_window import MainWindow
-from gui.settings import AppSettings
 
 
 def _tf():
@@ -20,17 +16,9 @@ def _tf():
 
 
 @pytest.fixture
-def window(qtbot, tmp_path, monkeypatch, gc_in_gui_thread):
-    monkeypatch.setattr(errors, "show_error", lambda *a, **k: None)
+def window(main_window, monkeypatch):
     monkeypatch.setattr(trajectory_module, "CACHE", trajectory_module._Cache())
-    win = MainWindow(AppSettings(QSettings(str(tmp_path / "settings.ini"), QSettings.IniFormat)))
-    qtbot.addWidget(win)
-    win.show()
-    yield win
-    win.watch_timer.stop()
-    win.runner.cancel_all()
-    assert win.runner.wait(10000)
-    win.close()
+    return main_window
 
 
 def open_run(qtbot, win, path):
