@@ -13,10 +13,10 @@ STARTED = time.perf_counter()  # the GUI's --smoke-test reports the time from he
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    from core.cli import COMMANDS
+    from core.cli.entry import COMMANDS
 
     if argv and (argv[0] in COMMANDS or argv[0] in ("-h", "--help")):
-        from core.cli import run
+        from core.cli.entry import run
 
         return run(argv)
     from gui.app import run_gui

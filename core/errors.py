@@ -1,24 +1,63 @@
-"""The one exception family for everything that can be wrong with a checkpoint on disk.
+"""The one exception family of the engine: every problem a person can cause or meet is an InspectorError.
 
-Every message names the file and says what is wrong with it, so the CLI can print it as one line
-and the GUI can show it in a dialog without adding context of its own.
+Each error names where the problem is (a file or folder, or the input: a filter text, a plan, a
+command line) and says what is wrong, so the CLI prints any of them as one line with one `except` and
+the GUI shows its message as is. Subclasses say the cause:
+
+    InspectorError
+    ├── CheckpointError            something about a checkpoint or run on disk
+    │   ├── NotACheckpointError    not a checkpoint at all (wrong magic, no index, nothing there)
+    │   │   └── SeveralRunsError   a folder of several runs, where one was needed
+    │   ├── CorruptCheckpointError damaged bytes (truncated, out-of-range sizes, bad encoding)
+    │   │   ├── ChecksumMismatchError
+    │   │   └── DecodeError        bytes a low-level decoder rejects (no file yet: its caller adds it)
+    │   ├── MissingShardError      a data shard is missing or shorter than the index says
+    │   ├── UnsupportedDtypeError  a dtype this reader cannot turn into numbers
+    │   └── VariableNotFoundError  no such variable (also a KeyError, as in h5py)
+    │       └── AmbiguousNameError a name that fits several variables
+    ├── InputError                 what a person typed or loaded is not usable
+    │   ├── FilterError            a filter that is not a valid regular expression
+    │   ├── UsageError             a command line that does not parse
+    │   └── PlanError              a remap plan that cannot be applied (or read)
+    │       └── GraphEditError     renames the TF2 object graph cannot express
+    ├── DestinationError           a place we were asked to write to is not acceptable
+    └── TensorBoardError           TensorBoard is missing or cannot serve a folder
 """
 from __future__ import annotations
 
 import os
 
 
-class CheckpointError(Exception):
-    """Base of all checkpoint problems; `path` is the file (or folder) the problem is in."""
+class InspectorError(Exception):
+    """Base of every error the engine reports; `path` is the file, folder or input the problem is in."""
 
     def __init__(self, path: str | os.PathLike | None, problem: str):
         self.path = os.fspath(path) if path is not None else None
         self.problem = problem
-        super().__init__(f"{self.path}: {problem}" if self.path else problem)
+        super().__init__(self.message)
+
+    @property
+    def message(self) -> str:
+        return f"{self.path}: {self.problem}" if self.path else self.problem
+
+    def __str__(self) -> str:  # KeyError would quote the message; the family reads the same everywhere
+        return self.message
+
+
+class CheckpointError(InspectorError):
+    """A problem with a checkpoint or run on disk; `path` is the file or folder it is in."""
 
 
 class NotACheckpointError(CheckpointError):
     """The path exists but holds no TensorFlow checkpoint (wrong magic, wrong kind of table, no index)."""
+
+
+class SeveralRunsError(NotACheckpointError):
+    """A folder holding several runs where one run was needed; `runs` are their folders."""
+
+    def __init__(self, path, problem: str, runs: list[str]):
+        super().__init__(path, problem)
+        self.runs = list(runs)
 
 
 class CorruptCheckpointError(CheckpointError):
@@ -29,6 +68,15 @@ class ChecksumMismatchError(CorruptCheckpointError):
     """A stored CRC32C does not match the bytes (an index block or a tensor's data)."""
 
 
+class DecodeError(CorruptCheckpointError):
+    """Bytes that do not decode (a varint, a protobuf field, Snappy, OrderedCode). Raised by the wire
+    decoders, which do not know the file; the reader catches it and raises a CorruptCheckpointError that
+    names the file and the entry."""
+
+    def __init__(self, problem: str):
+        super().__init__(None, problem)
+
+
 class MissingShardError(CheckpointError):
     """A data shard the index refers to is not on disk (or is shorter than the index says)."""
 
@@ -37,5 +85,42 @@ class UnsupportedDtypeError(CheckpointError):
     """A tensor's dtype is unknown to this reader or cannot be turned into a numpy array."""
 
 
-class VariableNotFoundError(CheckpointError):
-    """The asked-for variable is not in the checkpoint."""
+class VariableNotFoundError(CheckpointError, KeyError):
+    """The asked-for variable is not in the checkpoint (a KeyError too, so `except KeyError` works)."""
+
+
+class AmbiguousNameError(VariableNotFoundError):
+    """A name (a tail, an object path) that fits several variables, so none is picked."""
+
+
+class InputError(InspectorError):
+    """What a person typed or loaded cannot be used; `path` names the input (or its file)."""
+
+
+class FilterError(InputError):
+    """The filter text is not a valid regular expression; the message says where and why."""
+
+
+class UsageError(InputError):
+    """A command line that does not parse."""
+
+
+class PlanError(InputError):
+    """A remap plan that cannot be applied or read; the message lists the problems."""
+
+
+class GraphEditError(PlanError):
+    """The renames cannot be expressed in the TF2 object graph; the message says which object and why."""
+
+
+class DestinationError(InspectorError):
+    """A place to write to is refused: the source itself, its files, an existing file not to be replaced."""
+
+
+class TensorBoardError(InspectorError):
+    """TensorBoard is missing, or could not start or serve a folder. `path` is the run folder (or the
+    environment's folder when TensorBoard is not installed); `last_lines` is the tail of its log."""
+
+    def __init__(self, path, problem: str, last_lines: list[str] | None = None):
+        super().__init__(path, problem)
+        self.last_lines = list(last_lines or [])

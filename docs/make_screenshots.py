@@ -57,7 +57,7 @@ def main() -> None:
     window.detail.tabs.setCurrentWidget(window.detail.heatmap)
     wait()
     save(window, "heatmap.png")
-    window.detail.tabs.setCurrentWidget(window.detail.histogram)
+    window.detail.tabs.setCurrentWidget(window.detail.histogram_view)
     wait()
     save(window, "histogram.png")
 
@@ -82,7 +82,7 @@ def main() -> None:
     save(window, "distribution.png")
     panel.view_choice.setCurrentIndex(0)
 
-    from core.remap_plan import Operation
+    from core.edit.plan import Operation
     from gui.batch_rename_dialog import BatchRenameDialog
 
     window.edits.push(Operation("regex_rename", {"pattern": "^model/", "replacement": "network/"}))

@@ -7,7 +7,8 @@ import re
 from PySide6.QtWidgets import (QCheckBox, QDialog, QDialogButtonBox, QFormLayout, QHeaderView, QLabel,
                                QLineEdit, QTableWidget, QTableWidgetItem, QVBoxLayout)
 
-from core.remap_plan import Operation, RemapPlan, preview
+from core.edit.operations import DropRegex, Operation, RegexRename
+from core.edit.plan import RemapPlan, preview
 
 
 class BatchRenameDialog(QDialog):
@@ -46,8 +47,8 @@ class BatchRenameDialog(QDialog):
 
     def operation(self) -> Operation:
         if self.drop_instead.isChecked():
-            return Operation("drop_regex", {"pattern": self.pattern.text()})
-        return Operation("regex_rename", {"pattern": self.pattern.text(), "replacement": self.replacement.text()})
+            return DropRegex(pattern=self.pattern.text())
+        return RegexRename(pattern=self.pattern.text(), replacement=self.replacement.text())
 
     def refresh(self) -> None:
         self.replacement.setEnabled(not self.drop_instead.isChecked())

@@ -7,7 +7,7 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt
 from PySide6.QtGui import QFont
 
 from core.formatting import format_bytes
-from core.run_discovery import CheckpointInfo, Run
+from core.run.discovery import CheckpointInfo, Run
 
 COLUMNS = ("Step", "Written", "Size", "Checkpoint")  # the tooltip has the full path and date
 

@@ -9,12 +9,12 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QComboBox, QFormLayout, QGridLayout, QHBoxLayout, QLabel, QSpinBox, QTabWidget,
                                QVBoxLayout, QWidget)
 
+from core.analysis.statistics import Histogram, Statistics, read_with_statistics
+from core.analysis.tensor_slicing import SliceChoice, format_value, plottable
 from core.formatting import format_bytes, format_shape
-from core.statistics import Statistics, read_with_statistics
-from core.variables import VariableInfo
+from core.run.variables import VariableInfo
 
 from .plots import HeatmapView, HistogramView
-from .tensor_slicing import SliceChoice, format_value, plottable
 from .value_table import ValueTableModel, ValueTableView
 
 _STAT_FIELDS = (("min", "min"), ("max", "max"), ("mean", "mean"), ("std", "std"), ("L2 norm", "l2"),
@@ -33,7 +33,7 @@ class DetailPanel(QWidget):
         self.info: VariableInfo | None = None
         self.array = None
         self.statistics: Statistics | None = None
-        self.histogram_counts = None
+        self.histogram: Histogram | None = None
         self.choice: SliceChoice | None = None
         self._job = None
 
@@ -82,11 +82,11 @@ class DetailPanel(QWidget):
         self.table = ValueTableView()
         self.table.setModel(self.table_model)
         self.heatmap = HeatmapView()
-        self.histogram = HistogramView()
+        self.histogram_view = HistogramView()
         self.tabs = QTabWidget()
         self.tabs.addTab(self.table, "Values")
         self.tabs.addTab(self.heatmap, "Heatmap")
-        self.tabs.addTab(self.histogram, "Histogram")
+        self.tabs.addTab(self.histogram_view, "Histogram")
 
         layout = QVBoxLayout(self)
         layout.addWidget(self.title)
@@ -133,7 +133,7 @@ class DetailPanel(QWidget):
         if self.sender() is not self._job:
             return  # an older selection's read finished late
         self._job = None
-        array, self.statistics, self.histogram_counts = result
+        array, self.statistics, self.histogram = result
         # A private, writable copy: typed-in cells change it, never the reader's data.
         self.array = array.copy() if array.dtype != object else array
         self._show_statistics(self.statistics)
@@ -159,7 +159,7 @@ class DetailPanel(QWidget):
         self.stats_note.setText("")
         self.table_model.set_view(None)
         self.heatmap.set_values(None, " ")
-        self.histogram.set_histogram(None, " ")
+        self.histogram_view.set_histogram(None, " ")
         self.axes_widget.hide()
 
     def _show_statistics(self, stats: Statistics) -> None:
@@ -235,8 +235,8 @@ class DetailPanel(QWidget):
         reason = "Strings have no heatmap; see the Values tab." if numbers is None else ""
         self.heatmap.set_values(numbers, reason)
         if self.array.dtype == object:
-            self.histogram.set_histogram(None, "Strings have no histogram.")
+            self.histogram_view.set_histogram(None, "Strings have no histogram.")
         elif self.array.size == 0:
-            self.histogram.set_histogram(None, "Nothing to show: the tensor is empty.")
+            self.histogram_view.set_histogram(None, "Nothing to show: the tensor is empty.")
         else:
-            self.histogram.set_histogram(self.histogram_counts, "No finite values to count (all NaN or Inf).")
+            self.histogram_view.set_histogram(self.histogram, "No finite values to count (all NaN or Inf).")

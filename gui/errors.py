@@ -7,7 +7,7 @@ import traceback
 
 from PySide6.QtWidgets import QMessageBox
 
-from core.errors import CheckpointError
+from core.errors import InspectorError
 
 
 def show_error(parent, title: str, message: str, details: str = "") -> None:
@@ -18,8 +18,8 @@ def show_error(parent, title: str, message: str, details: str = "") -> None:
 
 
 def describe(exc: BaseException) -> str:
-    """The sentence for a person: a CheckpointError already names the file and the problem."""
-    if isinstance(exc, CheckpointError):
+    """The sentence for a person: an InspectorError already names the file (or input) and the problem."""
+    if isinstance(exc, InspectorError):
         return str(exc)
     if isinstance(exc, OSError):
         return f"{exc.filename or ''}: {exc.strerror or exc}".lstrip(": ")

@@ -1,34 +1,38 @@
 """The main window: menus, the run's checkpoint list, the variable browser, the detail panel, the status
-bar with progress and cancel; opening from the menu, recent files, the command line and drag and drop."""
+bar with progress and cancel; opening from the menu, recent files, the command line and drag and drop.
+
+Its panels and actions (Edits, exports, TensorBoard, the edit menu) get a WindowContext, not the
+window; every long job runs through a JobSlot (gui.window_context)."""
 from __future__ import annotations
 
 import os
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QIcon, QKeySequence
-from PySide6.QtWidgets import (QAbstractItemView, QDockWidget, QFileDialog, QLabel, QMainWindow, QProgressBar,
-                               QTableView, QToolButton, QWidget)
+from PySide6.QtWidgets import (QAbstractItemView, QDockWidget, QLabel, QMainWindow, QProgressBar, QTableView,
+                               QToolButton, QWidget)
 
 from core.formatting import format_bytes, format_count
 from core.jobs import Progress
-from core.loading import LoadedCheckpoint, open_checkpoint, open_run
-from core.run_watch import RunWatcher
+from core.run.loading import LoadedCheckpoint, open_checkpoint, open_run
+from core.run.watch import RunWatcher
 
-from . import errors
+from . import dialogs
 from .checkpoint_list import CheckpointListModel
 from .detail_panel import DetailPanel
-from .batch_rename_dialog import BatchRenameDialog
-from .paths import ICON, SAMPLE_RUN  # a checkout or a PyInstaller bundle
+from .edit_actions import EditActions
 from .export_actions import ExportActions
+from .paths import ICON, SAMPLE_RUN  # a checkout or a PyInstaller bundle
 from .remap_panel import RemapPanel
-from .tensorboard_actions import TensorBoardActions
 from .settings import AppSettings
+from .tensorboard_actions import TensorBoardActions
 from .trajectory_panel import TrajectoryPanel
 from .variable_browser import VariableBrowser
+from .window_context import JobSlot, WindowContext
 from .worker import JobRunner
 
 WATCH_INTERVAL_MS = 2000  # how often the open run folder is looked at for new checkpoints
-
+DEFAULT_COLUMN_WIDTHS = [300, 80, 70, 80, 70, 300]
 
 
 class MainWindow(QMainWindow):
@@ -42,7 +46,6 @@ class MainWindow(QMainWindow):
         self.runner = JobRunner(self)
         self.current: LoadedCheckpoint | None = None
         self.current_path: str | None = None
-        self._load_job = None
         self._load_path: str | None = None
         self.setWindowTitle("Checkpoint Inspector")
         if os.path.exists(ICON):
@@ -68,13 +71,20 @@ class MainWindow(QMainWindow):
         self.detail_dock = self._dock("Variable", "detail", self.detail, Qt.RightDockWidgetArea)
         self.trajectory = TrajectoryPanel(self.runner)
         self.trajectory_dock = self._dock("Trajectory", "trajectory", self.trajectory, Qt.BottomDockWidgetArea)
-        self.edits = RemapPanel(self)
+        self.context = WindowContext(
+            self.runner, self, current=lambda: self.current, selected=lambda: self.detail.info,
+            shown_names=self.browser.shown_names, show_busy=self.show_busy, show_progress=self.show_progress,
+            show_message=lambda text, ms: self.statusBar().showMessage(text, ms))
+        self.loading = JobSlot(self.context, "Cannot open", "Opening cancelled",
+                               failure_intro="Cannot open this checkpoint.")
+        self.edits = RemapPanel(self.context)
         self.edits_dock = self._dock("Edits", "edits", self.edits, Qt.RightDockWidgetArea)
         self.tabifyDockWidget(self.detail_dock, self.edits_dock)
         self.detail_dock.raise_()
+        self.edit_actions = EditActions(self.context, self.edits, self._reveal_edits)
         self.edits.changed.connect(self._edited_changed)
-        self.browser.rename_requested.connect(self.rename_variable)
-        self.detail.values_edited.connect(self.set_values_from_array)
+        self.browser.rename_requested.connect(self.edit_actions.rename_variable)
+        self.detail.values_edited.connect(self.edit_actions.set_values_from_array)
         self.trajectory.add_button.clicked.connect(self.add_selected_to_trajectory)
         self.trajectory.checkpoint_clicked.connect(self.open_checkpoint_prefix)
         self.watcher: RunWatcher | None = None
@@ -103,8 +113,8 @@ class MainWindow(QMainWindow):
         self.browser.selected.connect(self._variable_selected)
         self.browser.counts_changed.connect(lambda *_: self._update_status())
         self.detail.status.connect(lambda text: self.statusBar().showMessage(text, 8000))
-        self.exports = ExportActions(self)
-        self.tensorboard = TensorBoardActions(self)
+        self.exports = ExportActions(self.context)
+        self.tensorboard = TensorBoardActions(self.context, self.statusBar())
         self._build_menus()
         self._restore_layout()
 
@@ -133,20 +143,7 @@ class MainWindow(QMainWindow):
         self._action(edit_menu, "&Find Variable", self.focus_filter, QKeySequence.Find)
         self._action(edit_menu, "&Copy Values", self.detail.table.copy_selection)
         edit_menu.addSeparator()
-        undo = self.edits.undo_stack.createUndoAction(self, "&Undo")
-        undo.setShortcut(QKeySequence.Undo)
-        redo = self.edits.undo_stack.createRedoAction(self, "&Redo")
-        redo.setShortcut(QKeySequence.Redo)
-        edit_menu.addAction(undo)
-        edit_menu.addAction(redo)
-        self._action(edit_menu, "Re&name Selected…", self.rename_selected_dialog, "F2")
-        self._action(edit_menu, "Rename by &Regex…", self.batch_rename_dialog, "Ctrl+Shift+R")
-        self._action(edit_menu, "&Drop Selected", self.drop_selected, QKeySequence.Delete)
-        self._action(edit_menu, "C&ast Selected…", self.cast_selected_dialog)
-        self._action(edit_menu, "Set Values from .&npy…", lambda: self.values_dialog("npy"))
-        self._action(edit_menu, "&Fill with a Constant…", lambda: self.values_dialog("constant"))
-        self._action(edit_menu, "Add a &Variable from .npy…", self.add_variable_dialog)
-        self._action(edit_menu, "&Save Remapped Checkpoint As…", self.edits._save_dialog, "Ctrl+Shift+S")
+        self.edit_actions.build_menu(edit_menu, self._action)
         view_menu = self.menuBar().addMenu("&View")
         view_menu.addAction(self.run_dock.toggleViewAction())
         view_menu.addAction(self.detail_dock.toggleViewAction())
@@ -174,14 +171,13 @@ class MainWindow(QMainWindow):
 
     # ---- opening ---------------------------------------------------------------------------------
     def open_folder_dialog(self) -> None:
-        folder = QFileDialog.getExistingDirectory(self, "Open a run folder or SavedModel")
+        folder = dialogs.choose_folder(self, "Open a run folder or SavedModel")
         if folder:
             self.open_path(folder)
 
     def open_files_dialog(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(
-            self, "Open a checkpoint", "",
-            "Checkpoint files (*.index *.meta *.data-* checkpoint);;All files (*)")
+        path = dialogs.open_file(self, "Open a checkpoint",
+                                 "Checkpoint files (*.index *.meta *.data-* checkpoint);;All files (*)")
         if path:
             self.open_path(path)
 
@@ -219,21 +215,15 @@ class MainWindow(QMainWindow):
 
     def _start_load(self, name: str, make_job, path: str) -> None:
         self._load_path = path
-        self._load_job = self.runner.start(name, make_job, on_progress=self.show_progress,
-                                           on_finished=self._loaded, on_failed=self._load_error,
-                                           on_cancelled=self._load_cancelled)
-        self.show_busy(True, f"Opening {path}…")
+        self.loading.start(name, make_job, self._loaded, busy_text=f"Opening {path}…",
+                           on_failed=self._load_failed, on_cancelled=self._update_status)
 
     def cancel_loading(self) -> None:
-        if self._load_job is not None:
-            self._load_job.cancel()
+        self.loading.cancel()
 
     def cancel_all_work(self) -> None:
-        """The status bar's cancel button: stops the load, export or save in progress."""
-        self.cancel_loading()
-        self.exports.cancel()
-        self.edits.cancel()
-        self.tensorboard.cancel()
+        """The status bar's cancel button: stops the load, export, save or launch in progress."""
+        self.context.cancel_all()
 
     def show_progress(self, progress) -> None:
         self.progress.setRange(0, progress.total or 0)
@@ -241,11 +231,7 @@ class MainWindow(QMainWindow):
         self.status_text.setText(progress.message)
 
     def _loaded(self, loaded: LoadedCheckpoint) -> None:
-        if self.sender() is not self._load_job:
-            return  # a load that was superseded by a newer one
-        self._load_job = None
         path = self._load_path
-        self.show_busy(False)
         self.current = loaded
         self.current_path = path
         if path != SAMPLE_RUN:
@@ -266,23 +252,9 @@ class MainWindow(QMainWindow):
         self._watch(loaded)
         self.loaded.emit(loaded)
 
-    def _load_error(self, exc) -> None:
-        if self.sender() is not self._load_job:
-            return
-        self._load_job = None
-        self.show_busy(False)
+    def _load_failed(self, message: str) -> None:
         self._update_status()
-        message = errors.describe(exc)
         self.load_failed.emit(message)
-        errors.show_error(self, "Cannot open", f"Cannot open this checkpoint.\n\n{message}",
-                          getattr(exc, "formatted_traceback", ""))
-
-    def _load_cancelled(self) -> None:
-        if self.sender() is self._load_job:
-            self._load_job = None
-        self.show_busy(False)
-        self._update_status()
-        self.statusBar().showMessage("Opening cancelled", 4000)
 
     def open_checkpoint_prefix(self, prefix: str) -> None:
         row = self.checkpoint_model.row_of(prefix)
@@ -298,87 +270,9 @@ class MainWindow(QMainWindow):
         self.trajectory.add_variable(info.name, info.display_name)
 
     # ---- editing ----------------------------------------------------------------------------------------
-    def _selected_info(self):
-        info = self.detail.info
-        if info is None:
-            self.statusBar().showMessage("Select a variable first", 4000)
-        return info
-
-    def _push(self, kind: str, args: dict, array=None) -> None:
-        from core.remap_plan import Operation
-
-        self.edits.push(Operation(kind, args, array))
+    def _reveal_edits(self) -> None:
         self.edits_dock.show()
         self.edits_dock.raise_()
-
-    def rename_variable(self, old: str, new: str) -> None:
-        if new and new != old:
-            self._push("rename", {"source": old, "target": new})
-
-    def rename_selected_dialog(self) -> None:
-        from PySide6.QtWidgets import QInputDialog
-
-        info = self._selected_info()
-        if info is None:
-            return
-        new, ok = QInputDialog.getText(self, "Rename", f"New stored name for\n{info.name}:", text=info.name)
-        if ok:
-            self.rename_variable(info.name, new.strip())
-
-    def batch_rename_dialog(self) -> None:
-        if self.current is None:
-            return
-        dialog = BatchRenameDialog(self.edits.plan, self.current.variables, self)
-        if dialog.exec():
-            self.edits.push(dialog.operation())
-            self.edits_dock.show()
-            self.edits_dock.raise_()
-
-    def drop_selected(self) -> None:
-        info = self._selected_info()
-        if info is not None:
-            self._push("drop", {"names": [info.name]})
-
-    def cast_selected_dialog(self) -> None:
-        from PySide6.QtWidgets import QInputDialog
-
-        info = self._selected_info()
-        if info is None:
-            return
-        choices = ["float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8"]
-        dtype, ok = QInputDialog.getItem(self, "Cast", f"Cast {info.display_name} ({info.entry.dtype_name}) to:",
-                                         choices, 0, False)
-        if ok:
-            self._push("cast", {"name": info.name, "dtype": dtype})
-
-    def values_dialog(self, source: str) -> None:
-        from PySide6.QtWidgets import QInputDialog
-
-        info = self._selected_info()
-        if info is None:
-            return
-        if source == "npy":
-            path, _ = QFileDialog.getOpenFileName(self, f"Values for {info.display_name}", "", "NumPy (*.npy)")
-            if path:
-                self._push("set_values", {"name": info.name, "npy": path})
-        else:
-            value, ok = QInputDialog.getDouble(self, "Fill", f"Fill {info.display_name} with:", 0.0, -1e308, 1e308, 6)
-            if ok:
-                self._push("set_values", {"name": info.name, "constant": value})
-
-    def set_values_from_array(self, name: str, array) -> None:
-        """Cells edited in the value table: the whole edited tensor becomes the variable's new values."""
-        self._push("set_values", {"name": name, "edited": "in the value table"}, array)
-
-    def add_variable_dialog(self) -> None:
-        from PySide6.QtWidgets import QInputDialog
-
-        path, _ = QFileDialog.getOpenFileName(self, "Values of the new variable", "", "NumPy (*.npy)")
-        if not path:
-            return
-        name, ok = QInputDialog.getText(self, "Add a variable", "Stored name of the new variable:")
-        if ok and name.strip():
-            self._push("add_variable", {"name": name.strip(), "npy": path})
 
     def _edited_changed(self, edited: bool) -> None:
         self.setWindowModified(edited)
@@ -492,18 +386,18 @@ class MainWindow(QMainWindow):
         state = self.settings.load_bytes("state")
         if state is not None:
             self.restoreState(state)
-        widths = self.settings.qsettings.value("layout/columns")
+        widths = self.settings.column_widths()
         if widths:
-            self.browser.set_column_widths([int(w) for w in widths])
+            self.browser.set_column_widths(widths)
         else:
-            self.browser.set_column_widths([300, 80, 70, 80, 70, 300])
+            self.browser.set_column_widths(DEFAULT_COLUMN_WIDTHS)
             self.resizeDocks([self.run_dock, self.detail_dock], [330, 470], Qt.Horizontal)
             self.resizeDocks([self.trajectory_dock], [260], Qt.Vertical)
 
     def save_layout(self) -> None:
         self.settings.save_bytes("geometry", self.saveGeometry())
         self.settings.save_bytes("state", self.saveState())
-        self.settings.qsettings.setValue("layout/columns", self.browser.column_widths())
+        self.settings.save_column_widths(self.browser.column_widths())
         self.settings.sync()
 
     def closeEvent(self, event) -> None:

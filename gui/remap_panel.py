@@ -7,14 +7,18 @@ import os
 
 from PySide6.QtCore import Signal
 from PySide6.QtGui import QUndoCommand, QUndoStack
-from PySide6.QtWidgets import (QCheckBox, QFileDialog, QHBoxLayout, QHeaderView, QLabel, QListWidget,
-                               QPushButton, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QCheckBox, QHBoxLayout, QHeaderView, QLabel, QListWidget, QPushButton, QTableWidget,
+                               QTableWidgetItem, QVBoxLayout, QWidget)
 
-from core.remap import save_remapped, save_remapped_run
-from core.remap_plan import Operation, RemapError, RemapPlan, path_renamer, preview
-from core.verify import verify_saved
+from core.edit.operations import Operation
+from core.edit.plan import RemapPlan, preview
+from core.edit.save import save_remapped, save_remapped_run
+from core.edit.verify import verify_saved
+from core.atomic_write import atomic_write
+from core.errors import PlanError
 
-from . import errors
+from . import dialogs, errors
+from .window_context import JobSlot, WindowContext
 
 
 class _AddOperation(QUndoCommand):
@@ -34,17 +38,17 @@ class _AddOperation(QUndoCommand):
 
 class RemapPanel(QWidget):
     changed = Signal(bool)        # the plan is (not) empty: the window marks itself edited
-    saved = Signal(object)        # list of core.remap.SaveReport
-    verified = Signal(object)     # core.verify.VerifyResult
+    saved = Signal(object)        # list of core.edit.save.SaveReport
+    verified = Signal(object)     # core.edit.verify.VerifyResult
     failed = Signal(str)
 
-    def __init__(self, window):
+    def __init__(self, context: WindowContext):
         super().__init__()
-        self.window = window
+        self.context = context
         self.plan = RemapPlan()
         self.undo_stack = QUndoStack(self)
         self.last_save: tuple[str, str, object] | None = None  # (source prefix, destination, preview)
-        self.job = None
+        self.slot = JobSlot(context, "Cannot save", "Saving cancelled: nothing was written")
 
         self.operations = QListWidget()
         self.undo_button = QPushButton("Undo")
@@ -100,7 +104,7 @@ class RemapPanel(QWidget):
         self.redo_button.setEnabled(False)
         self.slots_follow.toggled.connect(self._options_changed)
         self.name_based.toggled.connect(self._options_changed)
-        self.save_button.clicked.connect(self._save_dialog)
+        self.save_button.clicked.connect(self.save_dialog)
         self.verify_button.clicked.connect(self.verify)
         self.load_plan_button.clicked.connect(self._load_plan_dialog)
         self.save_plan_button.clicked.connect(self._save_plan_dialog)
@@ -120,7 +124,7 @@ class RemapPanel(QWidget):
         self.refresh()
 
     def current_preview(self):
-        current = self.window.current
+        current = self.context.current()
         return preview(self.plan, current.variables) if current is not None else None
 
     def refresh(self) -> None:
@@ -132,7 +136,7 @@ class RemapPanel(QWidget):
             changed_rows = [(p.source or "(new)", p.target, p.dtype, str(list(p.shape)), p.action)
                             for p in result.planned if p.action != "copy"]
             changed_rows += [(name, "(dropped)", "", "", "drop") for name in result.dropped]
-            changed_rows += self._object_path_rows(current_variables=self.window.current.variables)
+            changed_rows += self._object_path_rows(self.context.current().variables)
         self.preview_table.setRowCount(len(changed_rows))
         for row, cells in enumerate(changed_rows):
             for column, text in enumerate(cells):
@@ -141,21 +145,19 @@ class RemapPanel(QWidget):
         problems = result.problems if result is not None else []
         self.problems.setText("\n".join(f"⚠ {p}" for p in problems))
         self.problems.setStyleSheet("color: #c0392b" if problems else "color: palette(text)")
-        self.save_button.setEnabled(bool(self.plan.operations) and not problems and self.job is None)
+        self.save_button.setEnabled(bool(self.plan.operations) and not problems and not self.slot.busy)
         self.changed.emit(bool(self.plan.operations))
 
     def _object_path_rows(self, current_variables) -> list[tuple]:
         """TF2 object paths the renames change although no stored key does (Keras 3 keys its weights
         under `optimizer/...`, so `^model/` renames only the object graph): shown so the preview is
         not silently empty."""
-        if self.plan.name_based or not any(op.kind in ("rename", "regex_rename", "add_prefix", "strip_prefix")
-                                           for op in self.plan.operations):
+        if self.plan.name_based or not self.plan.renames:
             return []
-        rename = path_renamer(self.plan)
         rows, seen = [], set()
         for info in current_variables:
             for path in info.object_paths:
-                new = rename(path + "/").rstrip("/")
+                new = self.plan.rename_path(path + "/").rstrip("/")
                 if new != path and path not in seen:
                     seen.add(path)
                     rows.append((path, new, info.entry.dtype_name, str(list(info.entry.shape)), "object path"))
@@ -164,8 +166,8 @@ class RemapPanel(QWidget):
     # ---- saving and verifying ----------------------------------------------------------------------------
     def save_to(self, destination: str, overwrite: bool = False) -> None:
         """Save the remapped checkpoint (or the whole run into the folder `destination`)."""
-        current = self.window.current
-        if current is None or self.job is not None:
+        current = self.context.current()
+        if current is None or self.slot.busy:
             return
         plan = RemapPlan(list(self.plan.operations), self.plan.slots_follow, self.plan.name_based)
         result = preview(plan, current.variables)
@@ -182,16 +184,11 @@ class RemapPanel(QWidget):
             def make_job():
                 return save_remapped(reader, plan, destination, overwrite)
             verify_source = (reader.prefix, os.path.abspath(destination))
-        self.window.show_busy(True, f"Saving to {destination}…")
         self.save_button.setEnabled(False)
-        self.job = self.window.runner.start(
-            f"save {destination}", make_job, on_progress=self.window.show_progress,
-            on_finished=lambda reports: self._saved(reports, verify_source, result),
-            on_failed=self._failed, on_cancelled=self._cancelled)
+        self.slot.start(f"save {destination}", make_job, lambda reports: self._saved(reports, verify_source, result),
+                        busy_text=f"Saving to {destination}…", on_failed=self._failed, on_cancelled=self._cancelled)
 
     def _saved(self, reports, verify_source, result) -> None:
-        self.job = None
-        self.window.show_busy(False)
         reports = reports if isinstance(reports, list) else [reports]
         self.last_save = (verify_source[0], verify_source[1], result)
         lines = [f"Saved {sum(r.written for r in reports)} variables to {reports[-1].prefix}"
@@ -203,55 +200,44 @@ class RemapPanel(QWidget):
         self.refresh()
         self.saved.emit(reports)
 
-    def _failed(self, exc) -> None:
-        self.job = None
-        self.window.show_busy(False)
-        message = errors.describe(exc)
+    def _failed(self, message: str) -> None:
         self.result.setText(f"Not saved: {message}")
         self.refresh()
         self.failed.emit(message)
-        errors.show_error(self.window, "Cannot save", message, getattr(exc, "formatted_traceback", ""))
 
     def _cancelled(self) -> None:
-        self.job = None
-        self.window.show_busy(False)
         self.result.setText("Saving cancelled: nothing was written.")
         self.refresh()
 
     def cancel(self) -> None:
-        if self.job is not None:
-            self.job.cancel()
+        self.slot.cancel()
 
     def verify(self) -> None:
-        if self.last_save is None or self.job is not None:
+        if self.last_save is None or self.slot.busy:
             return
         source, destination, result = self.last_save
-        self.window.show_busy(True, "Verifying with TensorFlow…")
         self.verify_button.setEnabled(False)
-        self.job = self.window.runner.start(
-            "verify", lambda: verify_saved(source, destination, result), on_progress=self.window.show_progress,
-            on_finished=self._verified, on_failed=self._failed, on_cancelled=self._cancelled)
+        self.slot.start("verify", lambda: verify_saved(source, destination, result), self._verified,
+                        busy_text="Verifying with TensorFlow…", on_failed=self._failed, on_cancelled=self._cancelled)
 
     def _verified(self, verdict) -> None:
-        self.job = None
-        self.window.show_busy(False)
         self.verify_button.setEnabled(True)
         self.result.setText(("✔ " if verdict.ok else "✘ ") + verdict.summary())
         self.result.setStyleSheet("color: palette(text)" if verdict.ok else "color: #c0392b")
         self.verified.emit(verdict)
 
     # ---- dialogs -------------------------------------------------------------------------------------------
-    def _save_dialog(self) -> None:
-        current = self.window.current
+    def save_dialog(self) -> None:
+        current = self.context.current()
         if current is None:
             return
         if self.all_steps.isChecked():
-            folder = QFileDialog.getExistingDirectory(self, "Save every checkpoint of the run into a new folder")
+            folder = dialogs.choose_folder(self, "Save every checkpoint of the run into a new folder")
             if folder:
                 self.save_to(folder, overwrite=bool(os.listdir(folder)) and self._confirm_overwrite(folder))
             return
         suggestion = current.checkpoint.prefix + "-remapped"
-        path, _ = QFileDialog.getSaveFileName(self, "Save the remapped checkpoint as (a new prefix)", suggestion)
+        path = dialogs.save_file(self, "Save the remapped checkpoint as (a new prefix)", suggestion)
         if not path:
             return
         overwrite = os.path.exists(path + ".index") and self._confirm_overwrite(path)
@@ -260,12 +246,10 @@ class RemapPanel(QWidget):
         self.save_to(path, overwrite)
 
     def _confirm_overwrite(self, path: str) -> bool:
-        from .export_actions import ask_yes_no
-
-        return ask_yes_no(self, "Replace?", f"{path} holds a checkpoint already. Replace it?")
+        return dialogs.ask_yes_no(self, "Replace?", f"{path} holds a checkpoint already. Replace it?")
 
     def _load_plan_dialog(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Load a remap plan", "", "Remap plan (*.json)")
+        path = dialogs.open_file(self, "Load a remap plan", "Remap plan (*.json)")
         if path:
             self.load_plan(path)
 
@@ -273,8 +257,8 @@ class RemapPanel(QWidget):
         try:
             with open(path, encoding="utf-8") as f:
                 loaded = RemapPlan.from_json(f.read(), path)
-        except (OSError, RemapError) as exc:
-            errors.show_error(self.window, "Cannot load the plan", errors.describe(exc))
+        except (OSError, PlanError) as exc:
+            errors.show_error(self.context.dialog_parent, "Cannot load the plan", errors.describe(exc))
             return
         self.slots_follow.setChecked(loaded.slots_follow)
         self.name_based.setChecked(loaded.name_based)
@@ -282,7 +266,7 @@ class RemapPanel(QWidget):
             self.push(operation)
 
     def _save_plan_dialog(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Save the remap plan", "remap-plan.json", "Remap plan (*.json)")
+        path = dialogs.save_file(self, "Save the remap plan", "remap-plan.json", "Remap plan (*.json)")
         if path:
-            with open(path, "w", encoding="utf-8") as f:
+            with atomic_write(path, "w", encoding="utf-8") as f:
                 f.write(self.plan.to_json())

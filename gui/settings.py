@@ -43,5 +43,18 @@ class AppSettings:
         value = self.qsettings.value(f"layout/{key}")
         return value if isinstance(value, QByteArray) else None
 
+    def column_widths(self) -> list[int]:
+        """The variable table's column widths, or [] before the first save."""
+        stored = self.qsettings.value("layout/columns") or []
+        if isinstance(stored, str):
+            stored = [stored]
+        try:
+            return [int(w) for w in stored]
+        except (TypeError, ValueError):
+            return []
+
+    def save_column_widths(self, widths: list[int]) -> None:
+        self.qsettings.setValue("layout/columns", list(widths))
+
     def sync(self) -> None:
         self.qsettings.sync()

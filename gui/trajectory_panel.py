@@ -11,8 +11,8 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QFileDialog, QHBoxLayout, QLabel, QPushButton, QSpinBox,
                                QStackedWidget, QVBoxLayout, QWidget)
 
-from core.csv_files import write_csv
-from core.trajectory import DISTRIBUTION_PERCENTILES, METRICS, PointProgress, compute_distribution, compute_trajectory
+from core.export.tables import write_csv
+from core.analysis.trajectory import DISTRIBUTION_PERCENTILES, METRICS, PointProgress, compute_distribution, compute_trajectory
 
 from . import errors
 

@@ -5,7 +5,7 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt, Signal
 from PySide6.QtGui import QFontDatabase, QKeySequence
 from PySide6.QtWidgets import QApplication, QTableView
 
-from .tensor_slicing import format_value
+from core.analysis.tensor_slicing import format_value
 
 
 class ValueTableModel(QAbstractTableModel):

@@ -6,8 +6,8 @@ from PySide6.QtCore import QItemSelectionModel, Qt, Signal
 from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QHBoxLayout, QLabel, QLineEdit, QStackedWidget,
                                QTableView, QTreeView, QVBoxLayout, QWidget)
 
-from core.variable_filter import FilterError
-from core.variables import VariableInfo
+from core.errors import FilterError
+from core.run.variables import VariableInfo
 
 from .variable_model import NAME, VARIABLE_ROLE, FlatVariableModel, TreeVariableModel, VisibleSet
 
@@ -120,6 +120,12 @@ class VariableBrowser(QWidget):
     def _tree_toggled(self, tree: bool) -> None:
         self.stack.setCurrentWidget(self.tree_view if tree else self.flat_view)
         self.refresh()
+
+    def shown_names(self) -> list[str]:
+        """Stored names of the variables shown (the filter and the slots toggle apply), in order."""
+        if self.visible_set is None:
+            return []
+        return [self.visible_set.variables[i].name for i in self.visible_indexes]
 
     def select_name(self, name: str) -> bool:
         index = self.model.index_of(name)

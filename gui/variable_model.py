@@ -1,7 +1,7 @@
 """Item models of the variable browser: a flat sortable table and a lazily built tree by scope.
 
 Both show the same columns and the same visible set, computed in Python lists (filtering 100,000
-variables is one list comprehension, see core.variable_filter) and handed to Qt with one model reset.
+variables is one list comprehension, see core.run.variable_filter) and handed to Qt with one model reset.
 The tree builds a scope's children only when Qt asks for them, so a reset costs one grouping pass
 over the top level, not a full tree of 100,000 nodes.
 """
@@ -12,8 +12,8 @@ import weakref
 from PySide6.QtCore import QAbstractItemModel, QAbstractTableModel, QModelIndex, Qt, Signal
 
 from core.formatting import format_bytes, format_count, format_shape
-from core.variable_filter import matching_indexes, search_text
-from core.variables import VariableInfo
+from core.run.variable_filter import matching_indexes, search_text
+from core.run.variables import VariableInfo
 
 COLUMNS = ("Name", "Shape", "Dtype", "Elements", "Bytes", "Stored key")
 NAME, SHAPE, DTYPE, ELEMENTS, BYTES, KEY = range(len(COLUMNS))
@@ -71,7 +71,7 @@ class VisibleSet:
         self._ranks: dict[int, list[int]] = {}
 
     def compute(self, text: str, use_regex: bool, show_hidden: bool) -> list[int]:
-        """Indexes of the visible variables (raises core.variable_filter.FilterError on a bad regex)."""
+        """Indexes of the visible variables (raises core.errors.FilterError on a bad regex)."""
         if show_hidden:
             return matching_indexes(self.haystacks, text, use_regex)
         plain = self.plain
@@ -226,8 +226,9 @@ class _Node:
 
 
 class TreeVariableModel(_VariableColumns, QAbstractItemModel):
-    rename_requested = Signal(str, str)
     """Scopes from the '/'-separated friendly names; a variable's optimizer slots are its children."""
+
+    rename_requested = Signal(str, str)
 
     def __init__(self, parent=None):
         super().__init__(parent)

@@ -3,7 +3,7 @@ import os
 
 import pytest
 
-from core.checkpoint_state import read_state_file, resolve
+from core.format.checkpoint_state import read_state_file, resolve
 from core.errors import CorruptCheckpointError
 
 

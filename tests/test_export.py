@@ -11,12 +11,12 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from core import export as export_module
-from core.bundle_reader import CheckpointReader
-from core.export import (export_hdf5, export_npz, export_run_table, export_tensor_csv, export_tensor_npy,
-                         export_variable_table, hdf5_dataset_paths)
+from core.export import tensors as export_module
+from core.export.tables import export_run_table, export_variable_table
+from core.export.tensors import export_hdf5, export_npz, export_tensor_csv, export_tensor_npy, hdf5_dataset_paths
+from core.format.bundle_reader import CheckpointReader
 from core.jobs import Cancelled, run_to_end
-from core.run_discovery import discover
+from core.run.discovery import discover
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -7,8 +7,8 @@ import h5py
 import numpy as np
 import pytest
 
-from core import export as export_module
-from gui import export_actions
+from core.export import tensors as export_module
+from gui import dialogs, export_actions
 
 
 def _tf_value(prefix, name):
@@ -35,7 +35,7 @@ def test_table_of_the_shown_variables_with_statistics(qtbot, window, tmp_path, t
     window.browser.filter_edit.setText("special/")
     out = run_export(qtbot, window, window.exports.table, tmp_path / "shown.csv", True)
     rows = list(csv.DictReader(out.open(encoding="utf-8")))
-    shown = window.exports._shown_names()
+    shown = window.browser.shown_names()
     assert [r["name"] for r in rows] == sorted(shown) and all(n.startswith("special/") for n in shown)
     rank4 = next(r for r in rows if r["name"] == "special/rank4")
     assert float(rank4["max"]) == _tf_value(tf_ckpts.all_dtypes, "special/rank4").max()
@@ -54,7 +54,7 @@ def test_selected_tensor_as_csv_and_npy(qtbot, window, tmp_path, tf_ckpts):
 
 def test_shown_variables_as_npz_and_hdf5(qtbot, window, tmp_path, tf_ckpts):
     window.browser.filter_edit.setText("dtype/")
-    shown = window.exports._shown_names()
+    shown = window.browser.shown_names()
     out = run_export(qtbot, window, window.exports.npz, tmp_path / "v.npz")
     with np.load(out, allow_pickle=True) as archive:
         assert sorted(archive.files) == sorted(shown)
@@ -71,10 +71,10 @@ def test_an_enormous_csv_asks_first(qtbot, window, tmp_path, monkeypatch):
     questions = []
     monkeypatch.setattr(export_module, "HUGE_CSV_CELLS", 10)
     monkeypatch.setattr(export_actions, "HUGE_CSV_CELLS", 10)
-    monkeypatch.setattr(export_actions, "ask_yes_no", lambda *a: questions.append(a[2]) or False)
+    monkeypatch.setattr(dialogs, "ask_yes_no", lambda *a: questions.append(a[2]) or False)
     window.exports.tensor_csv(str(tmp_path / "big.csv"))
     assert questions and "24 values" in questions[0]
-    assert not (tmp_path / "big.csv").exists() and window.exports.job is None
+    assert not (tmp_path / "big.csv").exists() and not window.exports.slot.busy
 
 
 def test_cancel_an_export_leaves_nothing(qtbot, window, tmp_path, monkeypatch):
@@ -91,5 +91,5 @@ def test_cancel_an_export_leaves_nothing(qtbot, window, tmp_path, monkeypatch):
     window.exports.npz(str(tmp_path / "slow.npz"))
     assert window.cancel_button.isVisibleTo(window)
     window.cancel_button.click()
-    qtbot.waitUntil(lambda: window.exports.job is None, timeout=10000)
-    assert not [n for n in os.listdir(tmp_path) if n.startswith("slow.npz")]
+    qtbot.waitUntil(lambda: not window.exports.slot.busy, timeout=10000)
+    assert not [n for n in os.listdir(tmp_path) if "slow.npz" in n]  # nor its hidden temporary file

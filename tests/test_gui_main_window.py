@@ -165,7 +165,7 @@ def test_a_missing_shard_shows_in_the_detail_panel(qtbot, window, tf_ckpts, tmp_
 def test_the_window_stays_responsive_while_a_run_loads(qtbot, window, tf_ckpts, monkeypatch):
     """The load runs on a worker: the GUI thread's timers keep firing while it works (here the worker is
     slowed down as a slow network disk would, so the check does not depend on the machine's speed)."""
-    import core.loading as loading
+    import core.run.loading as loading
     import gui.main_window as main_window
 
     worker_threads = []
@@ -189,7 +189,7 @@ def test_the_window_stays_responsive_while_a_run_loads(qtbot, window, tf_ckpts, 
 
 
 def test_cancel_a_load(qtbot, window, tf_ckpts, monkeypatch):
-    import core.loading as loading
+    import core.run.loading as loading
     import gui.main_window as main_window
 
     real_open_run = loading.open_run

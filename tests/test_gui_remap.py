@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from PySide6.QtCore import Qt
 
-from core.remap_plan import Operation
+from core.edit.operations import Cast, RegexRename, Rename
 from gui.batch_rename_dialog import BatchRenameDialog
 from gui.variable_model import KEY
 
@@ -66,11 +66,11 @@ def test_edit_save_and_verify_with_tensorflow(qtbot, window, tmp_path, tf_ckpts)
     source = tf.train.load_checkpoint(str(tf_ckpts.tf1_run / "model.ckpt-60"))
     select(qtbot, window, "dense/bias")
     assert window.detail.table_model.setData(window.detail.table_model.index(1, 0), "42.5")  # a typed-in cell
-    window.edits.push(Operation("regex_rename", {"pattern": "^dense/", "replacement": "layer/"}))
-    window.edits.push(Operation("cast", {"name": "layer/kernel", "dtype": "float64"}))
+    window.edits.push(RegexRename(pattern="^dense/", replacement="layer/"))
+    window.edits.push(Cast(name="layer/kernel", dtype="float64"))
     window.browser.hidden_box.setChecked(True)  # global_step is bookkeeping, hidden by default
     select(qtbot, window, "global_step")
-    window.drop_selected()
+    window.edit_actions.drop_selected()
     assert [op.kind for op in window.edits.plan.operations] == ["set_values", "regex_rename", "cast", "drop"]
     assert window.edits.save_button.isEnabled() and not window.edits.problems.text()
     destination = tmp_path / "edited" / "model.ckpt-60"
@@ -92,7 +92,7 @@ def test_edit_save_and_verify_with_tensorflow(qtbot, window, tmp_path, tf_ckpts)
 
 def test_save_the_whole_run_and_refuse_an_existing_destination(qtbot, window, tmp_path, tf_ckpts):
     tf = _tf()
-    window.edits.push(Operation("regex_rename", {"pattern": "^dense/", "replacement": "layer/"}))
+    window.edits.push(RegexRename(pattern="^dense/", replacement="layer/"))
     window.edits.all_steps.setChecked(True)
     with qtbot.waitSignal(window.edits.saved, timeout=60000) as saved:
         window.edits.save_to(str(tmp_path / "run"))
@@ -105,7 +105,7 @@ def test_save_the_whole_run_and_refuse_an_existing_destination(qtbot, window, tm
 
 
 def test_problems_disable_saving(qtbot, window):
-    window.edits.push(Operation("rename", {"source": "dense/kernel", "target": "dense/bias"}))
+    window.edits.push(Rename(source="dense/kernel", target="dense/bias"))
     assert "would both be named" in window.edits.problems.text()
     assert not window.edits.save_button.isEnabled()
 
@@ -114,7 +114,7 @@ def test_graph_only_renames_show_in_the_preview(qtbot, window, tf_ckpts):
     """Keras 3 keys its weights under optimizer/..., so `^model/` renames object paths only: listed."""
     with qtbot.waitSignal(window.loaded, timeout=20000):
         window.open_path(str(tf_ckpts.tf2_keras_run))
-    window.edits.push(Operation("regex_rename", {"pattern": "^model/", "replacement": "network/"}))
+    window.edits.push(RegexRename(pattern="^model/", replacement="network/"))
     table = window.edits.preview_table
     rows = [(table.item(r, 0).text(), table.item(r, 1).text(), table.item(r, 4).text()) for r in range(table.rowCount())]
     assert rows and all(action == "object path" and new.startswith("network/") for _, new, action in rows)

@@ -7,7 +7,7 @@ import urllib.request
 
 import pytest
 
-from gui import tensorboard_actions
+from gui import dialogs
 
 
 @pytest.fixture
@@ -21,7 +21,7 @@ def window(qtbot, main_window, tmp_path, tf_ckpts):
 
 def test_launch_offers_history_serves_it_and_stops(qtbot, window, monkeypatch):
     offered = []
-    monkeypatch.setattr(tensorboard_actions, "offer_history", lambda parent, folder: offered.append(folder) or True)
+    monkeypatch.setattr(dialogs, "offer_history", lambda parent, folder: offered.append(folder) or True)
     with qtbot.waitSignal(window.tensorboard.running, timeout=120000) as running:
         window.tensorboard.launch()
     assert offered  # the copied TF1 run has no event files

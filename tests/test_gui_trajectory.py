@@ -6,7 +6,7 @@ import shutil
 import numpy as np
 import pytest
 
-from core import trajectory as trajectory_module
+from core.analysis import trajectory as trajectory_module
 
 
 def _tf():

@@ -366,7 +366,7 @@ def test_built_bundle_opens_a_tensorflow_run(tf_ckpts, tmp_path):
         {"target": name, "source": name, "dtype": dtype, "shape": shape}
         for name, dtype, shape in (("global_step", "int64", []), ("dense/kernel", "float32", [4, 3]),
                                    ("dense/bias", "float32", [3]))]}))
-    verify = [str(BUNDLE_PROGRAM), "-m", "core.verify_worker", str(request)]
+    verify = [str(BUNDLE_PROGRAM), "-m", "core.edit.verify_worker", str(request)]
     missing = subprocess.run(verify, capture_output=True, text=True, env=env, timeout=60)
     assert missing.returncode != 0 and "CHECKPOINT_INSPECTOR_SITE_PACKAGES" in missing.stderr, missing.stderr
     # ... and with the venv's site-packages named, TensorFlow's check runs inside the bundle.

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import numpy as np
 
-from core.bundle_reader import CheckpointReader
-from core.run_discovery import discover
-from core.variables import describe_variables
+from core.format.bundle_reader import CheckpointReader
+from core.run.discovery import discover
+from core.run.variables import describe_variables
 from tests.tf_fixtures import Fixtures
 
 
@@ -89,7 +89,7 @@ def test_sharded_checkpoint_reads_from_every_shard(tf_ckpts):
     reader = CheckpointReader(tf_ckpts.sharded)
     assert reader.header.num_shards >= 3
     used = {e.shard_id for e in reader.entries if not e.is_partitioned}
-    used |= {s.entry.shard_id for slices in (reader._slices_of(e.key) for e in reader.entries) for s in slices}
+    used |= {s.entry.shard_id for slices in (reader.slices_of(e.key) for e in reader.entries) for s in slices}
     assert len(used) >= 3
 
 

@@ -10,12 +10,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from core.bundle_reader import CheckpointReader
+from core.format.bundle_reader import CheckpointReader
 from core.jobs import run_to_end
-from core.remap import save_remapped, save_remapped_run
-from core.remap_plan import Operation, RemapError, RemapPlan, preview
-from core.run_discovery import discover
-from core.variables import describe_variables
+from core.edit.save import save_remapped, save_remapped_run
+from core.edit.operations import OPERATION_TYPES
+from core.edit.plan import RemapPlan, preview
+from core.errors import DestinationError, PlanError
+from core.run.discovery import discover
+from core.run.variables import describe_variables
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -48,7 +50,7 @@ def unchanged(request):
 
 
 def plan_of(*operations, **options):
-    return RemapPlan([Operation(kind, args) for kind, args in operations], **options)
+    return RemapPlan([OPERATION_TYPES[kind](**args) for kind, args in operations], **options)
 
 
 def remap(prefix, plan, destination):
@@ -201,7 +203,7 @@ def test_conflicts_are_rejected_with_the_right_message(tf_ckpts, tmp_path, opera
     reader = CheckpointReader(str(tf_ckpts.tf1_run / "model.ckpt-60"))
     result = preview(plan_of(*operations), describe_variables(reader))
     assert any(message in p for p in result.problems), result.problems
-    with pytest.raises(RemapError, match=message.replace("(", r"\(").replace("[", r"\[")):
+    with pytest.raises(PlanError, match=message.replace("(", r"\(").replace("[", r"\[")):
         run_to_end(save_remapped(reader, plan_of(*operations), str(tmp_path / "out")))
     assert os.listdir(tmp_path) == []
 
@@ -216,14 +218,14 @@ def test_value_edit_of_the_wrong_shape(tf_ckpts, tmp_path):
 
 def test_writing_onto_the_source_is_refused(tf_ckpts):
     source = str(tf_ckpts.tf1_run / "model.ckpt-60")
-    with pytest.raises(RemapError, match="that is the source checkpoint"):
+    with pytest.raises(DestinationError, match="that is the source checkpoint"):
         run_to_end(save_remapped(CheckpointReader(source), RemapPlan(), source))
-    with pytest.raises(RemapError, match="exists there already"):
+    with pytest.raises(DestinationError, match="exists there already"):
         run_to_end(save_remapped(CheckpointReader(source), RemapPlan(), str(tf_ckpts.tf1_run / "model.ckpt-50")))
 
 
 def test_a_write_failing_halfway_leaves_nothing(tf_ckpts, tmp_path, monkeypatch, unchanged):
-    import core.bundle_writer as bundle_writer
+    import core.format.bundle_writer as bundle_writer
 
     source = unchanged(str(tf_ckpts.many_vars))
     real = bundle_writer.BundleWriter._copy_range
@@ -270,7 +272,7 @@ def test_cli_remap_dry_run_and_save(tf_ckpts, tmp_path):
 
 
 def test_verify_with_tensorflow_in_a_child_process(tf_ckpts, tmp_path):
-    from core.verify import verify_saved
+    from core.edit.verify import verify_saved
 
     source = str(tf_ckpts.tf1_run / "model.ckpt-60")
     plan = plan_of(("regex_rename", {"pattern": "^dense/", "replacement": "layer/"}),

@@ -5,7 +5,7 @@ import shutil
 import pytest
 
 from core.errors import NotACheckpointError
-from core.run_discovery import discover
+from core.run.discovery import discover
 
 
 def _tf():

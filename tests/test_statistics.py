@@ -2,9 +2,9 @@
 import numpy as np
 import pytest
 
-from core import statistics
-from core.bundle_reader import CheckpointReader
-from core.statistics import compute_statistics
+from core.analysis import statistics
+from core.format.bundle_reader import CheckpointReader
+from core.analysis.statistics import compute_statistics
 
 
 def _numpy_reference(values):
@@ -64,7 +64,7 @@ def test_empty_all_nan_and_strings():
 
 
 def test_histogram_counts_finite_values_in_chunks(monkeypatch):
-    from core.statistics import compute_histogram
+    from core.analysis.statistics import compute_histogram
 
     values = np.concatenate([np.random.default_rng(1).normal(size=5000), [np.nan, np.inf]]).astype(np.float32)
     monkeypatch.setattr(statistics, "CHUNK_ELEMENTS", 333)

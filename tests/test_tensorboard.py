@@ -1,4 +1,4 @@
-"""TensorBoard from the app (core.tensorboard, core.tensorboard_history, `main.py tensorboard`), checked
+"""TensorBoard from the app (core.tensorboard.launcher and .process, core.tensorboard.history, `main.py tensorboard`), checked
 against the real TensorBoard: it is started through our launcher, asked over its HTTP data API what it
 serves, and its processes are looked up in /proc to prove none is left behind."""
 import json
@@ -16,13 +16,13 @@ from pathlib import Path
 
 import pytest
 
-from core import tensorboard
-from core.errors import CheckpointError
+from core.tensorboard import launcher, process
+from core.errors import InspectorError
 from core.jobs import Cancelled, run_to_end
-from core.run_discovery import discover
-from core.tensorboard import TensorBoardError
-from core.tensorboard_history import HISTORY_FOLDER_NAME, HISTORY_METRICS, scalar_tag, write_checkpoint_history
-from core.trajectory import compute_trajectory
+from core.run.discovery import discover
+from core.errors import DestinationError, TensorBoardError
+from core.tensorboard.history import HISTORY_FOLDER_NAME, HISTORY_METRICS, scalar_tag, write_checkpoint_history
+from core.analysis.trajectory import compute_trajectory
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE_RUN = ROOT / "resources" / "sample_run"
@@ -90,7 +90,7 @@ def history_run(tf_ckpts, tmp_path_factory):
     folder = _copy_run(tf_ckpts.tf1_run, tmp_path_factory.mktemp("tensorboard") / "tf1_run")
     result = run_to_end(write_checkpoint_history(discover(folder)))
     yield folder, result
-    board = tensorboard.running(folder)
+    board = launcher.running(folder)
     if board is not None:
         board.stop()
 
@@ -98,12 +98,12 @@ def history_run(tf_ckpts, tmp_path_factory):
 @pytest.fixture
 def board(history_run):
     """TensorBoard on the run: the one already running (started by an earlier test), else a new one."""
-    return tensorboard.launch(history_run[0])
+    return launcher.launch(history_run[0])
 
 
 def test_tensorboard_serves_the_history_with_trajectory_values(history_run, board):
     folder, result = history_run
-    assert board.state == tensorboard.RUNNING and board.url.startswith("http://127.0.0.1:")
+    assert board.state == process.RUNNING and board.url.startswith("http://127.0.0.1:")
     # TensorBoard answers before its data server has read the folder: wait for the run to appear.
     _wait_until(lambda: HISTORY_FOLDER_NAME in _get(board, "data/runs"), 30, "the history run is listed")
 
@@ -129,11 +129,11 @@ def test_tensorboard_serves_the_history_with_trajectory_values(history_run, boar
 
 def test_a_second_launch_on_the_folder_reuses_the_running_instance(history_run, board):
     folder = history_run[0]
-    assert tensorboard.launch(folder) is board
-    assert tensorboard.launch(str(folder) + os.sep, port=board.port + 1) is board  # one per folder
-    assert tensorboard.running(folder) is board
+    assert launcher.launch(folder) is board
+    assert launcher.launch(str(folder) + os.sep, port=board.port + 1) is board  # one per folder
+    assert launcher.running(folder) is board
     status = board.status()
-    assert (status.state, status.url, status.returncode) == (tensorboard.RUNNING, board.url, None)
+    assert (status.state, status.url, status.returncode) == (process.RUNNING, board.url, None)
     assert any("TensorBoard" in line for line in status.last_lines)
 
 
@@ -142,8 +142,8 @@ def test_stop_ends_tensorboard_and_its_data_server(history_run, board):
     group = board.pid
     assert board.pid in _live_members(group)
     board.stop()
-    assert board.state == tensorboard.EXITED and board.returncode is not None
-    assert tensorboard.running(history_run[0]) is None
+    assert board.state == process.EXITED and board.returncode is not None
+    assert launcher.running(history_run[0]) is None
     _wait_until(lambda: not _live_members(group), 5, f"no process left in group {group}")
     board.stop()  # twice is harmless
 
@@ -153,10 +153,10 @@ def test_stop_ends_tensorboard_and_its_data_server(history_run, board):
 _CHILD = textwrap.dedent("""
     import sys, threading, time
     sys.path.insert(0, {root!r})
-    from core import tensorboard
+    from core.tensorboard import launcher, process
 
     boards = []
-    starter = threading.Thread(target=lambda: boards.append(tensorboard.launch(sys.argv[1])))
+    starter = threading.Thread(target=lambda: boards.append(launcher.launch(sys.argv[1])))
     starter.start()
     starter.join()
     time.sleep(0.5)  # Linux would have signalled it by now, were the signal tied to the ended thread
@@ -175,7 +175,7 @@ def test_tensorboard_dies_with_the_process_that_launched_it(tmp_path):
         line = child.stdout.readline().split()
         assert len(line) == 2, "the child did not launch TensorBoard"
         pid, state = int(line[0]), line[1]
-        assert state == tensorboard.RUNNING  # it outlived the thread that started it
+        assert state == process.RUNNING  # it outlived the thread that started it
         assert pid in _live_members(pid)
         child.kill()  # SIGKILL: no atexit, no cleanup of any kind in the child
         child.wait()
@@ -194,19 +194,19 @@ def test_an_exit_at_start_is_reported_with_its_last_lines(tmp_path):
         taken.listen()
         port = taken.getsockname()[1]
         with pytest.raises(TensorBoardError) as caught:
-            tensorboard.launch(tmp_path, port=port)
+            launcher.launch(tmp_path, port=port)
     message = str(caught.value)
     assert message.startswith(f"{tmp_path}: TensorBoard exited at start with status")
     assert f"could not bind to port {port}" in message and "\n" not in message  # one line for the CLI
     assert any("already in use" in line for line in caught.value.last_lines)
-    assert tensorboard.running(tmp_path) is None
+    assert launcher.running(tmp_path) is None
 
 
 def test_not_installed_when_the_environment_has_no_tensorboard(tmp_path):
     with pytest.raises(TensorBoardError, match="TensorBoard is not installed") as caught:
-        tensorboard.find_tensorboard(python=str(tmp_path / "python"))
+        process.find_tensorboard(python=str(tmp_path / "python"))
     assert caught.value.path == str(tmp_path)
-    assert isinstance(caught.value, CheckpointError)  # so the CLI and the GUI report it like the others
+    assert isinstance(caught.value, InspectorError)  # so the CLI and the GUI report it like the others
 
 
 def test_not_installed_in_a_real_environment_without_it(tmp_path):
@@ -214,29 +214,29 @@ def test_not_installed_in_a_real_environment_without_it(tmp_path):
     python = next(p for p in (tmp_path / "bare" / "bin" / "python", tmp_path / "bare" / "Scripts" / "python.exe")
                   if p.exists())
     with pytest.raises(TensorBoardError, match="not installed"):
-        tensorboard.find_tensorboard(python=str(python))
+        process.find_tensorboard(python=str(python))
 
 
 def test_the_apps_own_environment_has_tensorboard():
-    command = tensorboard.find_tensorboard()
+    command = process.find_tensorboard()
     assert command == [str(Path(sys.executable).parent / "tensorboard")]
 
 
 def test_a_missing_folder_is_refused_before_starting(tmp_path):
     with pytest.raises(TensorBoardError, match="is not a folder"):
-        tensorboard.launch(tmp_path / "nowhere")
+        launcher.launch(tmp_path / "nowhere")
 
 
 # ---- event files -------------------------------------------------------------------------------------
 
 def test_event_files_are_found_at_any_depth(tmp_path, tf_ckpts):
-    assert not tensorboard.has_event_files(tmp_path)
-    assert not tensorboard.has_event_files(tf_ckpts.tf1_run)  # a Saver writes checkpoints, no events
-    assert tensorboard.has_event_files(SAMPLE_RUN)              # logs/train
+    assert not launcher.has_event_files(tmp_path)
+    assert not launcher.has_event_files(tf_ckpts.tf1_run)  # a Saver writes checkpoints, no events
+    assert launcher.has_event_files(SAMPLE_RUN)              # logs/train
     deep = tmp_path / "a" / "b"
     deep.mkdir(parents=True)
     (deep / "events.out.tfevents.1700000000.host").write_bytes(b"")
-    assert tensorboard.has_event_files(tmp_path)
+    assert launcher.has_event_files(tmp_path)
 
 
 def test_open_in_browser_never_fails_without_a_browser(monkeypatch):
@@ -247,12 +247,12 @@ def test_open_in_browser_never_fails_without_a_browser(monkeypatch):
 
     monkeypatch.setattr(webbrowser, "open", no_browser)
     monkeypatch.setenv("DISPLAY", ":0")
-    assert tensorboard.open_in_browser("http://127.0.0.1:1/") is False
+    assert launcher.open_in_browser("http://127.0.0.1:1/") is False
     if sys.platform.startswith("linux"):  # no display: not even asked (it could start a text browser)
         monkeypatch.delenv("DISPLAY")
         monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
         monkeypatch.setattr(webbrowser, "open", lambda *a, **k: pytest.fail("asked for a browser"))
-        assert tensorboard.open_in_browser("http://127.0.0.1:1/") is False
+        assert launcher.open_in_browser("http://127.0.0.1:1/") is False
 
 
 # ---- the history writer --------------------------------------------------------------------------------
@@ -292,7 +292,7 @@ def test_the_history_never_replaces_a_folder_of_other_files(tmp_path, tf_ckpts):
     mine = folder / HISTORY_FOLDER_NAME / "notes.txt"
     mine.parent.mkdir()
     mine.write_text("mine")
-    with pytest.raises(TensorBoardError, match="other files than TensorBoard event files"):
+    with pytest.raises(DestinationError, match="other files than TensorBoard event files"):
         run_to_end(write_checkpoint_history(discover(folder)))
     assert mine.read_text() == "mine"
 
@@ -303,15 +303,15 @@ def test_the_history_writer_never_imports_tensorflow(tmp_path):
         import sys
         sys.path.insert(0, {str(ROOT)!r})
         from core.jobs import run_to_end
-        from core.run_discovery import discover
-        from core.tensorboard_history import write_checkpoint_history
+        from core.run.discovery import discover
+        from core.tensorboard.history import write_checkpoint_history
         result = run_to_end(write_checkpoint_history(discover({str(run)!r})))
         print(len(result.tags), len(result.steps))
         print(sorted(m for m in sys.modules if m.split('.')[0] in ('tensorflow', 'keras')))
     """)
     output = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
     assert output.splitlines() == ["6 5", "[]"]
-    assert tensorboard.has_event_files(run / HISTORY_FOLDER_NAME)
+    assert launcher.has_event_files(run / HISTORY_FOLDER_NAME)
 
 
 # ---- the command line -----------------------------------------------------------------------------------
@@ -350,6 +350,6 @@ def test_cli_writes_history_serves_prints_the_url_and_stops_on_ctrl_c(tmp_path, 
         assert cli.wait(15) == 0
         assert "wrote the history of 5 checkpoints x 2 variables" in cli.stderr.read()
         _wait_until(lambda: not any(_live_members(g) for g in groups), 5, "TensorBoard stopped")
-        assert tensorboard.has_event_files(run / HISTORY_FOLDER_NAME)
+        assert launcher.has_event_files(run / HISTORY_FOLDER_NAME)
     finally:
         cli.kill()

@@ -8,10 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from core import trajectory as trajectory_module
+from core.analysis import trajectory as trajectory_module
 from core.jobs import run_to_end
-from core.run_discovery import discover
-from core.trajectory import METRICS, PointProgress, compute_trajectory
+from core.run.discovery import discover
+from core.analysis.trajectory import METRICS, PointProgress, compute_trajectory
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -153,7 +153,7 @@ def test_points_stream_as_they_are_computed_and_cache_hits(troubled_run, monkeyp
 
 def test_memory_stays_bounded_by_chunks(troubled_run, monkeypatch):
     """No whole-tensor read for streaming metrics: reader.read is never called."""
-    from core.bundle_reader import CheckpointReader
+    from core.format.bundle_reader import CheckpointReader
 
     monkeypatch.setattr(trajectory_module, "CHUNK_BYTES", 512)
     monkeypatch.setattr(CheckpointReader, "read", lambda *a: pytest.fail("read the whole tensor"))
@@ -187,7 +187,7 @@ def test_cli_unknown_metric_is_one_line(tf_ckpts):
 
 
 def test_distribution_percentiles_and_shared_histogram_bins(troubled_run):
-    from core.trajectory import DISTRIBUTION_PERCENTILES, compute_distribution
+    from core.analysis.trajectory import DISTRIBUTION_PERCENTILES, compute_distribution
 
     tf = _tf()
     run = discover(troubled_run)
@@ -203,7 +203,7 @@ def test_distribution_percentiles_and_shared_histogram_bins(troubled_run):
 def test_watcher_sees_a_new_checkpoint_only_once_complete(tf_ckpts, tmp_path):
     import shutil
 
-    from core.run_watch import RunWatcher
+    from core.run.watch import RunWatcher
 
     tf = _tf()
     run_dir = tmp_path / "live"

@@ -9,14 +9,14 @@ import struct
 
 import pytest
 
-from core import snappy
-from core.checksum import crc32c, mask, unmask
-from core.errors import ChecksumMismatchError, CorruptCheckpointError, NotACheckpointError
-from core.ordered_code import (decode_signed_num_increasing, decode_slice_key, encode_signed_num_increasing,
+from core.format import snappy
+from core.format.checksum import crc32c, mask, unmask
+from core.errors import ChecksumMismatchError, CorruptCheckpointError, DecodeError, NotACheckpointError
+from core.format.ordered_code import (decode_signed_num_increasing, decode_slice_key, encode_signed_num_increasing,
                                encode_slice_key)
-from core.protowire import as_int64, encode_varint, iter_fields, read_varint
-from core.sstable import SNAPPY_COMPRESSION, parse_table
-from core.sstable_writer import TableWriter
+from core.format.protowire import as_int64, encode_varint, iter_fields, read_varint
+from core.format.sstable import SNAPPY_COMPRESSION, parse_table
+from core.format.sstable_writer import TableWriter
 
 
 @pytest.mark.parametrize("value", [0, 1, 127, 128, 300, 2**32, 2**63 - 1])
@@ -32,7 +32,7 @@ def test_negative_int64_takes_ten_bytes_and_decodes():
 
 
 def test_truncated_varint_is_an_error():
-    with pytest.raises(ValueError):
+    with pytest.raises(DecodeError):
         read_varint(b"\x80\x80", 0)
 
 
@@ -46,7 +46,7 @@ def test_fields_of_each_wire_type():
 
 
 def test_length_past_end_is_an_error():
-    with pytest.raises(ValueError):
+    with pytest.raises(DecodeError):
         list(iter_fields(encode_varint(2 << 3 | 2) + encode_varint(10) + b"abc"))
 
 
@@ -65,7 +65,7 @@ def test_snappy_literals_and_copies():
 
 
 def test_snappy_rejects_copy_before_start():
-    with pytest.raises(ValueError):
+    with pytest.raises(DecodeError):
         snappy.decompress(encode_varint(5) + bytes([0x15, 0x03]))
 
 
@@ -134,7 +134,7 @@ def test_damaged_tables_raise_clear_errors():
 
 
 def test_entry_decoder_skips_fields_it_does_not_know():
-    from core.bundle_entry import decode_entry
+    from core.format.bundle_entry import decode_entry
 
     dims = b"\x12\x02\x08\x04" + b"\x12\x02\x08\x03"  # dim { size: 4 } dim { size: 3 }
     known = (b"\x08\x01" + b"\x12" + encode_varint(len(dims)) + dims + b"\x18\x00" + b"\x20" + encode_varint(300)
@@ -144,5 +144,5 @@ def test_entry_decoder_skips_fields_it_does_not_know():
     plain = decode_entry(b"w", "w", known)
     assert (plain.dtype_number, plain.shape, plain.offset, plain.size, plain.crc32c) == (1, (4, 3), 300, 48, 0xCAFEBABE)
     assert decode_entry(b"w", "w", future[:12] + known + future[12:]) == plain
-    with pytest.raises(ValueError):
+    with pytest.raises(DecodeError):
         decode_entry(b"w", "w", known + encode_varint(10 << 3 | 2) + b"\x09ab")

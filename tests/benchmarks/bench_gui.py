@@ -57,8 +57,8 @@ from PySide6.QtTest import QTest  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 from pyqtgraph.util.garbage_collector import GarbageCollector  # noqa: E402
 
-from core.bundle_entry import BundleEntry  # noqa: E402
-from core.variables import VariableInfo  # noqa: E402
+from core.format.bundle_entry import BundleEntry  # noqa: E402
+from core.run.variables import VariableInfo  # noqa: E402
 from gui.main_window import MainWindow  # noqa: E402
 from gui.settings import AppSettings  # noqa: E402
 from gui.variable_browser import VariableBrowser  # noqa: E402

@@ -39,9 +39,9 @@ sys.path.insert(0, str(ROOT))  # run as a script, only tests/benchmarks/ would b
 
 import numpy as np  # noqa: E402
 
-from core.bundle_reader import CheckpointReader  # noqa: E402
-from core.checksum import crc32c  # noqa: E402
-from core.variables import describe_variables  # noqa: E402
+from core.format.bundle_reader import CheckpointReader  # noqa: E402
+from core.format.checksum import crc32c  # noqa: E402
+from core.run.variables import describe_variables  # noqa: E402
 
 CACHE_DIR = ROOT / "tests" / "benchmarks" / ".cache" / "reader"
 # Numbered like tf.train.Checkpoint.save names its files: a prefix without a step makes run discovery

@@ -241,10 +241,10 @@ def profile_in_process(work: Path, top: int = 14) -> None:
     import cProfile
     import pstats
 
-    from core.bundle_reader import CheckpointReader
+    from core.format.bundle_reader import CheckpointReader
     from core.jobs import run_to_end
-    from core.remap import save_remapped
-    from core.remap_plan import Operation, RemapPlan
+    from core.edit.save import save_remapped
+    from core.edit.plan import Operation, RemapPlan
 
     plan = RemapPlan([Operation("regex_rename", {"pattern": RENAME_PATTERN, "replacement": RENAME_REPLACEMENT})])
     out = fresh_output(work)

@@ -1,0 +1,154 @@
+"""Summary statistics of one tensor: min, max, mean, std, L2 norm, fraction of zeros, NaN and Inf counts.
+
+Computed in float64 over chunks, so a big tensor costs one float64 chunk of extra memory, not a
+full-size copy. Narrow floats (float16, bfloat16, float8) are widened first; complex tensors are
+summarised by magnitude; bool and integer tensors as numbers; strings by their lengths.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+CHUNK_ELEMENTS = 1 << 22  # 32 MiB of float64 per chunk
+
+
+@dataclass(frozen=True)
+class Statistics:
+    count: int
+    min: float | None
+    max: float | None
+    mean: float | None
+    std: float | None
+    l2: float | None
+    zero_fraction: float | None
+    nan_count: int
+    inf_count: int
+    note: str = ""  # how the values were read, e.g. "complex: of magnitudes", "string: of lengths"
+    abs_mean: float | None = None  # mean of |x| over the finite values
+
+
+def numeric_view(array):
+    """The values statistics are taken over, and a note saying what they are."""
+    import numpy as np
+
+    if array.dtype == object:
+        return np.fromiter((len(s) for s in array.reshape(-1)), dtype=np.int64, count=array.size), "of string lengths"
+    if array.dtype.kind == "c":
+        return np.abs(array), "of magnitudes"
+    return array, ""
+
+
+class StatisticsAccumulator:
+    """Statistics built chunk by chunk (any order of chunks), so a tensor streamed from disk never has
+    to be in memory whole. NaN and Inf are counted apart; min to L2 describe the finite values."""
+
+    def __init__(self):
+        self.count = self.finite = self.zeros = self.nans = self.infs = 0
+        self.minimum, self.maximum = float("inf"), float("-inf")
+        self.mean = self.m2 = self.sum_sq = self.sum_abs = 0.0
+
+    def add(self, values) -> None:
+        """Add a chunk of numbers (any real dtype, any shape)."""
+        import numpy as np
+
+        raw = np.asarray(values).reshape(-1)
+        if raw.size == 0:
+            return
+        chunk = raw.astype(np.float64)
+        total = float(np.add.reduce(chunk))
+        # A finite sum means no NaN or Inf in the chunk (float32 and narrower cannot overflow a float64
+        # sum), so the common case skips the masks: a few passes over the chunk instead of ten.
+        if raw.dtype.kind == "f" and raw.dtype.itemsize <= 4 and np.isfinite(total):
+            self._merge(raw.size, chunk, total, float(raw.min()), float(raw.max()))
+            self.count += raw.size
+            self.zeros += int(np.count_nonzero(raw == 0))
+            return
+        self.count += chunk.size
+        nan_mask = np.isnan(chunk)
+        inf_mask = np.isinf(chunk)
+        nans, infs = int(nan_mask.sum()), int(inf_mask.sum())
+        self.nans += nans
+        self.infs += infs
+        self.zeros += int(np.count_nonzero(chunk == 0))
+        good = chunk[~(nan_mask | inf_mask)] if nans or infs else chunk
+        if good.size:
+            self._merge(good.size, good, float(np.add.reduce(good)), float(good.min()), float(good.max()))
+
+    def _merge(self, n: int, good, total: float, low: float, high: float) -> None:
+        """Fold n finite float64 values (their sum, min and max given) into the running figures."""
+        import numpy as np
+
+        self.minimum = min(self.minimum, low)
+        self.maximum = max(self.maximum, high)
+        # einsum, not np.dot: BLAS would start threads that spin on a small machine and slow all else.
+        sum_sq = float(np.einsum("i,i->", good, good))
+        self.sum_sq += sum_sq
+        self.sum_abs += float(np.abs(good).sum())
+        chunk_mean = total / n
+        chunk_m2 = sum_sq - total * chunk_mean
+        if chunk_m2 < 1e-6 * sum_sq:  # the spread is tiny next to the mean: centre exactly instead
+            centred = good - chunk_mean
+            chunk_m2 = float(np.einsum("i,i->", centred, centred))
+        # Chan et al.'s pairwise update: exact-enough variance even when the mean dwarfs the spread.
+        combined = self.finite + n
+        delta = chunk_mean - self.mean
+        self.mean += delta * n / combined
+        self.m2 += max(chunk_m2, 0.0) + delta * delta * self.finite * n / combined
+        self.finite = combined
+
+    def result(self, note: str = "") -> Statistics:
+        if self.count == 0:
+            return Statistics(0, None, None, None, None, None, None, 0, 0, note)
+        zero_fraction = self.zeros / self.count
+        if self.finite == 0:
+            return Statistics(self.count, None, None, None, None, None, zero_fraction, self.nans, self.infs, note)
+        return Statistics(self.count, self.minimum, self.maximum, self.mean, (self.m2 / self.finite) ** 0.5,
+                          self.sum_sq ** 0.5, zero_fraction, self.nans, self.infs, note,
+                          abs_mean=self.sum_abs / self.finite)
+
+
+def compute_statistics(array) -> Statistics:
+    values, note = numeric_view(array)
+    flat = values.reshape(-1)
+    accumulator = StatisticsAccumulator()
+    for start in range(0, flat.size, CHUNK_ELEMENTS):
+        accumulator.add(flat[start:start + CHUNK_ELEMENTS])
+    return accumulator.result(note)
+
+
+@dataclass(frozen=True)
+class Histogram:
+    counts: "object"  # numpy int64 array, one count per bin
+    edges: "object"   # numpy float64 array, bins + 1 edges
+
+
+def compute_histogram(array, stats: Statistics, bins: int = 64) -> Histogram | None:
+    """Counts of the finite values in `bins` equal bins over [min, max], chunk by chunk (no full-size
+    float64 copy of a big tensor). None when there is nothing finite to count."""
+    import numpy as np
+
+    if stats.min is None:
+        return None
+    low, high = stats.min, stats.max
+    if low == high:
+        low, high, bins = low - 0.5, high + 0.5, 1
+    values, _ = numeric_view(array)
+    flat = values.reshape(-1)
+    counts = np.zeros(bins, dtype=np.int64)
+    for start in range(0, flat.size, CHUNK_ELEMENTS):
+        chunk = flat[start:start + CHUNK_ELEMENTS].astype(np.float64)
+        chunk = chunk[np.isfinite(chunk)]
+        counts += np.histogram(chunk, bins=bins, range=(low, high))[0]
+    return Histogram(counts, np.linspace(low, high, bins + 1))
+
+
+def read_with_statistics(reader, name: str):
+    """Job (see core.jobs): read one tensor and summarise it; returns (array, Statistics, Histogram)."""
+    from ..jobs import Progress
+
+    entry = reader.entry(name)
+    yield Progress(0, 3, f"Reading {name} ({entry.nbytes:,} bytes)")
+    array = reader.read(name)
+    yield Progress(1, 3, f"Statistics of {name}")
+    stats = compute_statistics(array)
+    yield Progress(2, 3, f"Histogram of {name}")
+    return array, stats, compute_histogram(array, stats)

@@ -1,0 +1,106 @@
+"""The command line's entry: the commands, their arguments, and the one place errors become a line on
+stderr and exit status 2 (usage errors included, with no usage dump and no traceback)."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..analysis.trajectory import METRICS
+from ..errors import InspectorError, UsageError
+from . import reading, writing
+from .output import EXIT_BAD_INPUT
+
+COMMANDS = ("list", "steps", "show", "trajectory", "export-csv", "export", "remap", "tensorboard")
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # argparse would print the whole usage; we promise one line
+        raise UsageError(self.prog, f"{message} (see --help)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="main.py", description="Inspect TensorFlow checkpoints from the command line.")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    listing = commands.add_parser("list", help="variables of one checkpoint: name, dtype, shape, size, path")
+    listing.add_argument("path")
+    listing.add_argument("--step", type=int, help="checkpoint at this global step (default: the latest)")
+    listing.add_argument("--json", action="store_true", help="machine-readable output")
+    listing.set_defaults(handler=reading.command_list)
+
+    steps = commands.add_parser("steps", help="the checkpoints of a run, oldest first")
+    steps.add_argument("path")
+    steps.add_argument("--json", action="store_true")
+    steps.set_defaults(handler=reading.command_steps)
+
+    show = commands.add_parser("show", help="the values of one variable")
+    show.add_argument("path")
+    show.add_argument("name", help="the stored name, as `list` prints it (or its object path)")
+    show.add_argument("--step", type=int)
+    show.add_argument("--npy", metavar="OUT", help="write the exact tensor to a .npy file")
+    show.add_argument("--full", action="store_true", help="print every value, not a summary")
+    show.set_defaults(handler=reading.command_show)
+
+    trajectory = commands.add_parser("trajectory", help="one metric of a variable across the run's checkpoints")
+    trajectory.add_argument("path")
+    trajectory.add_argument("name", help="the stored name (or object path / variable name)")
+    trajectory.add_argument("--metric", required=True, choices=METRICS)
+    trajectory.add_argument("--element", type=int, default=0, help="flat index, for --metric element")
+    trajectory.add_argument("--csv", metavar="OUT", help="write step, prefix, value to a CSV file")
+    trajectory.add_argument("--json", action="store_true")
+    trajectory.set_defaults(handler=reading.command_trajectory)
+
+    table = commands.add_parser("export-csv", help="the variable table as CSV (one checkpoint, or --all-steps)")
+    table.add_argument("path")
+    table.add_argument("out", help="the .csv file to write")
+    table.add_argument("--step", type=int)
+    table.add_argument("--stats", action="store_true", help="add min, max, mean, std, l2, zeros, NaN, Inf")
+    table.add_argument("--all-steps", action="store_true", help="one row per variable per checkpoint")
+    table.set_defaults(handler=writing.command_export_csv)
+
+    export = commands.add_parser("export", help="tensors as .npz or .h5, or one tensor as .npy or .csv")
+    export.add_argument("path")
+    export.add_argument("out", help="OUT.npz, OUT.h5 (all matching variables) or OUT.npy, OUT.csv (exactly one)")
+    export.add_argument("--name", metavar="REGEX", help="only variables whose stored name matches (search)")
+    export.add_argument("--step", type=int)
+    export.set_defaults(handler=writing.command_export)
+
+    remap = commands.add_parser("remap", help="save a renamed / edited copy of a checkpoint (never over the source)")
+    remap.add_argument("src", help="a checkpoint (or, with --all-steps, a run)")
+    remap.add_argument("dst", help="the new checkpoint prefix (or, with --all-steps, a new folder)")
+    remap.add_argument("--rename", action="append", default=[], metavar="REGEX=REPL")
+    remap.add_argument("--drop", action="append", default=[], metavar="REGEX")
+    remap.add_argument("--cast", action="append", default=[], metavar="NAME=DTYPE")
+    remap.add_argument("--set", action="append", default=[], metavar="NAME=FILE.npy")
+    remap.add_argument("--plan", metavar="PLAN.json", help="operations from a saved plan (applied first)")
+    remap.add_argument("--step", type=int)
+    remap.add_argument("--all-steps", action="store_true", help="apply to every checkpoint of the run")
+    remap.add_argument("--no-slots-follow", action="store_true", help="renaming a variable leaves its slots")
+    remap.add_argument("--name-based", action="store_true", help="drop the TF2 object graph")
+    remap.add_argument("--overwrite", action="store_true", help="replace an existing destination checkpoint")
+    remap.add_argument("--dry-run", action="store_true", help="print the preview, write nothing")
+    remap.set_defaults(handler=writing.command_remap)
+
+    board = commands.add_parser("tensorboard", help="start TensorBoard on a run and wait until Ctrl+C")
+    board.add_argument("path")
+    board.add_argument("--port", type=int, help="serve on this port (default: a free one)")
+    board.add_argument("--write-history", action="store_true",
+                       help="first write the checkpoints' histograms and metrics for TensorBoard")
+    board.add_argument("--no-browser", action="store_true", help="only print the URL")
+    board.set_defaults(handler=writing.command_tensorboard)
+    return parser
+
+
+def run(argv: list[str]) -> int:
+    """Run one command; returns the process exit status."""
+    try:
+        args = build_parser().parse_args(argv)
+        return args.handler(args)
+    except InspectorError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except BrokenPipeError:  # `main.py list ... | head` closed the pipe: not an error
+        return 0
+    except OSError as exc:
+        print(f"error: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT

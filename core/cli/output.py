@@ -1,0 +1,74 @@
+"""What the commands print: the records behind `--json` (the shapes shared/docs/design.md promises)
+and the aligned text tables for people."""
+from __future__ import annotations
+
+import time
+
+from ..format.checkpoint_keys import VARIABLE_VALUE_SUFFIX
+from ..run.discovery import CheckpointInfo, Run
+from ..run.variables import VariableInfo
+
+EXIT_BAD_INPUT = 2  # bad input of any kind: one line on stderr, no traceback (design.md's contract)
+
+
+def variable_record(info: VariableInfo) -> dict:
+    entry = info.entry
+    return {
+        "name": info.name,
+        "dtype": entry.dtype_name,
+        "shape": list(entry.shape),
+        "elements": entry.num_elements,
+        "bytes": entry.nbytes,
+        "kind": info.kind,
+        "object_path": info.object_path or None,
+        "object_paths": list(info.object_paths),
+        "variable_name": info.variable_name or None,
+        "slot_of": info.slot_of,
+        "slot_name": info.slot_name,
+        "partitioned": entry.is_partitioned,
+        "decodable": entry.dtype is not None and not entry.dtype.is_opaque,
+    }
+
+
+def path_note(info: VariableInfo, display_names: dict[str, str]) -> str:
+    notes = []
+    if info.object_path and info.object_path + VARIABLE_VALUE_SUFFIX != info.name:
+        shown = info.display_name
+        notes.append(shown if shown == info.object_path else f"{shown} = {info.object_path}")
+    if info.slot_of:
+        notes.append(f"{info.slot_name} slot of {display_names.get(info.slot_of, info.slot_of)}")
+    if info.entry.is_partitioned:
+        notes.append(f"partitioned in {len(info.entry.slices)}")
+    if info.entry.dtype is None or info.entry.dtype.is_opaque:
+        notes.append("opaque: not decoded")
+    return "; ".join(notes)
+
+
+def print_table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:
+    widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(header)]
+    right = {3, 4}  # numbers read better right-aligned
+
+    def line(cells):
+        parts = [c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths))]
+        return "  ".join(parts).rstrip()
+
+    print(line(header))
+    print(line(tuple("-" * w for w in widths)))
+    for row in rows:
+        print(line(row))
+
+
+def checkpoint_record(info: CheckpointInfo) -> dict:
+    return {"prefix": info.prefix, "step": info.step, "step_source": info.step_source,
+            "listed_in_state_file": info.listed, "latest": info.is_latest, "timestamp": info.timestamp,
+            "mtime": info.mtime, "size_bytes": info.size_bytes, "data_files": info.data_files}
+
+
+def run_record(run: Run) -> dict:
+    return {"folder": run.folder, "state_file": run.state_file,
+            "checkpoints": [checkpoint_record(c) for c in run.checkpoints],
+            "warnings": run.warnings, "subruns": [run_record(s) for s in run.subruns]}
+
+
+def written_time(info: CheckpointInfo) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(info.timestamp or info.mtime))

@@ -1,0 +1,158 @@
+"""The commands that write: `export-csv`, `export`, `remap` and `tensorboard`. Every file they write is
+a new one, written atomically; the source checkpoint is only read."""
+from __future__ import annotations
+
+import os
+import sys
+
+from ..errors import UsageError
+from ..formatting import format_shape
+from ..run.discovery import discover
+from ..run.variables import describe_variables
+from .output import EXIT_BAD_INPUT, print_table
+from .reading import open_checkpoint
+
+
+def command_export_csv(args) -> int:
+    from ..export.tables import export_run_table, export_variable_table
+    from ..jobs import run_to_end
+
+    if args.all_steps:
+        run = discover(args.path).single_run()
+        count = run_to_end(export_run_table(run.checkpoints, args.out))
+    else:
+        _, reader = open_checkpoint(args.path, args.step)
+        count = run_to_end(export_variable_table(reader, args.out, with_statistics=args.stats))
+    print(f"wrote {count} rows to {args.out}", file=sys.stderr)
+    return 0
+
+
+def command_export(args) -> int:
+    import re
+
+    from ..export.tensors import export_hdf5, export_npz, export_tensor_csv, export_tensor_npy
+    from ..jobs import run_to_end
+
+    _, reader = open_checkpoint(args.path, args.step)
+    try:
+        pattern = re.compile(args.name) if args.name else None
+    except re.error as exc:
+        raise UsageError("--name", f"invalid regular expression: {exc}") from None
+    names = [n for n in reader.names() if pattern is None or pattern.search(n)]
+    extension = os.path.splitext(args.out)[1].lower()
+    if extension in (".npy", ".csv"):
+        if len(names) != 1:
+            shown = ", ".join(names[:5]) + (" ..." if len(names) > 5 else "")
+            raise UsageError(None, f"{extension} holds one tensor, but {len(names)} variables match"
+                             + (f": {shown}" if names else "") + " (narrow it with --name)")
+        job = export_tensor_npy if extension == ".npy" else export_tensor_csv
+        run_to_end(job(reader, names[0], args.out))
+    elif extension in (".npz", ".h5", ".hdf5"):
+        if not names:
+            raise UsageError("--name", "no variable matches")
+        run_to_end((export_npz if extension == ".npz" else export_hdf5)(reader, names, args.out))
+    else:
+        raise UsageError(args.out, f"cannot export to {extension or 'a file without extension'}: use .npz, .h5, .npy or .csv")
+    print(f"wrote {len(names)} variable(s) to {args.out}", file=sys.stderr)
+    return 0
+
+
+def command_tensorboard(args) -> int:
+    """Start TensorBoard on the run, print its URL on stdout (the one line a script reads), open the
+    browser, and keep it running until Ctrl+C; notes go to stderr."""
+    from ..errors import TensorBoardError
+    from ..tensorboard import launcher
+
+    run = discover(args.path)
+    path = os.path.abspath(args.path)
+    logdir = path if os.path.isdir(path) else run.folder
+    board = None
+    try:
+        if args.write_history:
+            from ..jobs import run_to_end
+            from ..tensorboard.history import write_checkpoint_history
+
+            history = run_to_end(write_checkpoint_history(run.single_run()))
+            print(f"wrote the history of {len(history.steps)} checkpoints x {len(history.tags)} variables "
+                  f"to {history.folder}", file=sys.stderr)
+        elif not launcher.has_event_files(logdir):
+            print(f"note: {logdir} holds no TensorBoard event files; add --write-history to show the "
+                  f"checkpoints' histograms and metrics", file=sys.stderr)
+        board = launcher.launch(logdir, port=args.port)
+        print(board.url, flush=True)
+        if not args.no_browser:
+            launcher.open_in_browser(board.url)
+        status = board.wait()
+        raise TensorBoardError(logdir, f"TensorBoard stopped with status {status}: " + " | ".join(board.last_lines(2)))
+    except KeyboardInterrupt:  # the way to end this command, not an error
+        return 0
+    finally:
+        if board is not None:
+            board.stop()
+
+
+def build_plan(args):
+    """A RemapPlan from --plan, then --rename, --drop, --cast and --set in that order."""
+    from ..edit.operations import Cast, DropRegex, RegexRename, SetValues
+    from ..edit.plan import RemapPlan
+
+    plan = RemapPlan()
+    if args.plan:
+        with open(args.plan, encoding="utf-8") as f:
+            plan = RemapPlan.from_json(f.read(), args.plan)
+    for item in args.rename:
+        pattern, separator, replacement = item.partition("=")
+        if not separator:
+            raise UsageError("--rename", f"{item!r}: expected REGEX=REPLACEMENT")
+        plan.operations.append(RegexRename(pattern=pattern, replacement=replacement))
+    for pattern in args.drop:
+        plan.operations.append(DropRegex(pattern=pattern))
+    for item in args.cast:
+        name, separator, dtype = item.rpartition("=")
+        if not separator:
+            raise UsageError("--cast", f"{item!r}: expected NAME=DTYPE")
+        plan.operations.append(Cast(name=name, dtype=dtype))
+    for item in args.set:
+        name, separator, path = item.rpartition("=")
+        if not separator:
+            raise UsageError("--set", f"{item!r}: expected NAME=FILE.npy")
+        plan.operations.append(SetValues(name=name, npy=path))
+    if args.no_slots_follow:
+        plan.slots_follow = False
+    if args.name_based:
+        plan.name_based = True
+    return plan
+
+
+def command_remap(args) -> int:
+    from ..edit.plan import preview
+    from ..edit.save import save_remapped, save_remapped_run
+    from ..jobs import run_to_end
+
+    plan = build_plan(args)
+    run = discover(args.src).single_run()
+    if args.all_steps:
+        if args.dry_run:
+            _print_preview(preview(plan, describe_variables(run.latest.open_reader())))
+            return 0
+        reports = run_to_end(save_remapped_run(run.checkpoints, plan, args.dst, args.overwrite))
+    else:
+        reader = run.find(args.step).open_reader()
+        if args.dry_run:
+            result = preview(plan, describe_variables(reader))
+            _print_preview(result)
+            return 0 if not result.problems else EXIT_BAD_INPUT
+        reports = [run_to_end(save_remapped(reader, plan, args.dst, args.overwrite))]
+    for report in reports:
+        print(f"wrote {report.written} variables to {report.prefix}")
+        for line in report.cast_warnings + report.notes:
+            print(f"note: {line}", file=sys.stderr)
+    return 0
+
+
+def _print_preview(result) -> None:
+    rows = [(p.source or "(new)", p.target, p.dtype, format_shape(p.shape), p.action) for p in result.planned]
+    rows += [(name, "(dropped)", "", "", "drop") for name in result.dropped]
+    print_table(("source", "result", "dtype", "shape", "action"), rows)
+    for problem in result.problems:
+        print(f"problem: {problem}")

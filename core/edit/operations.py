@@ -1,0 +1,415 @@
+"""The operations of a remap plan, one small class each, and the draft result they are applied to.
+
+Each operation knows its JSON `kind` and fields, how it reads to a person (`describe`), how it changes
+the draft result (`apply`: renames, drops, casts, new values, and the problems it would cause), and,
+for the renaming ones, how it renames any name or TF2 object path (`rename_name`). The object-graph
+rewrite and the preview both use `rename_name`, so the rename rules exist once.
+
+The draft maps each resulting name to a Planned row (its source, dtype, shape, new values); no tensor
+data is read while planning, only a .npy header for new values.
+"""
+from __future__ import annotations
+
+import dataclasses
+import re
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from ..format import dtypes
+from ..format.checkpoint_keys import OBJECT_GRAPH_KEY, object_path_of_key
+from ..run.variables import VariableInfo
+
+
+@dataclass(frozen=True)
+class ValueSource:
+    """Where new values come from: an array in memory, a .npy file, or a constant fill."""
+
+    array: object = None
+    npy_path: str | None = None
+    constant: float | None = None
+
+    def load(self, shape, dtype: dtypes.DType):
+        import numpy as np
+
+        if self.array is not None:
+            return np.asarray(self.array)
+        if self.npy_path is not None:
+            return np.load(self.npy_path, allow_pickle=False)
+        return np.full(shape, self.constant, dtype=dtype.numpy_dtype())
+
+    def shape_hint(self):
+        """The shape the values have, without loading a .npy's data (its header says)."""
+        import numpy as np
+
+        if self.array is not None:
+            return tuple(np.shape(self.array))
+        if self.npy_path is not None:
+            return tuple(np.load(self.npy_path, mmap_mode="r", allow_pickle=False).shape)  # header only
+        return None
+
+    def dtype_name(self) -> str:
+        """The dtype a new variable gets from these values (float32 for a constant)."""
+        import numpy as np
+
+        if self.array is not None:
+            return np.asarray(self.array).dtype.name
+        if self.npy_path is not None:
+            return np.load(self.npy_path, mmap_mode="r", allow_pickle=False).dtype.name  # header only
+        return "float32"
+
+
+@dataclass
+class Planned:
+    """One variable of the result."""
+
+    target: str
+    source: str | None           # None for an added variable
+    dtype: str                   # the result's dtype name
+    shape: tuple
+    source_dtype: str | None = None
+    values: ValueSource | None = None  # when the values change (set/add)
+
+    @property
+    def action(self) -> str:
+        if self.source is None:
+            return "add"
+        if self.values is not None:
+            return "set values"
+        if self.dtype != self.source_dtype:
+            return "cast"
+        return "rename" if self.target != self.source else "copy"
+
+
+class Draft:
+    """The result while a plan's operations are applied in order: name -> Planned, plus what was dropped
+    and every problem found. Optimizer slots follow their variable when `slots_follow`."""
+
+    def __init__(self, variables: list[VariableInfo], slots_follow: bool):
+        self.variables = variables
+        self.slots_follow = slots_follow
+        self.current = {v.name: Planned(v.name, v.name, v.entry.dtype_name, tuple(v.entry.shape), v.entry.dtype_name)
+                        for v in variables}
+        self.slots_of: dict[str, list[str]] = {}
+        for v in variables:
+            if v.slot_of:
+                self.slots_of.setdefault(v.slot_of, []).append(v.name)
+        self.dropped: list[str] = []
+        self.problems: list[str] = []
+
+    def problem(self, operation: "Operation", text: str) -> None:
+        self.problems.append(f"{operation.describe()}: {text}")
+
+    def compile(self, operation: "Operation", pattern: str):
+        try:
+            return re.compile(pattern)
+        except re.error as exc:
+            self.problem(operation, f"invalid regular expression ({exc})")
+            return None
+
+    def rename(self, mapping: dict[str, str], operation: "Operation") -> None:
+        """Rename targets (keys of `mapping` are current names); slots follow their variable."""
+        if self.slots_follow:
+            for old, new in list(mapping.items()):
+                for slot in self.slots_of.get(self.current[old].source, []):
+                    slot_target = next((t for t, p in self.current.items() if p.source == slot), None)
+                    # A slot is named after its variable: TF1 `dense/kernel/Adam`, TF2
+                    # `dense/kernel/.OPTIMIZER_SLOT/...` (the variable's key without `/.ATTRIBUTES/...`).
+                    old_base, new_base = object_path_of_key(old), object_path_of_key(new)
+                    if slot_target and slot_target not in mapping and slot_target.startswith(old_base + "/"):
+                        mapping[slot_target] = new_base + slot_target[len(old_base):]
+        renamed: dict[str, Planned] = {}
+        for old, planned in self.current.items():
+            new = mapping.get(old, old)
+            planned.target = new
+            if new in renamed:
+                self.problems.append(f"{operation.describe()}: {renamed[new].source} and {planned.source} would "
+                                     f"both be named {new!r}")
+            renamed[new] = planned
+        self.current = renamed
+
+    def drop(self, doomed: set[str]) -> None:
+        if self.slots_follow:
+            for name in list(doomed):
+                source = self.current[name].source if name in self.current else None
+                doomed |= {t for t, p in self.current.items() if p.source in self.slots_of.get(source, [])}
+        for name in doomed & set(self.current):
+            self.dropped.append(self.current.pop(name).source or name)
+
+
+@dataclass
+class Operation:
+    """Base of the plan's operations; `kind` names the subclass in a plan's JSON."""
+
+    kind: ClassVar[str] = ""
+    renames: ClassVar[bool] = False  # changes names (and so TF2 object paths)
+
+    def describe(self) -> str:
+        raise NotImplementedError
+
+    def apply(self, draft: Draft) -> None:
+        raise NotImplementedError
+
+    def rename_name(self, name: str) -> str | None:
+        """The new name of `name` (a stored key or an object path), or None when untouched."""
+        return None
+
+    def to_json(self) -> dict:
+        """`kind` and the fields that are set (in memory arrays are not part of a plan file)."""
+        fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "array"}
+        return {"kind": self.kind, **{k: v for k, v in fields.items() if v is not None}}
+
+
+class _Renaming(Operation):
+    """A rename applied to every current name it touches (the object graph's key excepted)."""
+
+    renames = True
+
+    def apply(self, draft: Draft) -> None:
+        mapping = {}
+        for name in draft.current:
+            new = self.rename_name(name) if name != OBJECT_GRAPH_KEY else None
+            if new is not None:
+                mapping[name] = new
+        self.check(draft, mapping)
+        draft.rename(mapping, self)
+
+    def check(self, draft: Draft, mapping: dict[str, str]) -> None:
+        """Problems of this rename before it is applied (none by default)."""
+
+
+@dataclass
+class Rename(Operation):
+    """One variable to a new name. As a path rule it moves everything under `source/` along."""
+
+    kind = "rename"
+    renames = True
+    source: str = ""
+    target: str = ""
+
+    def describe(self) -> str:
+        return f"rename {self.source} → {self.target}"
+
+    def apply(self, draft: Draft) -> None:
+        if self.source not in draft.current:
+            draft.problem(self, f"no variable named {self.source!r}")
+            return
+        draft.rename({self.source: self.target}, self)  # its slots follow through the draft, not the rule
+
+    def rename_name(self, name: str) -> str | None:
+        if name == self.source or name.startswith(self.source + "/"):
+            return self.target + name[len(self.source):]
+        return None
+
+
+@dataclass
+class RegexRename(_Renaming):
+    """Every name the regex matches: its first match replaced (capture groups as `\\1`)."""
+
+    kind = "regex_rename"
+    pattern: str = ""
+    replacement: str = ""
+
+    def describe(self) -> str:
+        return f"rename /{self.pattern}/ → {self.replacement}"
+
+    def apply(self, draft: Draft) -> None:
+        if draft.compile(self, self.pattern) is None:
+            return
+        try:
+            super().apply(draft)
+        except (re.error, IndexError) as exc:
+            draft.problem(self, f"bad replacement ({exc})")
+
+    def rename_name(self, name: str) -> str | None:
+        try:
+            compiled = re.compile(self.pattern)
+        except re.error:
+            return None
+        return compiled.sub(self.replacement, name, count=1) if compiled.search(name) else None
+
+    def check(self, draft: Draft, mapping: dict[str, str]) -> None:
+        # In a TF2 checkpoint a rename may only touch object paths (Keras 3 keys model weights under
+        # `optimizer/...`, so `^model/` renames the graph, not a key): that is not "matches nothing".
+        compiled = re.compile(self.pattern)
+        paths = [path for v in draft.variables for path in v.object_paths]
+        if mapping or any(compiled.search(path + "/") for path in paths):
+            return
+        named = [v.variable_name for v in draft.variables if v.variable_name and compiled.search(v.variable_name)]
+        if named:
+            draft.problem(self, f"the regex matches no stored key or object path, only variable names such as "
+                                f"{named[0]!r}, which TensorFlow does not restore by")
+        else:
+            draft.problem(self, "the regex matches no variable")
+
+
+@dataclass
+class AddPrefix(_Renaming):
+    kind = "add_prefix"
+    prefix: str = ""
+
+    def describe(self) -> str:
+        return f"add prefix {self.prefix}"
+
+    def rename_name(self, name: str) -> str | None:
+        return self.prefix + name
+
+
+@dataclass
+class StripPrefix(_Renaming):
+    kind = "strip_prefix"
+    prefix: str = ""
+
+    def describe(self) -> str:
+        return f"strip prefix {self.prefix}"
+
+    def rename_name(self, name: str) -> str | None:
+        return name[len(self.prefix):] if name.startswith(self.prefix) else None
+
+    def check(self, draft: Draft, mapping: dict[str, str]) -> None:
+        if not mapping:
+            draft.problem(self, f"no variable starts with {self.prefix!r}")
+
+
+@dataclass
+class Drop(Operation):
+    kind = "drop"
+    names: list[str] = field(default_factory=list)
+
+    def describe(self) -> str:
+        return f"drop {', '.join(self.names)}"
+
+    def apply(self, draft: Draft) -> None:
+        doomed = set(self.names)
+        missing = doomed - set(draft.current)
+        if missing:
+            draft.problem(self, f"no variable named {', '.join(sorted(missing))}")
+        draft.drop(doomed)
+
+
+@dataclass
+class DropRegex(Operation):
+    kind = "drop_regex"
+    pattern: str = ""
+
+    def describe(self) -> str:
+        return f"drop /{self.pattern}/"
+
+    def apply(self, draft: Draft) -> None:
+        compiled = draft.compile(self, self.pattern)
+        if compiled is None:
+            return
+        doomed = {n for n in draft.current if compiled.search(n)}
+        if not doomed:
+            draft.problem(self, "the regex matches no variable")
+        draft.drop(doomed)
+
+
+@dataclass
+class Cast(Operation):
+    """One variable (`name`) or every variable a regex matches (`pattern`) to another dtype."""
+
+    kind = "cast"
+    name: str | None = None
+    pattern: str | None = None
+    dtype: str = ""
+
+    def describe(self) -> str:
+        return f"cast {self.name or '/' + str(self.pattern) + '/'} to {self.dtype}"
+
+    def apply(self, draft: Draft) -> None:
+        dtype = dtypes.from_name(self.dtype)
+        if dtype is None or not dtype.is_numeric:
+            draft.problem(self, f"{self.dtype!r} is not a numeric dtype TensorFlow saves")
+            return
+        if self.name:
+            targets = [self.name] if self.name in draft.current else []
+            if not targets:
+                draft.problem(self, f"no variable named {self.name!r}")
+        else:
+            compiled = draft.compile(self, self.pattern or "")
+            targets = [n for n in draft.current if compiled.search(n)] if compiled else []
+            if compiled and not targets:
+                draft.problem(self, "the regex matches no variable")
+        for name in targets:
+            planned = draft.current[name]
+            source_dtype = dtypes.from_name(planned.dtype)
+            if source_dtype is None or not source_dtype.is_numeric:
+                draft.problem(self, f"{name} holds {planned.dtype} values, which cannot be cast")
+                continue
+            planned.dtype = dtype.name
+
+
+@dataclass
+class SetValues(Operation):
+    """New values for one variable: from a .npy file, a constant, or an array edited in the GUI."""
+
+    kind = "set_values"
+    name: str = ""
+    npy: str | None = None
+    constant: float | None = None
+    edited: str | None = None   # where an in-memory array came from (shown, saved in the JSON)
+    array: object = None        # the edited values themselves (never saved to JSON)
+
+    def describe(self) -> str:
+        return f"set values of {self.name}"
+
+    def values(self) -> ValueSource:
+        return ValueSource(self.array, self.npy, self.constant)
+
+    def apply(self, draft: Draft) -> None:
+        shape = _shape_of_values(self, draft)
+        if shape is False:
+            return
+        if self.name not in draft.current:
+            draft.problem(self, f"no variable named {self.name!r}")
+            return
+        planned = draft.current[self.name]
+        if shape is not None and tuple(shape) != planned.shape:
+            draft.problem(self, f"the values have shape {list(shape)} but {self.name} has shape {list(planned.shape)}")
+            return
+        planned.values = self.values()
+
+
+@dataclass
+class AddVariable(Operation):
+    """A new variable from a .npy file (or an array); its dtype is the values' unless given."""
+
+    kind = "add_variable"
+    name: str = ""
+    npy: str | None = None
+    constant: float | None = None
+    dtype: str | None = None
+    array: object = None
+
+    def describe(self) -> str:
+        return f"add variable {self.name}"
+
+    def values(self) -> ValueSource:
+        return ValueSource(self.array, self.npy, self.constant)
+
+    def apply(self, draft: Draft) -> None:
+        shape = _shape_of_values(self, draft)
+        if shape is False:
+            return
+        if self.name in draft.current:
+            draft.problem(self, f"a variable named {self.name!r} exists already")
+            return
+        source = self.values()
+        draft.current[self.name] = Planned(self.name, None, self.dtype or source.dtype_name(), tuple(shape or ()),
+                                           None, source)
+
+
+def _shape_of_values(operation, draft: Draft):
+    """The shape of the operation's new values (None for a constant), or False after a problem."""
+    if operation.array is None and operation.npy is None and operation.constant is None:
+        draft.problem(operation, "no values given (a .npy file, a constant or an array)")
+        return False
+    try:
+        return operation.values().shape_hint()
+    except (OSError, ValueError) as exc:
+        draft.problem(operation, f"cannot read {operation.npy} ({exc})")
+        return False
+
+
+OPERATION_TYPES: dict[str, type[Operation]] = {cls.kind: cls for cls in (
+    Rename, RegexRename, AddPrefix, StripPrefix, Drop, DropRegex, Cast, SetValues, AddVariable)}

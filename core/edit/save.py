@@ -1,0 +1,178 @@
+"""Saving a remapped checkpoint: the plan's preview turned into a new bundle at a new prefix.
+
+Unchanged tensors (renamed or not) are copied byte range by byte range, never decoded, so memory stays
+flat whatever the checkpoint's size; cast and edited tensors are decoded, converted and encoded; a
+partitioned variable that is only renamed keeps its partitions (each slice copied under its new key),
+one whose values change is merged into one tensor (TensorFlow restores a partitioned variable from a
+whole tensor as well). A TF2 object graph is rewritten to match (core.object_graph_edit), or dropped
+when the plan asks for a name-based checkpoint. The destination must be a new place: writing onto the
+source is refused, an existing destination needs `overwrite`. Files are written under temporary names
+and renamed when complete (core.atomic_write), then a `checkpoint` state file names the new checkpoint.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from ..errors import CorruptCheckpointError, DecodeError, DestinationError, GraphEditError, PlanError
+from ..format import dtypes
+from ..format.bundle_reader import CheckpointReader, data_file_path
+from ..format.bundle_writer import BundleWriter
+from ..format.checkpoint_keys import OBJECT_GRAPH_KEY
+from ..format.checkpoint_state import write_state_file
+from ..format.object_graph_edit import rewrite
+from ..jobs import Job, Progress
+from ..run.discovery import CheckpointInfo
+from ..run.variables import describe_variables
+from .operations import Planned
+from .plan import RemapPlan, preview
+
+
+@dataclass
+class SaveReport:
+    prefix: str
+    written: int = 0
+    copied_bytes: int = 0
+    cast_warnings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def check_destination(source_prefix: str, destination_prefix: str, overwrite: bool) -> None:
+    """Refuse to write onto the source, into its files, or over an existing checkpoint unasked."""
+    source = os.path.realpath(source_prefix)
+    destination = os.path.realpath(destination_prefix)
+    if source == destination:
+        raise DestinationError(destination_prefix, "that is the source checkpoint; save to a new place")
+    if destination.startswith(source + ".") or source.startswith(destination + "."):
+        raise DestinationError(destination_prefix, f"would overwrite files of the source checkpoint {source_prefix}")
+    if os.path.exists(destination_prefix + ".index") and not overwrite:
+        raise DestinationError(destination_prefix, "a checkpoint exists there already (confirm to overwrite it)")
+    folder = os.path.dirname(destination) or "."
+    if not os.path.isdir(folder):
+        raise DestinationError(folder, "no such folder")
+
+
+def save_remapped(reader: CheckpointReader, plan: RemapPlan, destination: str, overwrite: bool = False,
+                  state_file: bool = True) -> Job[SaveReport]:
+    """Job: write the remapped checkpoint to `destination` (a prefix); returns a SaveReport."""
+    destination = os.path.abspath(destination)
+    check_destination(reader.prefix, destination, overwrite)
+    variables = describe_variables(reader)
+    result = preview(plan, variables)
+    result.check(reader.prefix)
+    report = SaveReport(destination)
+    graph = _new_object_graph(reader, plan, result)
+    if os.path.exists(reader.prefix + ".meta"):
+        report.notes.append("The TF1 .meta graph file was not copied: its variable names would no longer match.")
+    planned = [p for p in result.planned if not (p.source == OBJECT_GRAPH_KEY)]
+    writer = BundleWriter(destination, reader.header.producer or 1)
+    try:
+        total = max(sum(_size(reader, p) for p in planned), 1)
+        done = 0
+        # Copies in the source's data order: one sequential pass over its shards.
+        planned.sort(key=lambda p: _data_order(reader, p))
+        for p in planned:
+            yield Progress(done, total, f"Writing {p.target}")
+            _write_one(reader, writer, p, report)
+            done += _size(reader, p)
+            report.written += 1
+        if graph is not None:
+            import numpy as np
+
+            writer.add_array(OBJECT_GRAPH_KEY.encode(), np.array(graph, dtype=object), dtypes.from_number(7))
+        yield Progress(total, total, "Writing the index")
+        writer.commit()
+    except BaseException:
+        writer.abort()
+        raise
+    if state_file:
+        write_state_file(os.path.dirname(destination), [destination])
+    return report
+
+
+def _new_object_graph(reader, plan: RemapPlan, result) -> bytes | None:
+    if OBJECT_GRAPH_KEY not in reader or plan.name_based:
+        return None
+    data = bytes(reader.read(OBJECT_GRAPH_KEY).reshape(-1)[0])
+    renamed = {p.source: p.target for p in result.planned if p.source and p.source != p.target}
+    try:
+        return rewrite(data, renamed, set(result.dropped), plan.rename_path)
+    except GraphEditError as exc:
+        raise GraphEditError(reader.prefix, exc.problem) from None
+    except DecodeError as exc:
+        raise CorruptCheckpointError(reader.prefix, f"damaged object graph ({exc.problem})") from None
+
+
+def _size(reader: CheckpointReader, planned: Planned) -> int:
+    return reader.entry(planned.source).size if planned.source and planned.source in reader else 1
+
+
+def _data_order(reader: CheckpointReader, planned: Planned):
+    if planned.source is None:
+        return (1 << 62, 0)
+    entry = reader.entry(planned.source)
+    return (entry.shard_id, entry.offset)
+
+
+def _write_one(reader: CheckpointReader, writer: BundleWriter, planned: Planned, report: SaveReport) -> None:
+    key = planned.target.encode("utf-8", "surrogateescape")
+    target_dtype = dtypes.from_name(planned.dtype)
+    if planned.source is None or planned.values is not None:
+        values = planned.values.load(planned.shape, target_dtype)
+        writer.add_array(key, _convert(values, target_dtype, planned, report), target_dtype)
+        return
+    entry = reader.entry(planned.source)
+    if planned.dtype == planned.source_dtype:
+        if entry.is_partitioned:
+            slices = reader.slices_of(entry.key)
+            writer.add_partitioned(key, entry, [(s.extents, s.entry, _shard(reader, s.entry)) for s in slices])
+        else:
+            writer.add_copy(key, entry, _shard(reader, entry))
+            report.copied_bytes += entry.size
+        return
+    writer.add_array(key, _convert(reader.read(planned.source), target_dtype, planned, report), target_dtype)
+
+
+def _shard(reader: CheckpointReader, entry) -> str:
+    return data_file_path(reader.prefix, entry.shard_id, reader.header.num_shards)
+
+
+def _convert(values, dtype: dtypes.DType, planned: Planned, report: SaveReport):
+    """Cast values to the target dtype, counting values that overflow or lose precision."""
+    import numpy as np
+
+    target = dtype.numpy_dtype()
+    if values.dtype == target:
+        return values
+    if values.dtype == object or values.dtype.kind in "SU":
+        raise PlanError(planned.target, f"string values cannot become {dtype.name}")
+    with np.errstate(over="ignore", invalid="ignore"):
+        converted = values.astype(target)
+        back = converted.astype(np.float64) if values.dtype.kind != "c" else converted.astype(np.complex128)
+        original = values.astype(np.float64) if values.dtype.kind != "c" else values.astype(np.complex128)
+    finite_before = np.isfinite(original)
+    overflow = int(np.count_nonzero(finite_before & ~np.isfinite(back)))
+    if target.kind in "iub":
+        lo, hi = (np.iinfo(target).min, np.iinfo(target).max) if target.kind in "iu" else (0, 1)
+        overflow = int(np.count_nonzero(finite_before & ((original < lo) | (original > hi))))
+    changed = int(np.count_nonzero(finite_before & (back != original))) - overflow
+    if overflow or changed:
+        report.cast_warnings.append(
+            f"{planned.target}: casting {values.size:,} values to {dtype.name}: {overflow:,} overflow, "
+            f"{max(changed, 0):,} lose precision")
+    return converted
+
+
+def save_remapped_run(checkpoints: list[CheckpointInfo], plan: RemapPlan, destination_folder: str,
+                      overwrite: bool = False) -> Job[list[SaveReport]]:
+    """Job: the same plan applied to every checkpoint of a run, into a new folder with its state file."""
+    os.makedirs(destination_folder, exist_ok=True)
+    reports = []
+    for index, info in enumerate(checkpoints):
+        yield Progress(index, len(checkpoints), f"Remapping {info.name}")
+        target = os.path.join(destination_folder, info.name)
+        reports.append((yield from save_remapped(CheckpointReader(info.prefix), plan, target, overwrite,
+                                                 state_file=False)))
+    write_state_file(destination_folder, [r.prefix for r in reports])
+    return reports
+

@@ -1,0 +1,75 @@
+"""Verify with TensorFlow: after a remapped checkpoint is saved, TensorFlow reloads it in a separate
+process (so the app never imports TensorFlow itself) and compares every tensor with what the plan
+promised: the source's tensor (renamed), cast as planned, or the new values; nothing missing, nothing
+extra. The job reports progress while the process runs and kills it when cancelled."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+
+from ..format import dtypes
+from ..format.checkpoint_keys import OBJECT_GRAPH_KEY
+from ..jobs import Job, Progress
+from .plan import Preview
+
+_REPOSITORY = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+@dataclass
+class VerifyResult:
+    ok: bool
+    checked: int
+    mismatches: list[str]
+
+    def summary(self) -> str:
+        if self.ok:
+            return f"TensorFlow reloaded all {self.checked} tensors and each equals what the plan promised."
+        return f"{len(self.mismatches)} problem(s): " + "; ".join(self.mismatches[:5])
+
+
+def verify_saved(source_prefix: str, destination_prefix: str, result: Preview) -> Job[VerifyResult]:
+    """Job: run the TensorFlow check in a child process and return its verdict."""
+    import numpy as np
+
+    with tempfile.TemporaryDirectory(prefix="ckpt-verify-") as folder:
+        expected = []
+        for index, planned in enumerate(result.planned):
+            if planned.target == OBJECT_GRAPH_KEY:
+                continue
+            item = {"target": planned.target, "source": planned.source, "dtype": planned.dtype,
+                    "shape": list(planned.shape)}
+            if planned.values is not None:  # new values: handed over as a .npy file
+                values_path = os.path.join(folder, f"{index}.npy")
+                values = planned.values.load(planned.shape, dtypes.from_name(planned.dtype))
+                np.save(values_path, np.asarray(values), allow_pickle=True)
+                item["values"] = values_path
+            expected.append(item)
+        request = {"source": source_prefix, "destination": destination_prefix, "expected": expected}
+        request_path = os.path.join(folder, "request.json")
+        with open(request_path, "w", encoding="utf-8") as f:
+            json.dump(request, f)
+        process = subprocess.Popen([sys.executable, "-m", "core.edit.verify_worker", request_path],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                   cwd=_REPOSITORY,
+                                   env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"})
+        started = time.monotonic()
+        try:
+            while process.poll() is None:
+                yield Progress(0, 0, f"TensorFlow is reloading the checkpoint ({time.monotonic() - started:.0f} s)")
+                time.sleep(0.2)
+        finally:
+            if process.poll() is None:  # cancelled (the generator was closed): stop the child
+                process.kill()
+                process.wait()
+        stdout, stderr = process.communicate()
+    lines = [line for line in stdout.splitlines() if line.startswith("{")]
+    if process.returncode != 0 or not lines:
+        last = stderr.strip().splitlines()[-1:] or ["no output"]
+        return VerifyResult(False, 0, [f"the TensorFlow check could not run: {last[0]}"])
+    verdict = json.loads(lines[-1])
+    return VerifyResult(verdict["ok"], verdict["checked"], verdict["mismatches"])

@@ -1,0 +1,279 @@
+"""Tensors in other formats: one tensor as CSV or .npy, a selection or a whole checkpoint as .npz or HDF5.
+
+Every export is a job (core.jobs) that reports progress and can be cancelled, and writes atomically
+(core.atomic_write), so a cancelled or failed export leaves nothing behind. Tensors stream in chunks
+where the format allows (.npy, CSV, HDF5), so a huge tensor never needs a second full-size copy.
+Formats:
+- CSV: UTF-8, a header row, the csv module's quoting (odd names survive); 1-D as one column, 2-D as a
+  matrix, higher ranks one row per value with its index.
+- .npy / .npz: numeric tensors as they are (bfloat16, float8 and int4, which a .npy header cannot
+  name, as raw void values of their width: bit-exact, `.view(ml_dtypes.bfloat16)` restores them);
+  strings as numpy bytes arrays (object arrays, needing allow_pickle, only when a string ends in a NUL
+  byte that fixed-width bytes would drop).
+- HDF5: one dataset per variable at its name's path (scopes become groups; a variable whose name is
+  also a scope of others is stored as `<name>/.value`), with attributes `name` (the stored key),
+  `dtype` (TensorFlow's name), `shape` and `source` (the checkpoint prefix). HDF5 has no bfloat16 or
+  float8: those are stored as their raw uint16 / uint8 bits with the `dtype` attribute saying so.
+  Strings are variable-length byte strings (uint8 arrays when they hold NUL bytes, which HDF5 strings
+  cannot).
+"""
+from __future__ import annotations
+
+from ..atomic_write import atomic_path, atomic_write
+from ..format.bundle_reader import CheckpointReader
+from ..jobs import Job, Progress
+
+CHUNK_BYTES = 8 << 20
+HUGE_CSV_CELLS = 10_000_000  # the GUI asks before writing a CSV with more values than this
+
+
+def csv_cell_count(shape) -> int:
+    count = 1
+    for dim in shape:
+        count *= dim
+    return count
+
+
+def export_tensor_csv(reader: CheckpointReader, name: str, path: str) -> Job[None]:
+    """Job: 1-D as one column, 2-D as a matrix, a scalar as one cell, higher ranks as one row per value
+    with its index columns (i0, i1, ...) first."""
+    import numpy as np
+
+    entry = reader.entry(name)
+    shape = entry.shape
+    total = max(entry.num_elements, 1)
+    with atomic_write(path, "w", newline="", encoding="utf-8") as f:
+        import csv
+
+        writer = csv.writer(f)
+        if len(shape) > 2:
+            writer.writerow([f"i{axis}" for axis in range(len(shape))] + ["value"])
+        elif len(shape) == 2:
+            writer.writerow([f"c{c}" for c in range(shape[1])])
+        else:
+            writer.writerow(["value"])
+        written = 0
+        for chunk in _value_chunks(reader, name):
+            cells = _cells(chunk)
+            if len(shape) == 2 and shape[1]:
+                for start in range(0, len(cells), shape[1]):
+                    writer.writerow(cells[start:start + shape[1]])
+            elif len(shape) > 2:
+                indexes = np.unravel_index(np.arange(written, written + len(cells)), shape)
+                for row, cell in enumerate(cells):
+                    writer.writerow([int(axis[row]) for axis in indexes] + [cell])
+            else:
+                writer.writerows([cell] for cell in cells)
+            written += len(cells)
+            yield Progress(written, total, f"{name}: {written:,} of {total:,} values")
+
+
+def _value_chunks(reader: CheckpointReader, name: str):
+    """Chunks of whole rows for a 2-D tensor (so a row never straddles two chunks)."""
+    entry = reader.entry(name)
+    row = entry.shape[1] if len(entry.shape) == 2 and entry.shape[1] else 1
+    itemsize = max(entry.dtype.itemsize, 1) if entry.dtype else 1
+    chunk_bytes = max(CHUNK_BYTES // (row * itemsize), 1) * row * itemsize
+    return reader.iter_chunks(name, chunk_bytes)
+
+
+def _cells(chunk) -> list[str]:
+    """Text of each value. Narrow floats use numpy's shortest text that reads back to the same value in
+    their own type (float32 0.1 is `0.1`, not `0.10000000149011612`); float64 uses Python's repr."""
+    if chunk.dtype == object:
+        return [_cell(v) for v in chunk]
+    kind, size = chunk.dtype.kind, chunk.dtype.itemsize
+    # kind "V": ml_dtypes types (bfloat16, float8, int4), which print themselves exactly
+    if kind == "V" or (kind == "f" and size < 8) or (kind == "c" and size < 16):
+        return [str(v).strip("()") for v in chunk]
+    return [_cell(v) for v in chunk.tolist()]
+
+
+def _cell(value) -> str:
+    """Text for one value: repr-exact floats, strings decoded (escaped when not UTF-8)."""
+    if isinstance(value, bytes):
+        try:
+            return value.decode("utf-8")
+        except UnicodeDecodeError:
+            return repr(value)[2:-1]
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, complex):
+        return repr(value).strip("()")
+    if isinstance(value, float):
+        return repr(value)
+    try:
+        return repr(float(value)) if not isinstance(value, int) else str(value)
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def saveable(array):
+    """The array numpy should save: ml_dtypes types as raw void values; strings as fixed-width bytes
+    unless one ends in a NUL byte (which fixed-width bytes would drop), then as an object array."""
+    import numpy as np
+
+    if array.dtype != object:
+        if array.dtype.type.__module__.startswith("ml_dtypes"):
+            # numpy's .npy header cannot name ml_dtypes types (float8 would be written as an unreadable
+            # '<f1'): keep their exact bits as raw void values of the same width.
+            return array.view(np.dtype(f"V{array.dtype.itemsize}"))
+        return array
+    if array.size == 0:
+        return np.zeros(array.shape, dtype="S1")
+    if any(s.endswith(b"\x00") for s in array.reshape(-1)):
+        return array
+    return array.astype(bytes)
+
+
+def save_npy(path: str, array) -> None:
+    """One array in memory as an exact .npy file (see saveable), written atomically."""
+    import numpy as np
+
+    array = saveable(array)
+    with atomic_write(path, "wb") as f:
+        np.save(f, array, allow_pickle=array.dtype == object)
+
+
+def export_tensor_npy(reader: CheckpointReader, name: str, path: str) -> Job[None]:
+    """Job: the exact tensor as .npy; numeric tensors stream chunk by chunk into the file."""
+    import numpy as np
+
+    entry = reader.entry(name)
+    if entry.dtype is None or entry.dtype.is_string or entry.is_partitioned:
+        save_npy(path, reader.read(name))
+    else:
+        with atomic_write(path, "wb") as f:
+            dtype = saveable(np.empty((0,), dtype=entry.dtype.numpy_dtype())).dtype
+            header = np.lib.format.header_data_from_array_1_0(np.empty((0,), dtype=dtype))
+            header["shape"] = tuple(entry.shape)
+            total = max(entry.size, 1)
+            done = 0
+            np.lib.format.write_array_header_1_0(f, header)
+            for chunk in reader.iter_chunks(name, CHUNK_BYTES):
+                f.write(chunk.tobytes())
+                done += chunk.nbytes
+                yield Progress(done, total, f"{name}: {done:,} of {entry.size:,} bytes")
+    yield Progress(1, 1, f"Wrote {path}")
+
+
+# ---- many tensors -------------------------------------------------------------------------------------
+
+def export_npz(reader: CheckpointReader, names: list[str], path: str) -> Job[int]:
+    """Job: the chosen tensors into one .npz (keys are the stored names), written member by member."""
+    import zipfile
+
+    import numpy as np
+
+    with atomic_path(path) as tmp:
+        with zipfile.ZipFile(tmp, "w", zipfile.ZIP_STORED, allowZip64=True) as archive:
+            for done, name in enumerate(names):
+                yield Progress(done, len(names), f"Writing {name}")
+                array = saveable(reader.read(name))
+                with archive.open(name + ".npy", "w", force_zip64=True) as member:
+                    np.lib.format.write_array(member, array, allow_pickle=array.dtype == object)
+    yield Progress(len(names), len(names), f"Wrote {path}")
+    return len(names)
+
+
+def hdf5_dataset_paths(names: list[str]) -> dict[str, str]:
+    """Where each variable goes in the HDF5 file: its name, or `<name>/.value` when the name is also a
+    scope holding other variables (a dataset cannot hold children)."""
+    scopes = set()
+    for name in names:
+        parts = name.split("/")
+        for depth in range(1, len(parts)):
+            scopes.add("/".join(parts[:depth]))
+    return {name: (f"{name}/.value" if name in scopes else name) for name in names}
+
+
+def export_hdf5(reader: CheckpointReader, names: list[str], path: str) -> Job[int]:
+    """Job: one dataset per variable (see the module docstring for the layout and attributes)."""
+    import h5py
+    import numpy as np
+
+    locations = hdf5_dataset_paths(names)
+    entries = {name: reader.entry(name) for name in names}
+    total = max(sum(e.size for e in entries.values()), 1)
+    done_bytes = 0
+    with atomic_path(path) as tmp:
+        with h5py.File(tmp, "w") as h5:
+            h5.attrs["source"] = reader.prefix
+            h5.attrs["writer"] = "Checkpoint Inspector"
+            for name in names:
+                entry = entries[name]
+                location = "/" + locations[name].strip("/")
+                if entry.dtype is None or entry.dtype.is_opaque:
+                    continue  # opaque entries are listed, never decoded
+                if entry.dtype.is_string:
+                    dataset = _string_dataset(h5, location, reader.read(name))
+                else:
+                    stored = _hdf5_storage_dtype(entry.dtype)
+                    dataset = h5.create_dataset(location, shape=entry.shape, dtype=stored)
+                    for region, values in _row_blocks(reader, name):
+                        dataset[region] = values.view(stored) if values.dtype != stored else values
+                        done_bytes += values.nbytes
+                        yield Progress(done_bytes, total, f"Writing {name}")
+                dataset.attrs["name"] = name
+                dataset.attrs["dtype"] = entry.dtype.name
+                dataset.attrs["shape"] = np.array(entry.shape, dtype=np.int64)
+                dataset.attrs["source"] = reader.prefix
+    yield Progress(total, total, f"Wrote {path}")
+    return len(names)
+
+
+def _string_dataset(h5, location: str, values):
+    """Strings as HDF5 variable-length byte strings; HDF5 strings cannot hold NUL bytes, so a tensor
+    with any (a serialized proto, say) is stored as variable-length uint8 arrays instead, marked by
+    the attribute `string_storage`."""
+    import h5py
+    import numpy as np
+
+    flat = values.reshape(-1)
+    if any(b"\x00" in s for s in flat):
+        dataset = h5.create_dataset(location, shape=values.shape, dtype=h5py.vlen_dtype(np.uint8))
+        for index, item in zip(np.ndindex(values.shape), flat):
+            dataset[index] = np.frombuffer(item, dtype=np.uint8)
+        dataset.attrs["string_storage"] = "uint8 arrays (the strings hold NUL bytes)"
+        return dataset
+    dataset = h5.create_dataset(location, shape=values.shape, dtype=h5py.vlen_dtype(bytes))
+    if values.size:
+        dataset[...] = values
+    return dataset
+
+
+def _hdf5_storage_dtype(dtype):
+    """HDF5 cannot hold ml_dtypes types: keep their bits in unsigned integers of the same width."""
+    import numpy as np
+
+    numpy_dtype = dtype.numpy_dtype()
+    if numpy_dtype.kind == "V" or dtype.name in ("bfloat16",) or dtype.name.startswith(("float8", "float4", "int4",
+                                                                                          "uint4", "int2", "uint2")):
+        return np.dtype(f"u{numpy_dtype.itemsize}")
+    return numpy_dtype
+
+
+def _row_blocks(reader: CheckpointReader, name: str):
+    """(region, values) pieces of a tensor in whole outer rows (`tensor[a:b]`), streamed in chunks of
+    about CHUNK_BYTES; a scalar, or a tensor whose single outer row is bigger than 64 chunks, comes
+    whole (such shapes are rare, and HDF5 wants rectangular regions)."""
+    import numpy as np
+
+    entry = reader.entry(name)
+    shape = tuple(entry.shape)
+    if entry.num_elements == 0:
+        return
+    if not shape:
+        yield (), reader.read(name)
+        return
+    row_elements = int(np.prod(shape[1:])) if len(shape) > 1 else 1
+    row_bytes = row_elements * entry.dtype.itemsize
+    if row_bytes > 64 * CHUNK_BYTES or entry.is_partitioned:
+        yield slice(None), reader.read(name)
+        return
+    rows_per_chunk = max(CHUNK_BYTES // row_bytes, 1)
+    first = 0
+    for chunk in reader.iter_chunks(name, rows_per_chunk * row_bytes):
+        rows = chunk.size // row_elements
+        yield slice(first, first + rows), chunk.reshape((rows,) + shape[1:])
+        first += rows

@@ -1,0 +1,316 @@
+"""Reading one checkpoint (a tensor bundle: `PREFIX.index` + `PREFIX.data-*`) without TensorFlow.
+
+Opening parses only the index: names, dtypes, shapes and where each tensor's bytes are. A tensor is read
+on demand: just its byte range from the right shard, CRC32C-checked, into a numpy array. Partitioned
+variables are listed under their full name (their slice keys hidden) and reassembled on read.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from . import dtypes
+from .bundle_entry import BIG_ENDIAN, BundleEntry, BundleHeader, decode_entry, decode_header
+from .checksum import crc32c, mask, unmask
+from ..errors import (ChecksumMismatchError, CorruptCheckpointError, DecodeError, MissingShardError,
+                      NotACheckpointError, UnsupportedDtypeError, VariableNotFoundError)
+from .ordered_code import decode_slice_key
+from .protowire import read_varint
+from .sstable import read_table
+
+_SLICE_KEY_MARK = 0x00  # keys of partition slices start with this byte; the header key is empty
+
+
+def data_file_path(prefix: str, shard_id: int, num_shards: int) -> str:
+    return f"{prefix}.data-{shard_id:05d}-of-{num_shards:05d}"
+
+
+@dataclass(frozen=True)
+class Slice:
+    """One stored partition of a partitioned variable: where it sits in the whole, and its entry."""
+
+    extents: tuple[tuple[int, int], ...]
+    entry: BundleEntry
+
+
+class CheckpointReader:
+    """The index of one checkpoint, and lazy access to its tensors."""
+
+    def __init__(self, prefix: str | os.PathLike):
+        self.prefix = os.fspath(prefix)
+        self.index_path = self.prefix + ".index"
+        if not os.path.exists(self.index_path):
+            raise NotACheckpointError(self.index_path, "no such file: not a checkpoint prefix")
+        rows = read_table(self.index_path)
+        if not rows or rows[0][0] != b"":
+            raise NotACheckpointError(
+                self.index_path, "is a LevelDB table but not a TensorFlow checkpoint index "
+                                 "(it has no bundle header entry)")
+        try:
+            self.header: BundleHeader = decode_header(rows[0][1])
+        except DecodeError as exc:
+            raise CorruptCheckpointError(self.index_path, f"damaged bundle header ({exc})") from None
+        if self.header.num_shards < 1:
+            raise NotACheckpointError(
+                self.index_path, "is a LevelDB table but not a TensorFlow checkpoint index "
+                                 "(its header names no data shards)")
+        self._entries: dict[str, BundleEntry] = {}
+        self._slice_rows: list[tuple[bytes, bytes]] = []
+        for key, value in rows[1:]:
+            if key[0] == _SLICE_KEY_MARK:
+                self._slice_rows.append((key, value))
+                continue
+            name = key.decode("utf-8", "surrogateescape")
+            try:
+                entry = decode_entry(key, name, value)
+            except DecodeError as exc:
+                raise CorruptCheckpointError(self.index_path, f"damaged entry for {name!r} ({exc})") from None
+            self._check_entry(entry)
+            self._entries[name] = entry
+        self._slices: dict[bytes, list[Slice]] | None = None  # decoded on first partitioned read
+
+    # ---- listing -------------------------------------------------------------------------
+    @property
+    def entries(self) -> list[BundleEntry]:
+        """Every variable in key order, partitioned ones under their full name."""
+        return list(self._entries.values())
+
+    def names(self) -> list[str]:
+        return list(self._entries)
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._entries
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def entry(self, name: str) -> BundleEntry:
+        try:
+            return self._entries[name]
+        except KeyError:
+            raise VariableNotFoundError(self.prefix, f"no variable named {name!r} in this checkpoint") from None
+
+    def data_files(self) -> list[str]:
+        return [data_file_path(self.prefix, i, self.header.num_shards) for i in range(self.header.num_shards)]
+
+    # ---- reading -------------------------------------------------------------------------
+    def read(self, name: str):
+        """The tensor `name` as a numpy array (strings as an object array of bytes)."""
+        entry = self.entry(name)
+        if entry.slices:
+            return self._read_partitioned(entry)
+        return self._read_entry(entry, entry.shape)
+
+    def iter_chunks(self, name: str, chunk_bytes: int = 8 << 20):
+        """The tensor's values as flat numpy chunks in order, reading `chunk_bytes` at a time, so a
+        statistic over a big tensor needs a few chunks of memory, not the tensor. The CRC runs along
+        and is checked before the last chunk is given out: a damaged tensor raises instead of finishing.
+        A chunk is a view of a reused buffer, valid until the next one is asked for. Partitioned
+        variables are reassembled whole first (their slices are not in value order)."""
+        import numpy as np
+
+        entry = self.entry(name)
+        dtype = self._dtype_for_read(entry)
+        if entry.slices or dtype.is_string:
+            flat = self.read(name).reshape(-1)
+            step = max(chunk_bytes // max(dtype.itemsize, 8), 1)
+            for start in range(0, flat.size, step):
+                yield flat[start:start + step]
+            return
+        expected = entry.num_elements * dtype.itemsize
+        if entry.size != expected:
+            raise CorruptCheckpointError(
+                self.index_path, f"{entry.name!r} has {entry.size} bytes but a {dtype.name} tensor of "
+                                 f"shape {list(entry.shape)} needs {expected}")
+        numpy_dtype = dtype.numpy_dtype()
+        swap = self.header.endianness == BIG_ENDIAN and dtype.itemsize > 1
+        chunk_bytes = max(chunk_bytes - chunk_bytes % dtype.itemsize, dtype.itemsize)
+        path = data_file_path(self.prefix, entry.shard_id, self.header.num_shards)
+        with self._open_data(path, entry) as f:
+            f.seek(entry.offset)
+            crc = 0
+            remaining = entry.size
+            buffer = np.empty(min(chunk_bytes, entry.size), dtype=np.uint8)
+            while remaining > 0:
+                view = buffer[:min(chunk_bytes, remaining)]
+                if f.readinto(view) != view.size:
+                    raise MissingShardError(path, f"could not read {entry.size} bytes for {entry.name!r}")
+                crc = crc32c(view, crc)
+                remaining -= view.size
+                if remaining == 0 and crc != unmask(entry.crc32c):
+                    raise ChecksumMismatchError(path, f"checksum mismatch in the data of {entry.name!r}: "
+                                                      f"the file is damaged")
+                values = view.view(numpy_dtype)
+                yield values.byteswap() if swap else values
+
+    def read_element(self, name: str, flat_index: int):
+        """One value at a flat (row-major) index, read on its own: a positioned read of one item.
+        Not checksummed (the CRC covers the whole tensor); the trajectory of one element uses it."""
+        import numpy as np
+
+        entry = self.entry(name)
+        dtype = self._dtype_for_read(entry)
+        if entry.slices or dtype.is_string:
+            return self.read(name).reshape(-1)[flat_index]
+        if not 0 <= flat_index < entry.num_elements:
+            raise VariableNotFoundError(self.prefix, f"{entry.name!r} has no element {flat_index} "
+                                                     f"(it has {entry.num_elements})")
+        path = data_file_path(self.prefix, entry.shard_id, self.header.num_shards)
+        with self._open_data(path, entry) as f:
+            f.seek(entry.offset + flat_index * dtype.itemsize)
+            raw = f.read(dtype.itemsize)
+        value = np.frombuffer(raw, dtype=dtype.numpy_dtype())
+        return (value.byteswap() if self.header.endianness == BIG_ENDIAN else value)[0]
+
+    def _open_data(self, path: str, entry: BundleEntry):
+        """Open a data shard for entry, checking that it holds the entry's whole byte range."""
+        try:
+            f = open(path, "rb")
+        except FileNotFoundError:
+            raise MissingShardError(path, f"data shard missing (needed for {entry.name!r})") from None
+        file_size = os.fstat(f.fileno()).st_size
+        if entry.offset + entry.size > file_size:
+            f.close()
+            raise MissingShardError(
+                path, f"data shard is {file_size} bytes, shorter than the index says "
+                      f"({entry.name!r} ends at byte {entry.offset + entry.size}): truncated")
+        return f
+
+    def _check_entry(self, entry: BundleEntry) -> None:
+        """Reject sizes that cannot be right before anything is allocated from them."""
+        if any(d < 0 for d in entry.shape):
+            raise CorruptCheckpointError(self.index_path, f"{entry.name!r} has a negative dimension {entry.shape}")
+        if entry.offset < 0 or entry.size < 0:
+            raise CorruptCheckpointError(self.index_path, f"{entry.name!r} has a negative offset or size")
+        if not entry.slices and not 0 <= entry.shard_id < self.header.num_shards:
+            raise CorruptCheckpointError(
+                self.index_path, f"{entry.name!r} points to shard {entry.shard_id}, but the "
+                                 f"checkpoint has {self.header.num_shards}")
+
+    def _dtype_for_read(self, entry: BundleEntry) -> dtypes.DType:
+        dtype = entry.dtype
+        if dtype is None:
+            raise UnsupportedDtypeError(
+                self.index_path, f"{entry.name!r} has dtype number {entry.dtype_number}, unknown to this reader")
+        if dtype.is_opaque:
+            raise UnsupportedDtypeError(
+                self.index_path, f"{entry.name!r} is a {dtype.name} tensor: opaque, listed but not decoded")
+        return dtype
+
+    def _read_bytes(self, entry: BundleEntry, verify: bool = True):
+        """Read entry's byte range into a numpy uint8 array and check its CRC (unless the caller will)."""
+        import numpy as np
+
+        path = data_file_path(self.prefix, entry.shard_id, self.header.num_shards)
+        with self._open_data(path, entry) as f:
+            buffer = np.empty(entry.size, dtype=np.uint8)
+            f.seek(entry.offset)
+            if f.readinto(buffer) != entry.size:
+                raise MissingShardError(path, f"could not read {entry.size} bytes for {entry.name!r}")
+        if verify and crc32c(buffer) != unmask(entry.crc32c):
+            raise ChecksumMismatchError(path, f"checksum mismatch in the data of {entry.name!r}: the file is damaged")
+        return buffer
+
+    def _read_entry(self, entry: BundleEntry, shape: tuple[int, ...]):
+        dtype = self._dtype_for_read(entry)
+        count = 1
+        for dim in shape:
+            count *= dim
+        if dtype.is_string:
+            if entry.size < count + 4:  # every string needs a length byte, plus the lengths' CRC
+                raise CorruptCheckpointError(
+                    self.index_path, f"{entry.name!r} is {entry.size} bytes, too few for {count} strings")
+            buffer = self._read_bytes(entry, verify=False)  # string checksums are not over the raw bytes
+            return self._decode_strings(entry, buffer, count).reshape(shape)
+        expected = count * dtype.itemsize
+        if entry.size != expected:
+            raise CorruptCheckpointError(
+                self.index_path, f"{entry.name!r} has {entry.size} bytes but a {dtype.name} tensor of "
+                                 f"shape {list(shape)} needs {expected}")
+        array = self._read_bytes(entry).view(dtype.numpy_dtype()).reshape(shape)
+        if self.header.endianness == BIG_ENDIAN and dtype.itemsize > 1:
+            array = array.byteswap()
+        return array
+
+    def _decode_strings(self, entry: BundleEntry, buffer, count: int):
+        """DT_STRING layout: `count` varint64 lengths, a masked CRC of the lengths, the bytes.
+
+        The entry's CRC runs over the lengths as fixed-width integers, the lengths' CRC, the bytes."""
+        import numpy as np
+
+        data = buffer.tobytes()
+        lengths = []
+        length_crc = 0
+        pos = 0
+        try:
+            for _ in range(count):
+                length, pos = read_varint(data, pos)
+                lengths.append(length)
+                # The writer's CRC runs over each length as uint32 (uint64 past 4 GiB), not the varint.
+                width = 4 if length <= 0xFFFFFFFF else 8
+                length_crc = crc32c(length.to_bytes(width, "little"), length_crc)
+        except DecodeError as exc:
+            raise CorruptCheckpointError(self.index_path, f"damaged string lengths in {entry.name!r} ({exc})") from None
+        stored_length_crc = int.from_bytes(data[pos:pos + 4], "little")
+        if stored_length_crc != mask(length_crc):
+            raise ChecksumMismatchError(self.index_path, f"checksum mismatch in the string lengths of {entry.name!r}")
+        pos += 4
+        if pos + sum(lengths) != len(data):
+            raise CorruptCheckpointError(self.index_path, f"string lengths of {entry.name!r} do not add up to its size")
+        whole_crc = crc32c(memoryview(data)[pos:], crc32c(memoryview(data)[pos - 4:pos], length_crc))
+        if mask(whole_crc) != entry.crc32c:
+            raise ChecksumMismatchError(self.index_path, f"checksum mismatch in the data of {entry.name!r}: the file is damaged")
+        result = np.empty(count, dtype=object)
+        for i, length in enumerate(lengths):
+            result[i] = data[pos:pos + length]
+            pos += length
+        return result
+
+    def _read_partitioned(self, entry: BundleEntry):
+        """Reassemble a partitioned variable from its slices, placing each by its extents."""
+        import numpy as np
+
+        dtype = self._dtype_for_read(entry)
+        slices = self.slices_of(entry.key)
+        placed = []
+        for extents in entry.slices:
+            normalized = _normalize(extents, entry.shape)
+            match = next((s for s in slices if _normalize(s.extents, entry.shape) == normalized), None)
+            if match is None:
+                raise CorruptCheckpointError(
+                    self.index_path, f"slice {list(normalized)} of partitioned {entry.name!r} is missing")
+            placed.append((normalized, match))
+        covered = sum(int(np.prod([length for _, length in normalized])) for normalized, _ in placed)
+        if covered != entry.num_elements:
+            raise CorruptCheckpointError(
+                self.index_path, f"the slices of partitioned {entry.name!r} do not cover its shape {list(entry.shape)}")
+        if dtype.itemsize and sum(match.entry.size for _, match in placed) != entry.nbytes:
+            # Checked before allocating: a damaged full shape must not ask for terabytes.
+            raise CorruptCheckpointError(
+                self.index_path, f"the slices of partitioned {entry.name!r} hold a different number of bytes "
+                                 f"than its shape {list(entry.shape)} needs")
+        result = np.empty(entry.shape, dtype=dtype.numpy_dtype())
+        for normalized, match in placed:
+            shape = tuple(length for _, length in normalized)
+            region = tuple(slice(start, start + length) for start, length in normalized)
+            result[region] = self._read_entry(match.entry, shape)
+        return result
+
+    def slices_of(self, key: bytes) -> list[Slice]:
+        """The stored partitions of the partitioned variable with this key, decoded on first use."""
+        if self._slices is None:
+            self._slices = {}
+            for slice_key, value in self._slice_rows:
+                try:
+                    name, extents = decode_slice_key(slice_key)
+                    entry = decode_entry(slice_key, name.decode("utf-8", "surrogateescape"), value)
+                except DecodeError as exc:
+                    raise CorruptCheckpointError(self.index_path, f"damaged partition slice entry ({exc})") from None
+                self._check_entry(entry)
+                self._slices.setdefault(name, []).append(Slice(extents, entry))
+        return self._slices.get(key, [])
+
+
+def _normalize(extents, shape) -> tuple[tuple[int, int], ...]:
+    """Extents with the whole-dimension marker (length -1) replaced by the real (0, dim)."""
+    return tuple((0, dim) if length == -1 else (start, length) for (start, length), dim in zip(extents, shape))

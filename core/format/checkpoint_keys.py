@@ -1,0 +1,60 @@
+"""What the stored keys of a checkpoint say by their shape alone: the naming conventions of TensorFlow's
+savers, written once for every module that reads or rewrites keys.
+
+- TF2 object-based keys: `<object path>/.ATTRIBUTES/<attribute>`, the object path's parts escaped
+  (`.` as `..`, `/` as `.S`); the serialized object graph under `_CHECKPOINTABLE_OBJECT_GRAPH`.
+- TF1 Saver optimizer slots: `<variable>/<Optimizer>[_N]` (`dense/kernel/Adam_1`), and the Adam beta
+  powers (`beta1_power`) beside them.
+- Bookkeeping: the object graph, save counters and global steps.
+"""
+from __future__ import annotations
+
+import re
+
+OBJECT_GRAPH_KEY = "_CHECKPOINTABLE_OBJECT_GRAPH"
+ATTRIBUTE_MARK = "/.ATTRIBUTES/"
+VARIABLE_VALUE_SUFFIX = ATTRIBUTE_MARK + "VARIABLE_VALUE"
+
+# TF1 optimizers store slots as `<variable>/<Optimizer>[_N]` (e.g. `dense/kernel/Adam_1`).
+TF1_SLOT_NAMES = ("Adam", "Momentum", "RMSProp", "Adagrad", "AdagradDA", "Adadelta", "Ftrl", "Nadam",
+                  "Adamax", "ExponentialMovingAverage", "LazyAdam", "ProximalAdagrad")
+TF1_SLOT = re.compile(r"^(?P<variable>.+)/(?P<slot>(?:" + "|".join(TF1_SLOT_NAMES) + r")(?:_\d+)?)$")
+TF1_OPTIMIZER_STATE = re.compile(r"(^|/)(beta1_power|beta2_power)(_\d+)?$")
+
+# Scalars that count steps or saves rather than hold a model's numbers.
+STEP_KEYS = ("global_step", "step", "global_step" + VARIABLE_VALUE_SUFFIX, "step" + VARIABLE_VALUE_SUFFIX,
+             "save_counter" + VARIABLE_VALUE_SUFFIX, "save_counter")
+BOOKKEEPING_KEYS = frozenset({OBJECT_GRAPH_KEY, "global_step", "save_counter" + VARIABLE_VALUE_SUFFIX,
+                              "global_step" + VARIABLE_VALUE_SUFFIX, "step" + VARIABLE_VALUE_SUFFIX})
+
+
+def object_path_of_key(key: str) -> str:
+    """A TF2 key's object path (`a/b/.ATTRIBUTES/VARIABLE_VALUE` -> `a/b`); other names unchanged."""
+    return key.split(ATTRIBUTE_MARK)[0]
+
+
+def is_attribute_key(key: str) -> bool:
+    return ATTRIBUTE_MARK in key
+
+
+def tf1_slot_parts(key: str) -> tuple[str, str] | None:
+    """(variable, slot name) for a key shaped like a TF1 optimizer slot, else None."""
+    match = TF1_SLOT.match(key)
+    return (match.group("variable"), match.group("slot")) if match else None
+
+
+def escape_path_part(local_name: str) -> str:
+    """How TensorFlow writes one object path part into a key: `.` as `..`, `/` as `.S`."""
+    return local_name.replace(".", "..").replace("/", ".S")
+
+
+def unescape_path_part(part: str) -> str:
+    out, i = [], 0
+    while i < len(part):
+        if part[i] == "." and i + 1 < len(part):
+            out.append("/" if part[i + 1] == "S" else part[i + 1])
+            i += 2
+        else:
+            out.append(part[i])
+            i += 1
+    return "".join(out)

@@ -1,0 +1,133 @@
+"""Reader for the LevelDB table format that TensorFlow uses for a checkpoint's `.index` file.
+
+Owns: the 48-byte footer and its magic number, block handles, the 5-byte block trailer (compression
+type + masked CRC32C, always checked), prefix-compressed block entries, and iterating every data
+block in key order through the index block. Knows nothing about what the keys and values mean.
+"""
+from __future__ import annotations
+
+import os
+import struct
+
+from . import snappy
+from .checksum import crc32c, unmask
+from ..errors import ChecksumMismatchError, CorruptCheckpointError, DecodeError, NotACheckpointError
+from .protowire import read_varint
+
+TABLE_MAGIC = 0xDB4775248B80FB57
+FOOTER_SIZE = 48
+BLOCK_TRAILER_SIZE = 5
+NO_COMPRESSION, SNAPPY_COMPRESSION = 0, 1
+
+
+def read_table(path: str | os.PathLike) -> list[tuple[bytes, bytes]]:
+    """Read a whole table file and return its (key, value) pairs in stored order."""
+    path = os.fspath(path)
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except IsADirectoryError:
+        raise NotACheckpointError(path, "is a folder, not a checkpoint .index file") from None
+    return parse_table(data, path)
+
+
+def parse_table(data: bytes, path: str) -> list[tuple[bytes, bytes]]:
+    """Parse the bytes of a table file; `path` is only used in error messages."""
+    if len(data) == 0:
+        raise NotACheckpointError(path, "is empty (0 bytes), not a checkpoint index")
+    if len(data) < FOOTER_SIZE:
+        raise NotACheckpointError(
+            path, f"is too short to be a checkpoint index ({len(data)} bytes; a table ends with a "
+                  f"{FOOTER_SIZE}-byte footer): not a checkpoint, or truncated")
+    view = memoryview(data)
+    footer = view[-FOOTER_SIZE:]
+    low, high = struct.unpack_from("<II", footer, FOOTER_SIZE - 8)
+    if (high << 32) | low != TABLE_MAGIC:
+        raise NotACheckpointError(
+            path, "does not end with the LevelDB table magic number: not a checkpoint index "
+                  "(or truncated)")
+    try:
+        _, pos = read_varint(footer, 0)  # metaindex handle: TensorFlow writes it empty; unused
+        _, pos = read_varint(footer, pos)
+        index_offset, pos = read_varint(footer, pos)
+        index_size, pos = read_varint(footer, pos)
+    except DecodeError as exc:
+        raise CorruptCheckpointError(path, f"damaged table footer ({exc})") from None
+    index_block = _read_block(view, index_offset, index_size, path, "index block")
+    entries: list[tuple[bytes, bytes]] = []
+    for _, handle in _iter_block(index_block, path, "index block"):
+        try:
+            offset, pos = read_varint(handle, 0)
+            size, _ = read_varint(handle, pos)
+        except DecodeError as exc:
+            raise CorruptCheckpointError(path, f"damaged block handle in the index block ({exc})") from None
+        block = _read_block(view, offset, size, path, f"data block at byte {offset}")
+        entries.extend(_iter_block(block, path, f"data block at byte {offset}"))
+    return entries
+
+
+def _read_block(view: memoryview, offset: int, size: int, path: str, what: str):
+    """Return the contents of the block at (offset, size) after checking its trailer."""
+    body_end = len(view) - FOOTER_SIZE
+    if offset + size + BLOCK_TRAILER_SIZE > body_end:
+        raise CorruptCheckpointError(
+            path, f"{what} ({size} bytes at {offset}) lies past the end of the file: truncated or damaged")
+    contents = view[offset:offset + size]
+    compression = view[offset + size]
+    stored_crc = struct.unpack_from("<I", view, offset + size + 1)[0]
+    actual = crc32c(view[offset:offset + size + 1])  # the CRC covers the contents and the type byte
+    if actual != unmask(stored_crc):
+        raise ChecksumMismatchError(path, f"checksum mismatch in {what}: the index is damaged")
+    if compression == NO_COMPRESSION:
+        return contents
+    if compression == SNAPPY_COMPRESSION:
+        try:
+            return memoryview(snappy.decompress(contents))
+        except DecodeError as exc:
+            raise CorruptCheckpointError(path, f"{what} is not valid Snappy data ({exc})") from None
+    raise CorruptCheckpointError(path, f"{what} has unknown compression type {compression}")
+
+
+def _iter_block(block: memoryview, path: str, what: str):
+    """Yield (key, value) pairs of one block, undoing LevelDB's key prefix compression."""
+    size = len(block)
+    if size < 4:
+        raise CorruptCheckpointError(path, f"{what} is too short to hold its restart array")
+    num_restarts = struct.unpack_from("<I", block, size - 4)[0]
+    limit = size - 4 - 4 * num_restarts
+    if limit < 0:
+        raise CorruptCheckpointError(path, f"{what} claims more restart points than it can hold")
+    data = bytes(block[:limit])  # bytes indexing is faster than memoryview for the hot loop below
+    pos = 0
+    key = b""
+    while pos < limit:
+        # Three varints; single-byte ones (by far the common case) are decoded inline for speed.
+        shared = data[pos]
+        if shared < 0x80:
+            pos += 1
+        else:
+            shared, pos = _varint(data, pos, path, what)
+        non_shared = data[pos] if pos < limit else 0x80
+        if non_shared < 0x80:
+            pos += 1
+        else:
+            non_shared, pos = _varint(data, pos, path, what)
+        value_length = data[pos] if pos < limit else 0x80
+        if value_length < 0x80:
+            pos += 1
+        else:
+            value_length, pos = _varint(data, pos, path, what)
+        key_end = pos + non_shared
+        value_end = key_end + value_length
+        if shared > len(key) or value_end > limit:
+            raise CorruptCheckpointError(path, f"damaged entry in {what}")
+        key = key[:shared] + data[pos:key_end]
+        yield key, data[key_end:value_end]
+        pos = value_end
+
+
+def _varint(data: bytes, pos: int, path: str, what: str) -> tuple[int, int]:
+    try:
+        return read_varint(data, pos)
+    except DecodeError as exc:
+        raise CorruptCheckpointError(path, f"damaged entry in {what} ({exc})") from None

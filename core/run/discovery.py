@@ -1,0 +1,273 @@
+"""Finding a run and all its checkpoints from whatever path a person gives.
+
+Accepted: a run folder, a checkpoint prefix, its `.index`, `.data-*` or `.meta` file, the `checkpoint`
+state file, or a SavedModel folder. A run is one folder: the prefixes its state file lists (relative or
+stale absolute paths) plus every prefix on disk (kept-every-N-hours ones the state file dropped,
+unnumbered ones). Sub-folders that hold checkpoints are runs of their own, found a few levels down.
+Only file names and sizes are looked at, except for a prefix without `-N` in its name, whose global
+step is read from a `global_step`/`step`/`save_counter` variable.
+"""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+
+from ..errors import CheckpointError, NotACheckpointError, SeveralRunsError
+from ..format.bundle_reader import CheckpointReader
+from ..format.checkpoint_keys import STEP_KEYS
+from ..format.checkpoint_state import STATE_FILE_NAME, CheckpointState, read_state_file, resolve
+
+_DATA_SUFFIX = re.compile(r"\.data-\d{5}-of-\d{5}$")
+_STEP_SUFFIX = re.compile(r"-(\d+)$")
+_SAVED_MODEL_VARIABLES = os.path.join("variables", "variables")
+_MAX_SUBRUN_DEPTH = 4
+_MAX_FOLDERS_SCANNED = 2000  # a person may point us at their home folder: stop looking after this many
+
+
+@dataclass
+class CheckpointInfo:
+    """One checkpoint of a run, as far as the file system tells (no tensor data read)."""
+
+    prefix: str
+    step: int | None
+    step_source: str | None          # "name", "variable" or None
+    listed: bool                     # named by the run's `checkpoint` state file
+    is_latest: bool                  # the state file's model_checkpoint_path
+    timestamp: float | None          # from the state file, when it has one
+    mtime: float                     # of the .index file
+    size_bytes: int                  # .index + all .data-* files
+    data_files: list[str] = field(default_factory=list)
+    # Discovery opens the index of an unnumbered checkpoint to find its step; keep that reader so the
+    # command or window that opens this checkpoint next does not parse the index a second time.
+    _reader: CheckpointReader | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def name(self) -> str:
+        return os.path.basename(self.prefix)
+
+    def open_reader(self) -> CheckpointReader:
+        """The checkpoint's reader (parsing its index now unless discovery already did)."""
+        reader, self._reader = self._reader or CheckpointReader(self.prefix), None
+        return reader
+
+
+@dataclass
+class Run:
+    """A folder of checkpoints, oldest first, plus any sub-folders that are runs themselves."""
+
+    folder: str
+    checkpoints: list[CheckpointInfo]
+    state_file: str | None = None
+    subruns: list["Run"] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    selected_prefix: str | None = None  # the checkpoint the given path named, if it named one
+
+    @property
+    def latest(self) -> CheckpointInfo | None:
+        for info in self.checkpoints:
+            if info.is_latest:
+                return info
+        return self.checkpoints[-1] if self.checkpoints else None
+
+    def all_runs(self) -> list["Run"]:
+        """This run and every sub-run, depth first."""
+        runs = [self]
+        for sub in self.subruns:
+            runs.extend(sub.all_runs())
+        return runs
+
+    def single_run(self, take_first: bool = False) -> "Run":
+        """The one run a command or a window works on (the policy for a folder of runs, written once):
+        this run when it has checkpoints of its own, else its only sub-run with checkpoints. A folder of
+        several runs is refused, naming them (SeveralRunsError), unless the caller shows the choice
+        (the GUI): then the first, with a warning naming the others."""
+        if self.checkpoints:
+            return self
+        candidates = [r for r in self.all_runs() if r.checkpoints]
+        if not candidates:
+            raise NotACheckpointError(self.folder, "holds no checkpoint")
+        if len(candidates) == 1:
+            return candidates[0]
+        names = [os.path.relpath(r.folder, self.folder) for r in candidates]
+        if take_first:
+            chosen = candidates[0]
+            chosen.warnings.append(f"{self.folder} holds {len(candidates)} runs ({', '.join(names)}): showing "
+                                   f"{names[0]}; open a sub-folder to see another")
+            return chosen
+        raise SeveralRunsError(self.folder, f"holds several runs ({', '.join(names)}): name one of them",
+                               [r.folder for r in candidates])
+
+    def find(self, step: int | None = None) -> CheckpointInfo:
+        """The checkpoint at `step`, or the selected / latest one when step is None."""
+        if step is None:
+            if self.selected_prefix:
+                for info in self.checkpoints:
+                    if info.prefix == self.selected_prefix:
+                        return info
+            latest = self.latest
+            if latest is None:
+                raise NotACheckpointError(self.folder, "holds no checkpoint")
+            return latest
+        for info in self.checkpoints:
+            if info.step == step:
+                return info
+        steps = ", ".join(str(i.step) for i in self.checkpoints if i.step is not None) or "none"
+        raise NotACheckpointError(self.folder, f"has no checkpoint at step {step} (steps: {steps})")
+
+
+def prefix_of_file(path: str) -> str | None:
+    """The checkpoint prefix a file belongs to (`x.index`, `x.data-00000-of-00001`, `x.meta`), or None."""
+    if path.endswith(".index") or path.endswith(".meta"):
+        return path.rsplit(".", 1)[0]
+    if _DATA_SUFFIX.search(path):
+        return _DATA_SUFFIX.sub("", path)
+    return None
+
+
+def saved_model_prefix(folder: str) -> str | None:
+    prefix = os.path.join(folder, _SAVED_MODEL_VARIABLES)
+    return prefix if os.path.exists(prefix + ".index") else None
+
+
+def discover(path: str | os.PathLike) -> Run:
+    """The run that `path` belongs to, with all its checkpoints; raises CheckpointError if none."""
+    path = os.path.abspath(os.fspath(path))
+    if os.path.isdir(path):
+        saved_model = saved_model_prefix(path)
+        if saved_model and not _has_index_files(path):
+            return _discover_folder(os.path.dirname(saved_model), selected=saved_model, depth=0)
+        run = _discover_folder(path, selected=None, depth=0)
+        if not any(r.checkpoints for r in run.all_runs()):
+            raise NotACheckpointError(path, "holds no TensorFlow checkpoint (no .index file here or in "
+                                            "its sub-folders, no SavedModel)")
+        return run
+    if os.path.basename(path) == STATE_FILE_NAME and os.path.isfile(path):
+        return _discover_folder(os.path.dirname(path), selected=None, depth=0, state_path=path)
+    prefix = prefix_of_file(path) if os.path.isfile(path) else None
+    if prefix is None:
+        prefix = path
+    if not os.path.exists(prefix + ".index"):
+        if os.path.exists(path):
+            raise NotACheckpointError(path, "is not a checkpoint file (expected a .index, .data-*, "
+                                            ".meta or `checkpoint` file, a run folder or a SavedModel)")
+        raise NotACheckpointError(path, "no such file or folder")
+    return _discover_folder(os.path.dirname(prefix), selected=prefix, depth=0, scan_subruns=False)
+
+
+def _has_index_files(folder: str) -> bool:
+    try:
+        return any(name.endswith(".index") for name in os.listdir(folder))
+    except OSError:
+        return False
+
+
+def _discover_folder(folder: str, selected: str | None, depth: int, state_path: str | None = None,
+                     scan_subruns: bool = True, budget: list[int] | None = None) -> Run:
+    budget = budget if budget is not None else [_MAX_FOLDERS_SCANNED]
+    budget[0] -= 1
+    try:
+        names = sorted(os.listdir(folder))
+    except PermissionError:
+        raise NotACheckpointError(folder, "permission denied: cannot list this folder") from None
+    run = Run(folder=folder, checkpoints=[], selected_prefix=selected)
+    state = _read_state(folder, state_path, run)
+    on_disk = [os.path.join(folder, n[:-len(".index")]) for n in names if n.endswith(".index")]
+    listed = _listed_prefixes(state, folder)
+    latest = resolve(state.latest, folder) if state and state.latest else None
+    prefixes = list(dict.fromkeys(on_disk))
+    for prefix in listed:
+        if prefix not in prefixes:
+            run.warnings.append(f"{state.path}: lists {os.path.basename(prefix)}, which is not on disk")
+    data_files = _data_files_by_prefix(folder, names)
+    for prefix in prefixes:
+        run.checkpoints.append(_describe(prefix, state, prefix in listed, prefix == latest,
+                                         data_files.get(prefix, []), run))
+    _sort_oldest_first(run.checkpoints)
+    if scan_subruns and depth < _MAX_SUBRUN_DEPTH:
+        for name in names:
+            child = os.path.join(folder, name)
+            if name.startswith(".") or not os.path.isdir(child) or os.path.islink(child) or budget[0] <= 0:
+                continue
+            sub = _discover_folder(child, None, depth + 1, budget=budget)
+            if sub.checkpoints or sub.subruns:
+                run.subruns.append(sub)
+    return run
+
+
+def _read_state(folder: str, state_path: str | None, run: Run) -> CheckpointState | None:
+    state_path = state_path or os.path.join(folder, STATE_FILE_NAME)
+    if not os.path.isfile(state_path):
+        return None
+    run.state_file = state_path
+    try:
+        return read_state_file(state_path)
+    except CheckpointError as exc:
+        run.warnings.append(str(exc))  # a broken state file must not hide the checkpoints on disk
+        return None
+
+
+def _listed_prefixes(state: CheckpointState | None, folder: str) -> list[str]:
+    if state is None:
+        return []
+    raw = list(state.all_paths)
+    if state.latest and state.latest not in raw:
+        raw.append(state.latest)
+    return [resolve(p, folder) for p in raw]
+
+
+def _data_files_by_prefix(folder: str, names: list[str]) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    for name in names:
+        if _DATA_SUFFIX.search(name):
+            found.setdefault(os.path.join(folder, _DATA_SUFFIX.sub("", name)), []).append(os.path.join(folder, name))
+    return found
+
+
+def _describe(prefix: str, state: CheckpointState | None, listed: bool, is_latest: bool,
+              data_files: list[str], run: Run) -> CheckpointInfo:
+    index_stat = os.stat(prefix + ".index")
+    size = index_stat.st_size + sum(_size(p) for p in data_files)
+    step, source = _step_from_name(prefix)
+    reader = None
+    if step is None:
+        step, source, reader = _step_from_variables(prefix, run)
+    timestamp = None
+    if state is not None:
+        for raw in state.all_paths:
+            if resolve(raw, os.path.dirname(prefix)) == prefix:
+                timestamp = state.timestamp_of(raw)
+    return CheckpointInfo(prefix, step, source, listed, is_latest, timestamp, index_stat.st_mtime, size, data_files,
+                          reader)
+
+
+def _size(path: str) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
+
+
+def _step_from_name(prefix: str) -> tuple[int | None, str | None]:
+    match = _STEP_SUFFIX.search(os.path.basename(prefix))
+    return (int(match.group(1)), "name") if match else (None, None)
+
+
+def _step_from_variables(prefix: str, run: Run) -> tuple[int | None, str | None, CheckpointReader | None]:
+    try:
+        reader = CheckpointReader(prefix)
+        for name in STEP_KEYS:
+            if name in reader and reader.entry(name).shape == () and reader.entry(name).dtype_name.startswith("int"):
+                return int(reader.read(name)), "variable", reader
+    except CheckpointError as exc:
+        run.warnings.append(str(exc))
+        return None, None, None
+    return None, None, reader
+
+
+def _sort_oldest_first(checkpoints: list[CheckpointInfo]) -> None:
+    """By global step when every checkpoint has one (copies lose mtimes), else by write time."""
+    if all(c.step is not None for c in checkpoints):
+        checkpoints.sort(key=lambda c: (c.step, c.mtime, c.prefix))
+    else:
+        checkpoints.sort(key=lambda c: (c.timestamp or c.mtime, -1 if c.step is None else c.step, c.prefix))

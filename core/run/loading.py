@@ -1,0 +1,46 @@
+"""Opening a run and one of its checkpoints, as jobs (see core.jobs) the GUI runs off its thread.
+
+A LoadedCheckpoint is everything the variable browser shows for one checkpoint: the run it belongs to,
+which checkpoint it is, the reader over its index and the described variables.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..format.bundle_reader import CheckpointReader
+from ..jobs import Job, Progress
+from .discovery import CheckpointInfo, Run, discover
+from .variables import VariableInfo, describe_variables
+
+
+@dataclass
+class LoadedCheckpoint:
+    run: Run
+    checkpoint: CheckpointInfo
+    reader: CheckpointReader
+    variables: list[VariableInfo]
+
+    @property
+    def total_bytes(self) -> int:
+        return sum(v.entry.nbytes for v in self.variables)
+
+    @property
+    def total_elements(self) -> int:
+        return sum(v.entry.num_elements for v in self.variables)
+
+
+def open_run(path: str) -> Job[LoadedCheckpoint]:
+    """Find the run `path` belongs to and load its selected (or latest) checkpoint."""
+    yield Progress(0, 3, f"Looking for checkpoints in {path}")
+    run = discover(path).single_run(take_first=True)  # a window shows which run it opened
+    return (yield from open_checkpoint(run, run.find()))
+
+
+def open_checkpoint(run: Run, checkpoint: CheckpointInfo) -> Job[LoadedCheckpoint]:
+    """Load one checkpoint's index and describe its variables."""
+    yield Progress(1, 3, f"Reading the index of {checkpoint.name}")
+    reader = checkpoint.open_reader()
+    yield Progress(2, 3, f"Describing {len(reader):,} variables")
+    variables = describe_variables(reader)
+    yield Progress(3, 3, "Done")
+    return LoadedCheckpoint(run, checkpoint, reader, variables)

@@ -1,0 +1,41 @@
+"""Finding the variable a person means: the stored key itself, a TF2 object path or variable name that
+names one, or failing those a unique tail of one of these names (`hidden_1/kernel`). The CLI's `show`
+and `trajectory` accept all of these; a name that fits no variable, or several, says so."""
+from __future__ import annotations
+
+from ..errors import AmbiguousNameError, VariableNotFoundError
+from ..format.bundle_reader import CheckpointReader
+from .discovery import Run
+from .variables import describe_variables
+
+
+def resolve_name(reader: CheckpointReader, name: str) -> str:
+    """The stored key `name` stands for in this checkpoint."""
+    if name in reader:
+        return name
+    variables = describe_variables(reader)
+    matches = [v.name for v in variables
+               if name in v.object_paths or name == v.variable_name or name == v.object_path]
+    if not matches:  # a unique tail of a name, at a `/` boundary: `hidden_1/kernel` for `model/hidden_1/kernel`
+        tail = "/" + name.strip("/")
+        matches = [v.name for v in variables
+                   if any(n.endswith(tail) for n in (v.name, v.variable_name, v.object_path, *v.object_paths) if n)]
+    if len(matches) == 1:
+        return matches[0]
+    if len(matches) > 1:
+        raise AmbiguousNameError(reader.prefix, f"{name!r} names several variables: {', '.join(matches)}")
+    raise VariableNotFoundError(reader.prefix, f"no variable named {name!r} (see `main.py list`)")
+
+
+def resolve_in_run(run: Run, name: str, readers: dict[str, CheckpointReader]) -> str:
+    """The stored key `name` stands for, looked up in the latest checkpoint first, then the others
+    (newest first); `readers` (by prefix) is filled with the readers opened on the way."""
+    order = [run.latest] + [c for c in reversed(run.checkpoints) if c is not run.latest]
+    first_error = None
+    for info in order:
+        reader = readers.get(info.prefix) or readers.setdefault(info.prefix, info.open_reader())
+        try:
+            return resolve_name(reader, name)
+        except VariableNotFoundError as exc:
+            first_error = first_error or exc
+    raise first_error

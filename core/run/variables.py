@@ -1,0 +1,90 @@
+"""What a person sees of each variable in one checkpoint: the index entry plus what TF2's object graph
+and naming conventions tell (friendly object path, optimizer slot of which variable, bookkeeping).
+
+Kinds: "variable" (model weights), "slot" (optimizer state of one variable), "optimizer" (other
+optimizer state: iterations, learning rate, beta powers), "bookkeeping" (object graph, save counter,
+global step). The GUI hides all but variables with one toggle; the CLI lists the kind.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from ..errors import CheckpointError
+from ..format.bundle_entry import BundleEntry
+from ..format.bundle_reader import CheckpointReader
+from ..format.checkpoint_keys import BOOKKEEPING_KEYS, OBJECT_GRAPH_KEY, TF1_OPTIMIZER_STATE, tf1_slot_parts
+from ..format.object_graph import ObjectInfo, describe_keys
+
+
+@dataclass(frozen=True)
+class VariableInfo:
+    entry: BundleEntry
+    kind: str
+    object_path: str = ""        # friendly TF2 path (`model/_operations/1/_kernel`), "" for TF1 names
+    object_paths: tuple[str, ...] = ()
+    variable_name: str = ""      # the variable's own name from the object graph (`hidden/kernel`)
+    slot_of: str | None = None   # stored key of the variable this slot belongs to
+    slot_name: str | None = None
+    use_variable_name: bool = False  # the variable names of this checkpoint are unique: show them
+
+    @property
+    def name(self) -> str:
+        return self.entry.name
+
+    @property
+    def display_name(self) -> str:
+        """What a person recognises first. Keras 3 object paths (`model/_operations/1/_kernel`) name
+        layers by number, while the variable's own name (`hidden/kernel`) names them as the person did;
+        so the variable name is shown when every variable of the checkpoint has a distinct one, else the
+        object path (plain tf.Module variables are all called `Variable`), else the stored key."""
+        if self.use_variable_name and self.variable_name:
+            return self.variable_name
+        return self.object_path or self.name
+
+
+def describe_variables(reader: CheckpointReader) -> list[VariableInfo]:
+    """One VariableInfo per listed entry, in key order."""
+    graph = _object_graph(reader)
+    names = set(reader.names())
+    result = []
+    for entry in reader.entries:
+        info = graph.get(entry.name)
+        slot_of, slot_name = (info.slot_of, info.slot_name) if info else (None, None)
+        if slot_of is None:
+            parts = tf1_slot_parts(entry.name)
+            if parts and parts[0] in names:
+                slot_of, slot_name = parts
+        result.append(VariableInfo(
+            entry=entry,
+            kind=_kind(entry.name, slot_of, info),
+            object_path=info.friendly_path if info else "",
+            object_paths=info.object_paths if info else (),
+            variable_name=info.variable_name if info else "",
+            slot_of=slot_of,
+            slot_name=slot_name,
+        ))
+    graph_names = [v.variable_name for v in result if v.object_path]
+    if graph_names and all(graph_names) and len(set(graph_names)) == len(graph_names):
+        result = [replace(v, use_variable_name=True) for v in result]
+    return result
+
+
+def _object_graph(reader: CheckpointReader) -> dict[str, ObjectInfo]:
+    if OBJECT_GRAPH_KEY not in reader:
+        return {}
+    try:
+        data = reader.read(OBJECT_GRAPH_KEY)
+        return describe_keys(bytes(data.reshape(-1)[0]))
+    except (CheckpointError, ValueError, IndexError):
+        # A damaged object graph must not hide the variables: show stored names only.
+        return {}
+
+
+def _kind(name: str, slot_of: str | None, info: ObjectInfo | None) -> str:
+    if slot_of is not None:
+        return "slot"
+    if name in BOOKKEEPING_KEYS:
+        return "bookkeeping"
+    if (info is not None and info.optimizer_state) or TF1_OPTIMIZER_STATE.search(name):
+        return "optimizer"
+    return "variable"

@@ -1,0 +1,54 @@
+"""Noticing checkpoints written while a run is open, without ever taking a half-written one.
+
+TensorFlow writes a checkpoint's data shards first and its `.index` last (under a temporary name,
+then renamed), and updates the `checkpoint` state file after that. A new prefix counts as arrived
+only when its index parses and every data shard it names exists and covers the byte ranges the index
+gives; otherwise it is looked at again on the next poll.
+"""
+from __future__ import annotations
+
+import os
+
+from ..errors import CheckpointError
+from ..format.bundle_reader import CheckpointReader
+from .discovery import Run, discover
+
+
+def is_complete(prefix: str) -> bool:
+    """True when the checkpoint at prefix can be read whole: index valid, shards present and long enough."""
+    try:
+        reader = CheckpointReader(prefix)
+        needed: dict[int, int] = {}
+        for entry in reader.entries:
+            if not entry.slices:
+                needed[entry.shard_id] = max(needed.get(entry.shard_id, 0), entry.offset + entry.size)
+        for shard_id, path in enumerate(reader.data_files()):
+            if os.path.getsize(path) < needed.get(shard_id, 0):
+                return False
+        return True
+    except (CheckpointError, OSError):
+        return False
+
+
+class RunWatcher:
+    """Polled by its owner (the GUI's timer, a test): `poll()` returns the run again when it gained or
+    lost checkpoints, else None."""
+
+    def __init__(self, run: Run):
+        self.folder = run.folder
+        self.known = {c.prefix for c in run.checkpoints}
+
+    def poll(self) -> Run | None:
+        try:
+            run = discover(self.folder)
+        except CheckpointError:
+            return None  # the folder is momentarily empty or unreadable: try again next time
+        run.subruns = []  # only this folder's own checkpoints are watched
+        arrived = [c for c in run.checkpoints if c.prefix not in self.known]
+        complete = [c for c in arrived if is_complete(c.prefix)]
+        run.checkpoints = [c for c in run.checkpoints if c.prefix in self.known or c in complete]
+        current = {c.prefix for c in run.checkpoints}
+        if current == self.known:
+            return None
+        self.known = current
+        return run

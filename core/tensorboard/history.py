@@ -1,0 +1,268 @@
+"""Write checkpoint history for TensorBoard: what a run's checkpoints say about its weights, as event
+files TensorBoard shows next to the training logs.
+
+Owns: the default choice of variables (the numeric model variables of the latest checkpoint), the tag
+names, the layout of the events (one event per checkpoint step holding a histogram of each variable and
+a scalar per trajectory metric, with the checkpoint's time as wall time), and writing them so that
+nothing half-written is ever seen: the event file gets its `events.out.tfevents.*` name (the only
+files TensorBoard reads) and the folder its final name only when everything is written.
+
+The metrics are core.analysis.trajectory's, the histograms core.analysis.statistics', so the app, the CLI and TensorBoard
+show the same numbers. The file is written with TensorBoard's record writer and protos and not its
+EventFileWriter: that one creates folders through `tensorboard.compat.tf`, which imports the whole of
+TensorFlow (4 s, 1,600 modules) when it is installed; this module never imports TensorFlow.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import time
+from dataclasses import dataclass
+from typing import Sequence
+
+from ..analysis.statistics import read_with_statistics
+from ..analysis.trajectory import PAIR_METRICS, SINGLE_METRICS, compute_trajectory
+from ..atomic_write import AtomicFile
+from ..errors import DestinationError, NotACheckpointError, VariableNotFoundError
+from ..format.bundle_reader import CheckpointReader
+from ..jobs import Job, Progress
+from ..run.discovery import CheckpointInfo, Run
+from ..run.variables import describe_variables
+
+HISTORY_FOLDER_NAME = "checkpoint_history"
+HISTORY_METRICS = SINGLE_METRICS + PAIR_METRICS
+_EVENT_FILE_PREFIX = "events.out.tfevents."
+_HISTOGRAM_UNITS = 3  # read_with_statistics reports three steps: read, statistics, histogram
+
+
+@dataclass(frozen=True)
+class HistoryResult:
+    folder: str                  # where the history now is
+    event_file: str
+    steps: list[int]             # the step of each checkpoint, oldest first, as written
+    tags: dict[str, str]         # stored variable name -> its histogram tag; scalars are "<metric>/<tag>"
+
+
+def history_folder(run: Run) -> str:
+    """Where the history goes by default: a sub-folder of the run, so TensorBoard on the run finds it."""
+    return os.path.join(run.folder, HISTORY_FOLDER_NAME)
+
+
+def scalar_tag(metric: str, variable_tag: str) -> str:
+    """Metric first: TensorBoard groups scalars by the first part of the tag, so each metric gets one
+    section with every variable in it, where an exploding norm or a NaN stands out."""
+    return f"{metric}/{variable_tag}"
+
+
+def default_variables(run: Run) -> list[str]:
+    """The numeric model variables (kind "variable") of the run's latest checkpoint: no optimizer
+    slots, no bookkeeping, nothing without numbers."""
+    if run.latest is None:
+        raise NotACheckpointError(run.folder, "holds no checkpoint")
+    reader = CheckpointReader(run.latest.prefix)
+    return [v.name for v in describe_variables(reader) if v.kind == "variable" and v.entry.is_numeric]
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """What one history writes, fixed before any work starts."""
+
+    checkpoints: list[CheckpointInfo]
+    steps: list[int]
+    names: list[str]
+    tags: dict[str, str]
+    readers: dict[str, CheckpointReader]  # by prefix, shared with core.trajectory (one index parse each)
+
+    @property
+    def total(self) -> int:
+        """Progress units: one per trajectory point, three per histogram."""
+        return len(self.names) * len(self.checkpoints) * (len(HISTORY_METRICS) + _HISTOGRAM_UNITS)
+
+
+def write_checkpoint_history(run: Run, names: Sequence[str] | None = None,
+                             folder: str | os.PathLike | None = None) -> Job[HistoryResult]:
+    """Job (core.jobs): for every checkpoint of `run` (not its sub-runs) and each variable of `names`
+    (default: default_variables), a histogram and the HISTORY_METRICS, written to `folder` (default:
+    history_folder). A folder already there is replaced if it holds only event files. Cancelling
+    (closing the job) or a failure leaves the folder as it was."""
+    if not run.checkpoints:
+        raise NotACheckpointError(run.folder, "holds no checkpoint of its own (name one of its sub-runs)")
+    target = os.path.abspath(os.fspath(folder)) if folder is not None else history_folder(run)
+    _check_replaceable(target)
+    plan = _plan(run, list(names) if names is not None else default_variables(run))
+    values = yield from _compute_metrics(plan)
+    partial = _make_partial_folder(target)
+    try:
+        event_file = yield from _write_events(partial, plan, values, done=len(values) * len(plan.checkpoints))
+        _move_into_place(partial, target)
+    except BaseException:  # GeneratorExit (cancelled) included: leave nothing half-written behind
+        shutil.rmtree(partial, ignore_errors=True)
+        raise
+    yield Progress(plan.total, plan.total, f"Wrote the checkpoint history to {target}")
+    return HistoryResult(target, os.path.join(target, os.path.basename(event_file)), plan.steps, plan.tags)
+
+
+# ---- choosing and naming -----------------------------------------------------------------------------
+
+def _plan(run: Run, names: list[str]) -> _Plan:
+    readers = {info.prefix: CheckpointReader(info.prefix) for info in run.checkpoints}
+    for name in names:
+        if not any(name in reader for reader in readers.values()):
+            raise VariableNotFoundError(run.folder, f"no checkpoint of this run holds {name!r}")
+    return _Plan(run.checkpoints, _steps(run.checkpoints), names,
+                 _variable_tags(names, readers[run.latest.prefix]), readers)
+
+
+def _variable_tags(names: list[str], latest: CheckpointReader) -> dict[str, str]:
+    """The name a person knows each variable by (`hidden/kernel` rather than a Keras 3 stored key);
+    the stored key where that name is not unique or the latest checkpoint lacks the variable."""
+    shown = {v.name: v.display_name for v in describe_variables(latest)}
+    tags = {name: shown.get(name, name) for name in names}
+    taken = list(tags.values())
+    return {name: tag if taken.count(tag) == 1 else name for name, tag in tags.items()}
+
+
+def _steps(checkpoints: list[CheckpointInfo]) -> list[int]:
+    """Global steps, or the checkpoints' positions when some have no step (TensorBoard needs a number,
+    and mixing the two could put two checkpoints on one step)."""
+    if all(info.step is not None for info in checkpoints):
+        return [info.step for info in checkpoints]
+    return list(range(len(checkpoints)))
+
+
+# ---- computing ----------------------------------------------------------------------------------------
+
+def _compute_metrics(plan: _Plan):
+    """Every metric of every variable across the run, before anything is written (points are small;
+    the pair metrics need the whole run in order). Returns {(name, metric): [Point per checkpoint]}."""
+    values = {}
+    for name in plan.names:
+        for metric in HISTORY_METRICS:
+            done = len(values) * len(plan.checkpoints)
+            job = compute_trajectory(plan.checkpoints, name, metric, readers=plan.readers)
+            values[name, metric] = (yield from _relay(job, done, plan.total)).points
+    return values
+
+
+def _relay(job: Job, done: int, total: int):
+    """Run a sub-job, reporting its progress as part of this one (counted from `done`); its result."""
+    try:
+        while True:
+            try:
+                progress = next(job)
+            except StopIteration as stop:
+                return stop.value
+            yield Progress(done + progress.done, total, progress.message)
+    finally:
+        job.close()
+
+
+def _histogram_value(tag: str, stats, histogram):
+    """A Summary.Value with TensorBoard's HistogramProto; bucket_limit holds each bucket's right edge
+    (TensorBoard takes the first left edge from `min`)."""
+    from tensorboard.compat.proto import summary_pb2
+
+    count = int(histogram.counts.sum())
+    proto = summary_pb2.HistogramProto(
+        min=stats.min, max=stats.max, num=count, sum=stats.mean * count, sum_squares=stats.l2 ** 2,
+        bucket_limit=[float(edge) for edge in histogram.edges[1:]],
+        bucket=[float(c) for c in histogram.counts])
+    return summary_pb2.Summary.Value(tag=tag, histo=proto)
+
+
+# ---- writing ------------------------------------------------------------------------------------------
+
+def _write_events(partial: str, plan: _Plan, values: dict, done: int):
+    """One event per checkpoint holding every variable's histogram and metrics, in step order; returns
+    the event file's path."""
+    from tensorboard.compat.proto import event_pb2
+    from tensorboard.summary.writer.record_writer import RecordWriter
+
+    final = os.path.join(partial, f"{_EVENT_FILE_PREFIX}{int(time.time()):010d}.{socket.gethostname()}."
+                                  f"{os.getpid()}.{HISTORY_FOLDER_NAME}")
+    # Under a hidden temporary name while it is written: TensorBoard reads only `events.out.tfevents.*`.
+    target = AtomicFile(final)
+    writer = RecordWriter(target.open("wb"))
+    try:
+        writer.write(event_pb2.Event(wall_time=time.time(), file_version="brain.Event:2").SerializeToString())
+        for index in range(len(plan.checkpoints)):
+            event = yield from _checkpoint_event(plan, index, values, done)
+            done += len(plan.names) * _HISTOGRAM_UNITS
+            writer.write(event.SerializeToString())
+        writer.flush()
+        target.commit()
+    except BaseException:
+        target.abort()
+        raise
+    return final
+
+
+def _checkpoint_event(plan: _Plan, index: int, values: dict, done: int):
+    """The Event of one checkpoint, at its step and with its time as wall time (TensorBoard's
+    relative and wall-time axes then show training time)."""
+    from tensorboard.compat.proto import event_pb2, summary_pb2
+
+    info = plan.checkpoints[index]
+    summary = summary_pb2.Summary()
+    for offset, name in enumerate(plan.names):
+        histogram = yield from _checkpoint_histogram(plan.readers[info.prefix], name,
+                                                     done + offset * _HISTOGRAM_UNITS, plan.total)
+        if histogram is not None:
+            summary.value.append(_histogram_value(plan.tags[name], *histogram))
+        for metric in HISTORY_METRICS:
+            point = values[name, metric][index]
+            if point.value is not None:  # missing, or not finite: TensorBoard leaves a gap
+                summary.value.add(tag=scalar_tag(metric, plan.tags[name]), simple_value=point.value)
+    return event_pb2.Event(wall_time=info.timestamp or info.mtime, step=plan.steps[index], summary=summary)
+
+
+def _checkpoint_histogram(reader: CheckpointReader, name: str, done: int, total: int):
+    """(Statistics, Histogram) of one variable in one checkpoint, or None when it is not there or
+    has no finite numbers. The tensor is read whole, one at a time, as the detail panel reads it."""
+    if name not in reader or not reader.entry(name).is_numeric:
+        return None
+    _, stats, histogram = yield from _relay(read_with_statistics(reader, name), done, total)
+    return (stats, histogram) if histogram is not None else None
+
+
+def _check_replaceable(target: str) -> None:
+    """Refuse up front, before minutes of work, a folder that holds anything but event files: replacing
+    it would delete the person's files."""
+    if not os.path.exists(target):
+        return
+    if not os.path.isdir(target):
+        raise DestinationError(target, "is a file, not a folder for the checkpoint history")
+    others = [n for n in os.listdir(target) if not n.startswith(_EVENT_FILE_PREFIX)]
+    if others:
+        raise DestinationError(target, f"holds other files than TensorBoard event files ({others[0]}, ...); "
+                                       f"choose another folder for the checkpoint history")
+
+
+def _make_partial_folder(target: str) -> str:
+    """A hidden sibling of the target, on the same file system so the final rename is atomic. Made
+    with os.mkdir, not tempfile.mkdtemp, whose private 0700 mode the finished folder would keep."""
+    import uuid
+
+    parent = os.path.dirname(target)
+    os.makedirs(parent, exist_ok=True)
+    partial = os.path.join(parent, f".{os.path.basename(target)}.{uuid.uuid4().hex[:12]}.partial")
+    os.mkdir(partial)
+    return partial
+
+
+def _move_into_place(partial: str, target: str) -> None:
+    """Rename the finished folder to `target`; an older history there is set aside first and deleted
+    after, so at every moment one complete history is in place (or none)."""
+    _check_replaceable(target)  # it may have changed while we computed
+    if not os.path.exists(target):
+        os.rename(partial, target)
+        return
+    old = partial + ".old"
+    os.rename(target, old)
+    try:
+        os.rename(partial, target)
+    except OSError:
+        os.rename(old, target)
+        raise
+    shutil.rmtree(old, ignore_errors=True)

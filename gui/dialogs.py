@@ -1,0 +1,51 @@
+"""The small questions the window asks a person: yes or no, a name, a choice, a number, a file or folder.
+
+Every one returns the answer, or None (False for yes/no) when the person cancels, so callers read the
+same whichever way it was answered, and tests replace a function here to answer without a modal dialog.
+Callers use them as `dialogs.ask_text(...)` (not imported by name) so a replaced function is seen.
+"""
+from __future__ import annotations
+
+from PySide6.QtWidgets import QFileDialog, QInputDialog, QMessageBox
+
+
+def ask_yes_no(parent, title: str, question: str) -> bool:
+    return QMessageBox.question(parent, title, question) == QMessageBox.Yes
+
+
+def offer_history(parent, folder: str) -> bool:
+    """Asked when a run has no TensorBoard event files."""
+    return ask_yes_no(
+        parent, "No TensorBoard logs",
+        f"{folder} holds no TensorBoard event files, so the board would be empty.\n\n"
+        "Write the checkpoint history first (a histogram and the metrics of each variable at every "
+        "checkpoint), so TensorBoard shows how the weights evolved?")
+
+
+def ask_text(parent, title: str, label: str, text: str = "") -> str | None:
+    value, ok = QInputDialog.getText(parent, title, label, text=text)
+    return value.strip() if ok else None
+
+
+def ask_choice(parent, title: str, label: str, choices: list[str]) -> str | None:
+    value, ok = QInputDialog.getItem(parent, title, label, choices, 0, False)
+    return value if ok else None
+
+
+def ask_number(parent, title: str, label: str) -> float | None:
+    value, ok = QInputDialog.getDouble(parent, title, label, 0.0, -1e308, 1e308, 6)
+    return value if ok else None
+
+
+def open_file(parent, title: str, pattern: str, folder: str = "") -> str | None:
+    path, _ = QFileDialog.getOpenFileName(parent, title, folder, pattern)
+    return path or None
+
+
+def save_file(parent, title: str, suggestion: str, pattern: str = "") -> str | None:
+    path, _ = QFileDialog.getSaveFileName(parent, title, suggestion, pattern)
+    return path or None
+
+
+def choose_folder(parent, title: str) -> str | None:
+    return QFileDialog.getExistingDirectory(parent, title) or None
