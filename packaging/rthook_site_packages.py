@@ -10,8 +10,8 @@ the packages that are deliberately not bundled, and start its helper processes.
    running on what was tested; the extra folders only fill in what is missing. (A frozen app ignores
    PYTHONPATH, hence a variable of our own.)
 
-2. The app starts helper processes as `sys.executable -m MODULE ARGS` (core/verify.py: TensorFlow's
-   check of a saved checkpoint; core/tensorboard.py: TensorBoard). In a bundle sys.executable is the
+2. The app starts helper processes as `sys.executable -m MODULE ARGS` (core/edit/verify.py: TensorFlow's
+   check of a saved checkpoint; core/tensorboard/process.py: TensorBoard). In a bundle sys.executable is the
    app itself, so `APP -m MODULE ARGS` runs MODULE here the way `python -m` would, and never reaches
    main.py. When MODULE needs one of the left-out packages and it cannot be found, the process ends
    with one line saying so, which those features show as the reason.

@@ -1,21 +1,13 @@
 """Fixtures shared by the whole test suite."""
 
 import os
-import sys
-from pathlib import Path
+
+import pytest
+
+from tests.tf_fixtures import Fixtures, write_all
 
 # GUI tests run without a display; set before pytest-qt creates the QApplication.
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-
-# Tests import the application (``import core``) and the fixture writers
-# (``tests.tf_fixtures``) straight from the checkout, which is not installed.
-REPO_ROOT = Path(__file__).resolve().parent.parent
-if str(REPO_ROOT) not in sys.path:
-    sys.path.insert(0, str(REPO_ROOT))
-
-import pytest  # noqa: E402  (after the path set-up above, like the imports below)
-
-from tests.tf_fixtures import Fixtures, write_all  # noqa: E402
 
 
 @pytest.fixture(scope="session")

@@ -3,7 +3,6 @@ a TF2 CheckpointManager run, and a run with gaps, a shape change, NaN and Inf.""
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,7 +12,7 @@ from core.jobs import run_to_end
 from core.run.discovery import discover
 from core.analysis.trajectory import METRICS, PointProgress, compute_trajectory
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.locations import ROOT
 
 
 def _tf():

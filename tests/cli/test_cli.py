@@ -4,12 +4,11 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.locations import ROOT
 
 
 def cli(*args, check=True):

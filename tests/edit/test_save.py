@@ -5,7 +5,6 @@ import hashlib
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,7 +18,7 @@ from core.errors import DestinationError, PlanError
 from core.run.discovery import discover
 from core.run.variables import describe_variables
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.locations import ROOT
 
 
 def _tf():

@@ -4,7 +4,6 @@ import csv
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import h5py
 import ml_dtypes
@@ -18,7 +17,7 @@ from core.format.bundle_reader import CheckpointReader
 from core.jobs import Cancelled, run_to_end
 from core.run.discovery import discover
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.locations import ROOT
 
 
 def _tf_reader(prefix):

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.locations import ROOT
 PACKAGING = ROOT / "packaging"
 ENTRY = PACKAGING / "checkpoint-inspector.desktop"
 MIME_XML = PACKAGING / "checkpoint-inspector-mime.xml"

@@ -24,8 +24,7 @@ from core.errors import DestinationError, TensorBoardError
 from core.tensorboard.history import HISTORY_FOLDER_NAME, HISTORY_METRICS, scalar_tag, write_checkpoint_history
 from core.analysis.trajectory import compute_trajectory
 
-ROOT = Path(__file__).resolve().parents[1]
-SAMPLE_RUN = ROOT / "resources" / "sample_run"
+from tests.locations import ROOT, SAMPLE_RUN
 needs_proc = pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="looks processes up in /proc")
 
 

@@ -23,7 +23,7 @@ from gui.app import Windows
 from gui.settings import AppSettings
 from gui.single_instance import SERVER_ENV, InstanceServer, send_paths
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.locations import ROOT
 HAND_OVER_SECONDS = 5.0  # a forwarding start takes ~0.3 s here; a full start (Qt, windows) 1.5 s and more
 
 
