@@ -402,7 +402,7 @@ class MainWindow(QMainWindow):
 
     def closeEvent(self, event) -> None:
         self.watch_timer.stop()
-        self.tensorboard.stop()  # the child never outlives the window (nor the app: see core.tensorboard)
+        self.tensorboard.stop()  # the child never outlives the window (nor the app: see core.tensorboard.process)
         self.save_layout()
         self.runner.cancel_all()
         self.runner.wait(5000)

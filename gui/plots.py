@@ -69,7 +69,7 @@ class HistogramView(_MessageOr):
         self.edges: np.ndarray | None = None
 
     def set_histogram(self, histogram, reason: str = "") -> None:
-        """Show counts computed by core.statistics.compute_histogram (None: say why instead)."""
+        """Show counts computed by core.analysis.statistics.compute_histogram (None: say why instead)."""
         if histogram is None:
             self.show_message(reason or "No finite values to count.")
             return

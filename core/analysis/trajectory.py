@@ -1,6 +1,6 @@
 """Weight trajectories: one metric of one variable across every checkpoint of a run.
 
-Each checkpoint's tensor is streamed in chunks (core.bundle_reader.iter_chunks), so memory stays at a
+Each checkpoint's tensor is streamed in chunks (core.format.bundle_reader.iter_chunks), so memory stays at a
 few chunks whatever the tensor size; the metrics that compare two checkpoints (update_ratio,
 dist_from_first) stream the two tensors side by side. Everything one pass can give is computed in that
 pass and cached per (index file, size, mtime, variable), so switching metrics is instant.

@@ -5,19 +5,21 @@ the draft result (`apply`: renames, drops, casts, new values, and the problems i
 for the renaming ones, how it renames any name or TF2 object path (`rename_name`). The object-graph
 rewrite and the preview both use `rename_name`, so the rename rules exist once.
 
-The draft maps each resulting name to a Planned row (its source, dtype, shape, new values); no tensor
-data is read while planning, only a .npy header for new values.
+The draft (core.edit.plan.Draft) maps each resulting name to a Planned row (its source, dtype, shape,
+new values); no tensor data is read while planning, only a .npy header for new values.
 """
 from __future__ import annotations
 
 import dataclasses
 import re
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from ..format import dtypes
-from ..format.checkpoint_keys import OBJECT_GRAPH_KEY, object_path_of_key
-from ..run.variables import VariableInfo
+from ..format.checkpoint_keys import OBJECT_GRAPH_KEY
+
+if TYPE_CHECKING:  # the draft is handed in by core.edit.plan, which imports this module
+    from .plan import Draft
 
 
 @dataclass(frozen=True)
@@ -78,62 +80,6 @@ class Planned:
         if self.dtype != self.source_dtype:
             return "cast"
         return "rename" if self.target != self.source else "copy"
-
-
-class Draft:
-    """The result while a plan's operations are applied in order: name -> Planned, plus what was dropped
-    and every problem found. Optimizer slots follow their variable when `slots_follow`."""
-
-    def __init__(self, variables: list[VariableInfo], slots_follow: bool):
-        self.variables = variables
-        self.slots_follow = slots_follow
-        self.current = {v.name: Planned(v.name, v.name, v.entry.dtype_name, tuple(v.entry.shape), v.entry.dtype_name)
-                        for v in variables}
-        self.slots_of: dict[str, list[str]] = {}
-        for v in variables:
-            if v.slot_of:
-                self.slots_of.setdefault(v.slot_of, []).append(v.name)
-        self.dropped: list[str] = []
-        self.problems: list[str] = []
-
-    def problem(self, operation: "Operation", text: str) -> None:
-        self.problems.append(f"{operation.describe()}: {text}")
-
-    def compile(self, operation: "Operation", pattern: str):
-        try:
-            return re.compile(pattern)
-        except re.error as exc:
-            self.problem(operation, f"invalid regular expression ({exc})")
-            return None
-
-    def rename(self, mapping: dict[str, str], operation: "Operation") -> None:
-        """Rename targets (keys of `mapping` are current names); slots follow their variable."""
-        if self.slots_follow:
-            for old, new in list(mapping.items()):
-                for slot in self.slots_of.get(self.current[old].source, []):
-                    slot_target = next((t for t, p in self.current.items() if p.source == slot), None)
-                    # A slot is named after its variable: TF1 `dense/kernel/Adam`, TF2
-                    # `dense/kernel/.OPTIMIZER_SLOT/...` (the variable's key without `/.ATTRIBUTES/...`).
-                    old_base, new_base = object_path_of_key(old), object_path_of_key(new)
-                    if slot_target and slot_target not in mapping and slot_target.startswith(old_base + "/"):
-                        mapping[slot_target] = new_base + slot_target[len(old_base):]
-        renamed: dict[str, Planned] = {}
-        for old, planned in self.current.items():
-            new = mapping.get(old, old)
-            planned.target = new
-            if new in renamed:
-                self.problems.append(f"{operation.describe()}: {renamed[new].source} and {planned.source} would "
-                                     f"both be named {new!r}")
-            renamed[new] = planned
-        self.current = renamed
-
-    def drop(self, doomed: set[str]) -> None:
-        if self.slots_follow:
-            for name in list(doomed):
-                source = self.current[name].source if name in self.current else None
-                doomed |= {t for t, p in self.current.items() if p.source in self.slots_of.get(source, [])}
-        for name in doomed & set(self.current):
-            self.dropped.append(self.current.pop(name).source or name)
 
 
 @dataclass
@@ -340,24 +286,41 @@ class Cast(Operation):
 
 
 @dataclass
-class SetValues(Operation):
-    """New values for one variable: from a .npy file, a constant, or an array edited in the GUI."""
+class _NewValues(Operation):
+    """An operation bringing values of its own: from a .npy file, a constant, or an array in memory."""
 
-    kind = "set_values"
     name: str = ""
     npy: str | None = None
     constant: float | None = None
-    edited: str | None = None   # where an in-memory array came from (shown, saved in the JSON)
-    array: object = None        # the edited values themselves (never saved to JSON)
-
-    def describe(self) -> str:
-        return f"set values of {self.name}"
+    array: object = None  # values edited in the GUI (never saved to JSON)
 
     def values(self) -> ValueSource:
         return ValueSource(self.array, self.npy, self.constant)
 
+    def shape_of_values(self, draft: Draft):
+        """The values' shape (None for a constant), or False after recording a problem."""
+        if self.array is None and self.npy is None and self.constant is None:
+            draft.problem(self, "no values given (a .npy file, a constant or an array)")
+            return False
+        try:
+            return self.values().shape_hint()
+        except (OSError, ValueError) as exc:
+            draft.problem(self, f"cannot read {self.npy} ({exc})")
+            return False
+
+
+@dataclass
+class SetValues(_NewValues):
+    """New values for one variable: from a .npy file, a constant, or an array edited in the GUI."""
+
+    kind = "set_values"
+    edited: str | None = None  # where an in-memory array came from (shown, saved in the JSON)
+
+    def describe(self) -> str:
+        return f"set values of {self.name}"
+
     def apply(self, draft: Draft) -> None:
-        shape = _shape_of_values(self, draft)
+        shape = self.shape_of_values(draft)
         if shape is False:
             return
         if self.name not in draft.current:
@@ -371,24 +334,17 @@ class SetValues(Operation):
 
 
 @dataclass
-class AddVariable(Operation):
+class AddVariable(_NewValues):
     """A new variable from a .npy file (or an array); its dtype is the values' unless given."""
 
     kind = "add_variable"
-    name: str = ""
-    npy: str | None = None
-    constant: float | None = None
     dtype: str | None = None
-    array: object = None
 
     def describe(self) -> str:
         return f"add variable {self.name}"
 
-    def values(self) -> ValueSource:
-        return ValueSource(self.array, self.npy, self.constant)
-
     def apply(self, draft: Draft) -> None:
-        shape = _shape_of_values(self, draft)
+        shape = self.shape_of_values(draft)
         if shape is False:
             return
         if self.name in draft.current:
@@ -397,18 +353,6 @@ class AddVariable(Operation):
         source = self.values()
         draft.current[self.name] = Planned(self.name, None, self.dtype or source.dtype_name(), tuple(shape or ()),
                                            None, source)
-
-
-def _shape_of_values(operation, draft: Draft):
-    """The shape of the operation's new values (None for a constant), or False after a problem."""
-    if operation.array is None and operation.npy is None and operation.constant is None:
-        draft.problem(operation, "no values given (a .npy file, a constant or an array)")
-        return False
-    try:
-        return operation.values().shape_hint()
-    except (OSError, ValueError) as exc:
-        draft.problem(operation, f"cannot read {operation.npy} ({exc})")
-        return False
 
 
 OPERATION_TYPES: dict[str, type[Operation]] = {cls.kind: cls for cls in (

@@ -4,7 +4,7 @@ Unchanged tensors (renamed or not) are copied byte range by byte range, never de
 flat whatever the checkpoint's size; cast and edited tensors are decoded, converted and encoded; a
 partitioned variable that is only renamed keeps its partitions (each slice copied under its new key),
 one whose values change is merged into one tensor (TensorFlow restores a partitioned variable from a
-whole tensor as well). A TF2 object graph is rewritten to match (core.object_graph_edit), or dropped
+whole tensor as well). A TF2 object graph is rewritten to match (core.format.object_graph_edit), or dropped
 when the plan asks for a name-based checkpoint. The destination must be a new place: writing onto the
 source is refused, an existing destination needs `overwrite`. Files are written under temporary names
 and renamed when complete (core.atomic_write), then a `checkpoint` state file names the new checkpoint.

@@ -1,6 +1,6 @@
 """The two messages of a tensor bundle's index: BundleHeaderProto (key "") and BundleEntryProto.
 
-Decoded with core.protowire; field numbers per shared/docs/checkpoint-format.md. An entry also knows
+Decoded with core.format.protowire; field numbers per shared/docs/checkpoint-format.md. An entry also knows
 what can be derived from it without reading data: element count, byte size, whether it is partitioned.
 """
 from __future__ import annotations

@@ -58,7 +58,7 @@ def encode_header(producer: int = 1) -> bytes:
 
 
 def encode_strings(values) -> tuple[bytes, int]:
-    """DT_STRING data and its entry CRC (see core.bundle_reader._decode_strings for the layout)."""
+    """DT_STRING data and its entry CRC (see core.format.bundle_reader for the layout)."""
     items = [bytes(v) for v in values.reshape(-1)]
     lengths = b"".join(encode_varint(len(s)) for s in items)
     length_crc = 0

@@ -1,4 +1,4 @@
-"""Writer for the LevelDB table format of a checkpoint's `.index` (the inverse of core.sstable).
+"""Writer for the LevelDB table format of a checkpoint's `.index` (the inverse of core.format.sstable).
 
 Data blocks: prefix-compressed entries, a restart point every 16 entries, cut near 256 KiB like
 TensorFlow's; an empty metaindex block; an index block (restart interval 1) mapping each data

@@ -72,7 +72,7 @@ class _Plan:
     steps: list[int]
     names: list[str]
     tags: dict[str, str]
-    readers: dict[str, CheckpointReader]  # by prefix, shared with core.trajectory (one index parse each)
+    readers: dict[str, CheckpointReader]  # by prefix, shared with core.analysis.trajectory (one index parse each)
 
     @property
     def total(self) -> int:

@@ -4,7 +4,7 @@ import shutil
 
 import pytest
 
-from core.errors import NotACheckpointError
+from core.errors import NotACheckpointError, SeveralRunsError
 from core.run.discovery import discover
 
 
@@ -67,6 +67,21 @@ def test_nested_runs_are_sub_runs(tf_ckpts):
     assert run.checkpoints == []
     assert sorted(os.path.basename(s.folder) for s in run.subruns) == ["run_a", "run_b"]
     assert sum(len(s.checkpoints) for s in run.subruns) == 4
+
+
+def test_one_policy_for_a_folder_of_runs(tf_ckpts):
+    """Refused where one run is needed (the CLI), the first one with a warning where the choice is shown
+    (the window); a folder whose only run is a sub-folder gives that run."""
+    run = discover(tf_ckpts.nested_runs)
+    with pytest.raises(SeveralRunsError, match=r"holds several runs \(run_a, run_b\): name one of them") as caught:
+        run.single_run()
+    assert [os.path.basename(r) for r in caught.value.runs] == ["run_a", "run_b"]
+    first = discover(tf_ckpts.nested_runs).single_run(take_first=True)
+    assert os.path.basename(first.folder) == "run_a"
+    assert any("holds 2 runs (run_a, run_b): showing run_a" in w for w in first.warnings)
+    assert discover(tf_ckpts.saved_model).single_run().find().prefix.endswith(os.path.join("variables", "variables"))
+    own = discover(tf_ckpts.tf1_run)
+    assert own.single_run() is own and own.single_run(take_first=True).warnings == own.warnings
 
 
 def test_saved_model_folder(tf_ckpts):
