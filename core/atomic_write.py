@@ -5,7 +5,7 @@ never half of one, and a write that fails or is cancelled (a job closed mid-way 
 inside it) leaves nothing behind. Committing flushes and fsyncs the file, renames it, then fsyncs the
 folder so the rename itself survives a crash.
 
-The temporary name is hidden (`.NAME.<token>.partial`) and ends in `.partial`, so no run scan, no
+The temporary name is hidden (`.NAME.<pid>-<random>.partial`) and ends in `.partial`, so no run scan, no
 TensorBoard and no checkpoint pattern (`*.index`, `*.data-*`, `events.out.tfevents.*`) ever takes it
 for a real file.
 
@@ -21,12 +21,13 @@ from __future__ import annotations
 
 import contextlib
 import os
-import uuid
 
 
 def temporary_name(path: str) -> str:
+    """`.NAME.PID-RANDOM.partial` beside path: the writer's process id tells a later save whether the
+    file is another live writer's or left by a killed one."""
     folder, name = os.path.split(os.fspath(path))
-    return os.path.join(folder, f".{name}.{uuid.uuid4().hex[:12]}.partial")
+    return os.path.join(folder, f".{name}.{os.getpid()}-{os.urandom(4).hex()}.partial")
 
 
 class AtomicFile:

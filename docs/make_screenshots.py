@@ -82,12 +82,11 @@ def main() -> None:
     save(window, "distribution.png")
     panel.view_choice.setCurrentIndex(0)
 
-    from core.edit.plan import Operation
+    from core.edit.operations import Cast, RegexRename
     from gui.batch_rename_dialog import BatchRenameDialog
 
-    window.edits.push(Operation("regex_rename", {"pattern": "^model/", "replacement": "network/"}))
-    window.edits.push(Operation("cast", {"name": "optimizer/_trainable_variables/4/.ATTRIBUTES/VARIABLE_VALUE",
-                                         "dtype": "bfloat16"}))
+    window.edits.push(RegexRename(pattern="^model/", replacement="network/"))
+    window.edits.push(Cast(name="optimizer/_trainable_variables/4/.ATTRIBUTES/VARIABLE_VALUE", dtype="bfloat16"))
     window.edits_dock.raise_()
     dialog = BatchRenameDialog(window.edits.plan, window.current.variables, window)
     dialog.pattern.setText(r"_variables/(\d+)/")

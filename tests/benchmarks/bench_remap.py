@@ -244,9 +244,10 @@ def profile_in_process(work: Path, top: int = 14) -> None:
     from core.format.bundle_reader import CheckpointReader
     from core.jobs import run_to_end
     from core.edit.save import save_remapped
-    from core.edit.plan import Operation, RemapPlan
+    from core.edit.operations import RegexRename
+    from core.edit.plan import RemapPlan
 
-    plan = RemapPlan([Operation("regex_rename", {"pattern": RENAME_PATTERN, "replacement": RENAME_REPLACEMENT})])
+    plan = RemapPlan([RegexRename(pattern=RENAME_PATTERN, replacement=RENAME_REPLACEMENT)])
     out = fresh_output(work)
     profiler = cProfile.Profile()
     start = time.perf_counter()
