@@ -247,7 +247,7 @@ class MainWindow(QMainWindow):
         self.setWindowTitle(f"{loaded.checkpoint.name}{step} — {loaded.run.folder} — Checkpoint Inspector [*]")
         self.edits.refresh()
         self._update_status()
-        for warning in loaded.run.warnings:
+        for warning in loaded.run.warnings + loaded.reader.warnings:
             self.statusBar().showMessage(warning, 10000)
         self._watch(loaded)
         self.loaded.emit(loaded)

@@ -128,17 +128,44 @@ def compute_histogram(array, stats: Statistics, bins: int = 64) -> Histogram | N
 
     if stats.min is None:
         return None
-    low, high = stats.min, stats.max
-    if low == high:
-        low, high, bins = low - 0.5, high + 0.5, 1
+    edges = histogram_edges(stats.min, stats.max, bins)
     values, _ = numeric_view(array)
     flat = values.reshape(-1)
-    counts = np.zeros(bins, dtype=np.int64)
+    counts = np.zeros(edges.size - 1, dtype=np.int64)
     for start in range(0, flat.size, CHUNK_ELEMENTS):
         chunk = flat[start:start + CHUNK_ELEMENTS].astype(np.float64)
-        chunk = chunk[np.isfinite(chunk)]
-        counts += np.histogram(chunk, bins=bins, range=(low, high))[0]
-    return Histogram(counts, np.linspace(low, high, bins + 1))
+        counts += histogram_counts(chunk[np.isfinite(chunk)], edges)
+    return Histogram(counts, edges)
+
+
+def histogram_edges(low: float, high: float, bins: int):
+    """Bin edges over [low, high] that numpy can count with, whatever the numbers: one bin around a
+    single value, fewer bins where the range holds fewer distinct floats, and no overflow for a range
+    as wide as float64 (-1.7e308 to 1.7e308 has no finite width)."""
+    import numpy as np
+
+    if low == high:
+        pad = max(0.5, abs(low) * 2.0 ** -20)
+        below, above = low - pad, high + pad
+        if not (np.isfinite(below) and np.isfinite(above)):
+            below, above = np.nextafter(low, -np.inf), np.nextafter(high, np.inf)
+        return np.array([below, above], dtype=np.float64)
+    steps = np.linspace(0.0, 1.0, bins + 1)
+    edges = np.unique(low * (1.0 - steps) + high * steps)  # never computes high - low
+    return edges if edges.size >= 2 else np.array([low, high], dtype=np.float64)
+
+
+def histogram_counts(values, edges):
+    """numpy's fast equal-width counting where the edges allow it, else counting by the edges themselves."""
+    import numpy as np
+
+    bins = edges.size - 1
+    if np.isfinite(edges[-1] - edges[0]):
+        try:
+            return np.histogram(values, bins=bins, range=(edges[0], edges[-1]))[0]
+        except ValueError:  # a range too narrow for equal-width bins of finite size
+            pass
+    return np.histogram(values, bins=edges)[0]
 
 
 def read_with_statistics(reader, name: str):

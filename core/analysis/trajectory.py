@@ -23,7 +23,7 @@ from ..errors import CheckpointError, InputError
 from ..format.bundle_reader import CheckpointReader
 from ..jobs import Job, Progress
 from ..run.discovery import CheckpointInfo
-from .statistics import StatisticsAccumulator
+from .statistics import StatisticsAccumulator, histogram_counts, histogram_edges
 
 SINGLE_METRICS = ("mean", "std", "min", "max", "l2", "abs_mean", "zero_frac", "nan_count", "inf_count")
 PAIR_METRICS = ("update_ratio", "dist_from_first")
@@ -270,11 +270,7 @@ def compute_distribution(checkpoints: list[CheckpointInfo], name: str, bins: int
     if not held:
         return Distribution(name, [], [], np.zeros((0, len(DISTRIBUTION_PERCENTILES))), np.zeros((0, bins)),
                             np.linspace(0, 1, bins + 1))
-    low = min(s.min for _, s in held)
-    high = max(s.max for _, s in held)
-    if low == high:
-        low, high = low - 0.5, high + 0.5
-    edges = np.linspace(low, high, bins + 1)
+    edges = histogram_edges(min(s.min for _, s in held), max(s.max for _, s in held), bins)
     percentiles, counts = [], []
     for done, (info, _) in enumerate(held):
         yield Progress(len(checkpoints) + done, 2 * len(checkpoints), f"{info.name}: distribution of {name}")
@@ -282,7 +278,7 @@ def compute_distribution(checkpoints: list[CheckpointInfo], name: str, bins: int
         values = (np.abs(values) if values.dtype.kind == "c" else values).astype(np.float64)
         values = values[np.isfinite(values)]
         percentiles.append(np.percentile(values, DISTRIBUTION_PERCENTILES))
-        counts.append(np.histogram(values, bins=edges)[0])
+        counts.append(histogram_counts(values, edges))
     return Distribution(name, [i.step for i, _ in held], [i.prefix for i, _ in held],
                         np.array(percentiles), np.array(counts), edges)
 

@@ -22,10 +22,12 @@ def open_checkpoint(path: str, step: int | None) -> tuple[CheckpointInfo, Checkp
 def command_list(args) -> int:
     checkpoint, reader = open_checkpoint(args.path, args.step)
     variables = describe_variables(reader)
+    for warning in reader.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
     if args.json:
         # One compact line: the C encoder is 4x faster than indented output, and `jq` pretty-prints.
         print(json.dumps({"prefix": checkpoint.prefix, "step": checkpoint.step,
-                          "variables": [variable_record(v) for v in variables]}))
+                          "variables": [variable_record(v) for v in variables], "warnings": reader.warnings}))
         return 0
     display_names = {v.name: v.display_name for v in variables}
     rows = [(v.name, v.entry.dtype_name, format_shape(v.entry.shape), format_count(v.entry.num_elements),

@@ -10,7 +10,7 @@ from math import prod
 
 from ..errors import DecodeError
 from . import dtypes
-from .protowire import LENGTH_DELIMITED, as_int64, iter_fields, read_varint
+from .protowire import FIXED32, LENGTH_DELIMITED, VARINT, as_int64, expect, read_varint, typed_fields
 
 LITTLE_ENDIAN, BIG_ENDIAN = 0, 1
 
@@ -69,17 +69,27 @@ class BundleEntry:
         return self.size
 
 
+_HEADER_FIELDS = {1: VARINT, 2: VARINT, 3: LENGTH_DELIMITED}
+_VERSION_FIELDS = {1: VARINT, 2: VARINT, 3: VARINT}
+# BundleEntryProto: dtype, shape, shard_id, offset, size, crc32c, slices.
+_ENTRY_FIELDS = {1: VARINT, 2: LENGTH_DELIMITED, 3: VARINT, 4: VARINT, 5: VARINT, 6: FIXED32, 7: LENGTH_DELIMITED}
+_SHAPE_FIELDS = {2: LENGTH_DELIMITED, 3: VARINT}
+_DIM_FIELDS = {1: VARINT, 2: LENGTH_DELIMITED}
+_SLICE_FIELDS = {1: LENGTH_DELIMITED}
+_EXTENT_FIELDS = {1: VARINT, 2: VARINT}
+
+
 def decode_header(value) -> BundleHeader:
     num_shards, endianness, producer = 0, LITTLE_ENDIAN, 0
-    for field, _, item in iter_fields(value):
+    for field, item in typed_fields(value, _HEADER_FIELDS, "the bundle header"):
         if field == 1:
-            num_shards = item
+            num_shards = as_int64(item)
         elif field == 2:
             endianness = item
         elif field == 3:
-            for sub, _, version_item in iter_fields(item):
+            for sub, version_item in typed_fields(item, _VERSION_FIELDS, "the header's version"):
                 if sub == 1:
-                    producer = version_item
+                    producer = as_int64(version_item)
     return BundleHeader(num_shards, endianness, producer)
 
 
@@ -134,7 +144,11 @@ def decode_entry(key: bytes, name: str, value: bytes) -> BundleEntry:
                 offset = as_int64(number)
             else:
                 size = as_int64(number)
-        else:  # a field this reader does not use (a newer TensorFlow): skip it exactly
+        else:  # a known field with another wire type is damage; a field this reader does not know
+            # (a newer TensorFlow) is skipped exactly
+            full_tag, _ = read_varint(value, pos - 1)
+            if full_tag >> 3 in _ENTRY_FIELDS:
+                expect(full_tag & 7, _ENTRY_FIELDS[full_tag >> 3], f"field {full_tag >> 3}")
             pos += _field_length(value, pos - 1) - 1
             if pos > end:
                 raise DecodeError("field runs past the end of the message")
@@ -163,27 +177,26 @@ def _field_length(buf, pos: int) -> int:
 
 def _decode_shape(buf) -> tuple[int, ...]:
     dims = []
-    for field, wire_type, item in iter_fields(buf):
-        if field == 2 and wire_type == LENGTH_DELIMITED:
+    for field, item in typed_fields(buf, _SHAPE_FIELDS, "the shape"):
+        if field == 2:
             size = 0
-            for sub, _, sub_item in iter_fields(item):
+            for sub, sub_item in typed_fields(item, _DIM_FIELDS, "a dimension"):
                 if sub == 1:
                     size = as_int64(sub_item)
             dims.append(size)
-        elif field == 3 and item:
+        elif item:
             raise DecodeError("tensor shape of unknown rank")
     return tuple(dims)
 
 
 def _decode_slice(buf) -> tuple[tuple[int, int], ...]:
     extents = []
-    for field, wire_type, item in iter_fields(buf):
-        if field == 1 and wire_type == LENGTH_DELIMITED:
-            start, length = 0, -1  # no length (the oneof unset) means the whole dimension
-            for sub, _, sub_item in iter_fields(item):
-                if sub == 1:
-                    start = as_int64(sub_item)
-                elif sub == 2:
-                    length = as_int64(sub_item)
-            extents.append((start, length))
+    for _, item in typed_fields(buf, _SLICE_FIELDS, "a slice"):
+        start, length = 0, -1  # no length (the oneof unset) means the whole dimension
+        for sub, sub_item in typed_fields(item, _EXTENT_FIELDS, "a slice extent"):
+            if sub == 1:
+                start = as_int64(sub_item)
+            else:
+                length = as_int64(sub_item)
+        extents.append((start, length))
     return tuple(extents)

@@ -8,17 +8,21 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from math import prod
 
 from . import dtypes
-from .bundle_entry import BIG_ENDIAN, BundleEntry, BundleHeader, decode_entry, decode_header
+from .bundle_entry import BIG_ENDIAN, LITTLE_ENDIAN, BundleEntry, BundleHeader, decode_entry, decode_header
 from .checksum import crc32c, mask, unmask
 from ..errors import (ChecksumMismatchError, CorruptCheckpointError, DecodeError, MissingShardError,
                       NotACheckpointError, UnsupportedDtypeError, VariableNotFoundError)
 from .ordered_code import decode_slice_key
+from .partitions import plan_assembly
 from .protowire import read_varint
 from .sstable import read_table
 
 _SLICE_KEY_MARK = 0x00  # keys of partition slices start with this byte; the header key is empty
+MAX_SHARDS = 99_999     # shard files are named with five digits: `.data-00000-of-00001`
+_MAX_BYTES = (1 << 63) - 1
 
 
 def data_file_path(prefix: str, shard_id: int, num_shards: int) -> str:
@@ -54,9 +58,20 @@ class CheckpointReader:
             raise NotACheckpointError(
                 self.index_path, "is a LevelDB table but not a TensorFlow checkpoint index "
                                  "(its header names no data shards)")
+        if self.header.num_shards > MAX_SHARDS:
+            raise CorruptCheckpointError(self.index_path, f"damaged bundle header: it names {self.header.num_shards:,} "
+                                                          f"data shards (TensorFlow's shard names allow {MAX_SHARDS:,})")
+        if self.header.endianness not in (LITTLE_ENDIAN, BIG_ENDIAN):
+            raise CorruptCheckpointError(self.index_path, f"damaged bundle header: endianness {self.header.endianness}")
         self._entries: dict[str, BundleEntry] = {}
         self._slice_rows: list[tuple[bytes, bytes]] = []
-        for key, value in rows[1:]:
+        previous = b""
+        for number, (key, value) in enumerate(rows[1:], 1):
+            if key <= previous:  # TensorFlow writes keys strictly increasing; the header's is the empty one
+                problem = "has an empty key (only the header's is empty)" if not key else \
+                    f"is out of order ({key[:80]!r} after {previous[:80]!r})"
+                raise CorruptCheckpointError(self.index_path, f"damaged index: entry {number} {problem}")
+            previous = key
             if key[0] == _SLICE_KEY_MARK:
                 self._slice_rows.append((key, value))
                 continue
@@ -68,12 +83,17 @@ class CheckpointReader:
             self._check_entry(entry)
             self._entries[name] = entry
         self._slices: dict[bytes, list[Slice]] | None = None  # decoded on first partitioned read
+        self.warnings: list[str] = []  # what is wrong but does not stop the listing (a damaged object graph)
 
     # ---- listing -------------------------------------------------------------------------
     @property
     def entries(self) -> list[BundleEntry]:
         """Every variable in key order, partitioned ones under their full name."""
         return list(self._entries.values())
+
+    def warn(self, message: str) -> None:
+        if message not in self.warnings:
+            self.warnings.append(message)
 
     def names(self) -> list[str]:
         return list(self._entries)
@@ -117,11 +137,7 @@ class CheckpointReader:
             for start in range(0, flat.size, step):
                 yield flat[start:start + step]
             return
-        expected = entry.num_elements * dtype.itemsize
-        if entry.size != expected:
-            raise CorruptCheckpointError(
-                self.index_path, f"{entry.name!r} has {entry.size} bytes but a {dtype.name} tensor of "
-                                 f"shape {list(entry.shape)} needs {expected}")
+        self._check_size(entry, dtype, entry.shape)
         numpy_dtype = dtype.numpy_dtype()
         swap = self.header.endianness == BIG_ENDIAN and dtype.itemsize > 1
         chunk_bytes = max(chunk_bytes - chunk_bytes % dtype.itemsize, dtype.itemsize)
@@ -155,12 +171,21 @@ class CheckpointReader:
         if not 0 <= flat_index < entry.num_elements:
             raise VariableNotFoundError(self.prefix, f"{entry.name!r} has no element {flat_index} "
                                                      f"(it has {entry.num_elements})")
+        self._check_size(entry, dtype, entry.shape)
         path = data_file_path(self.prefix, entry.shard_id, self.header.num_shards)
         with self._open_data(path, entry) as f:
             f.seek(entry.offset + flat_index * dtype.itemsize)
             raw = f.read(dtype.itemsize)
         value = np.frombuffer(raw, dtype=dtype.numpy_dtype())
         return (value.byteswap() if self.header.endianness == BIG_ENDIAN else value)[0]
+
+    def _check_size(self, entry: BundleEntry, dtype: dtypes.DType, shape) -> None:
+        """A numeric tensor's stored size must be exactly what its dtype and shape need."""
+        expected = prod(shape) * dtype.itemsize
+        if entry.size != expected:
+            raise CorruptCheckpointError(
+                self.index_path, f"{entry.name!r} has {entry.size} bytes but a {dtype.name} tensor of "
+                                 f"shape {list(shape)} needs {expected}")
 
     def _open_data(self, path: str, entry: BundleEntry):
         """Open a data shard for entry, checking that it holds the entry's whole byte range."""
@@ -180,6 +205,10 @@ class CheckpointReader:
         """Reject sizes that cannot be right before anything is allocated from them."""
         if any(d < 0 for d in entry.shape):
             raise CorruptCheckpointError(self.index_path, f"{entry.name!r} has a negative dimension {entry.shape}")
+        dtype = entry.dtype
+        if prod(d or 1 for d in entry.shape) * max(dtype.itemsize if dtype else 1, 1) > _MAX_BYTES:
+            raise CorruptCheckpointError(self.index_path, f"{entry.name!r} has shape {list(entry.shape)}, "
+                                                          f"which no array can hold")
         if entry.offset < 0 or entry.size < 0:
             raise CorruptCheckpointError(self.index_path, f"{entry.name!r} has a negative offset or size")
         if not entry.slices and not 0 <= entry.shard_id < self.header.num_shards:
@@ -222,11 +251,7 @@ class CheckpointReader:
                     self.index_path, f"{entry.name!r} is {entry.size} bytes, too few for {count} strings")
             buffer = self._read_bytes(entry, verify=False)  # string checksums are not over the raw bytes
             return self._decode_strings(entry, buffer, count).reshape(shape)
-        expected = count * dtype.itemsize
-        if entry.size != expected:
-            raise CorruptCheckpointError(
-                self.index_path, f"{entry.name!r} has {entry.size} bytes but a {dtype.name} tensor of "
-                                 f"shape {list(shape)} needs {expected}")
+        self._check_size(entry, dtype, shape)
         array = self._read_bytes(entry).view(dtype.numpy_dtype()).reshape(shape)
         if self.header.endianness == BIG_ENDIAN and dtype.itemsize > 1:
             array = array.byteswap()
@@ -267,34 +292,22 @@ class CheckpointReader:
         return result
 
     def _read_partitioned(self, entry: BundleEntry):
-        """Reassemble a partitioned variable from its slices, placing each by its extents."""
+        """Reassemble a partitioned variable from its slices, placing each by its extents; the slices are
+        checked to tile the shape exactly, and their bytes to be on disk, before the whole is allocated."""
         import numpy as np
 
         dtype = self._dtype_for_read(entry)
-        slices = self.slices_of(entry.key)
-        placed = []
-        for extents in entry.slices:
-            normalized = _normalize(extents, entry.shape)
-            match = next((s for s in slices if _normalize(s.extents, entry.shape) == normalized), None)
-            if match is None:
-                raise CorruptCheckpointError(
-                    self.index_path, f"slice {list(normalized)} of partitioned {entry.name!r} is missing")
-            placed.append((normalized, match))
-        covered = sum(int(np.prod([length for _, length in normalized])) for normalized, _ in placed)
-        if covered != entry.num_elements:
-            raise CorruptCheckpointError(
-                self.index_path, f"the slices of partitioned {entry.name!r} do not cover its shape {list(entry.shape)}")
-        if dtype.itemsize and sum(match.entry.size for _, match in placed) != entry.nbytes:
-            # Checked before allocating: a damaged full shape must not ask for terabytes.
-            raise CorruptCheckpointError(
-                self.index_path, f"the slices of partitioned {entry.name!r} hold a different number of bytes "
-                                 f"than its shape {list(entry.shape)} needs")
+        placed = plan_assembly(self.index_path, entry, self.slices_of(entry.key))
+        for _, stored in placed:
+            self._data_range_on_disk(stored)
         result = np.empty(entry.shape, dtype=dtype.numpy_dtype())
-        for normalized, match in placed:
-            shape = tuple(length for _, length in normalized)
-            region = tuple(slice(start, start + length) for start, length in normalized)
-            result[region] = self._read_entry(match.entry, shape)
+        for box, stored in placed:
+            region = tuple(slice(start, start + length) for start, length in box)
+            result[region] = self._read_entry(stored, tuple(length for _, length in box))
         return result
+
+    def _data_range_on_disk(self, entry: BundleEntry) -> None:
+        self._open_data(data_file_path(self.prefix, entry.shard_id, self.header.num_shards), entry).close()
 
     def slices_of(self, key: bytes) -> list[Slice]:
         """The stored partitions of the partitioned variable with this key, decoded on first use."""
@@ -310,7 +323,3 @@ class CheckpointReader:
                 self._slices.setdefault(name, []).append(Slice(extents, entry))
         return self._slices.get(key, [])
 
-
-def _normalize(extents, shape) -> tuple[tuple[int, int], ...]:
-    """Extents with the whole-dimension marker (length -1) replaced by the real (0, dim)."""
-    return tuple((0, dim) if length == -1 else (start, length) for (start, length), dim in zip(extents, shape))

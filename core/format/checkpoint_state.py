@@ -84,14 +84,20 @@ def _unquote(value: str, path: str, line_number: int) -> str:
 
     def replace(match: re.Match) -> str:
         code = match.group(1)
+        if code == "x":
+            raise CorruptCheckpointError(path, f"line {line_number}: `\\x` without hex digits in a quoted path")
         if code[0] == "x":
             return chr(int(code[1:], 16))
         if code[0] in "01234567":
+            if int(code, 8) > 0o377:
+                raise CorruptCheckpointError(path, f"line {line_number}: octal escape `\\{code}` is not a byte")
             return chr(int(code, 8))
         return _SIMPLE_ESCAPES.get(code, code)
 
     # Octal and hex escapes are bytes of UTF-8: rebuild the bytes, then decode them.
     unescaped = _ESCAPE.sub(replace, body)
+    if "\x00" in unescaped:
+        raise CorruptCheckpointError(path, f"line {line_number}: a path cannot hold a NUL byte")
     try:
         return unescaped.encode("latin-1", "surrogateescape").decode("utf-8", "surrogateescape")
     except UnicodeEncodeError:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass, field
 
-from .protowire import LENGTH_DELIMITED, iter_fields
+from .protowire import LENGTH_DELIMITED, VARINT, typed_fields
 
 _MAX_PATHS_PER_NODE = 8  # shared objects can be reachable by very many paths; a few are enough to show
 _KERAS_TRAINABLE_LIST = "_trainable_variables"
@@ -38,24 +38,29 @@ class ObjectInfo:
     optimizer_state: bool = False   # only reachable through an optimizer (iterations, beta powers, slots)
 
 
+# TrackableObjectGraph: nodes; each node: children, attributes, slot_variables (the fields we read).
+_GRAPH_FIELDS = {1: LENGTH_DELIMITED}
+_NODE_FIELDS = {1: LENGTH_DELIMITED, 2: LENGTH_DELIMITED, 3: LENGTH_DELIMITED}
+_CHILD_FIELDS = {1: VARINT, 2: LENGTH_DELIMITED}
+_ATTRIBUTE_FIELDS = {1: LENGTH_DELIMITED, 2: LENGTH_DELIMITED, 3: LENGTH_DELIMITED}
+_SLOT_FIELDS = {1: VARINT, 2: LENGTH_DELIMITED, 3: VARINT}
+
+
 def parse_object_graph(data: bytes) -> list[_Node]:
-    """Decode a serialized TrackableObjectGraph into its nodes (node 0 is the root)."""
+    """Decode a serialized TrackableObjectGraph into its nodes (node 0 is the root). Every field is read
+    by the wire type of its schema; anything else raises DecodeError."""
     nodes = []
-    for number, wire_type, node_bytes in iter_fields(data):
-        if number != 1 or wire_type != LENGTH_DELIMITED:
-            continue
+    for _, node_bytes in typed_fields(data, _GRAPH_FIELDS, "the object graph"):
         node = _Node()
-        for f, wt, value in iter_fields(node_bytes):
-            if wt != LENGTH_DELIMITED:
-                continue
+        for f, value in typed_fields(node_bytes, _NODE_FIELDS, f"object graph node {len(nodes)}"):
             if f == 1:
-                sub = _fields(value)
+                sub = _fields(value, _CHILD_FIELDS, "a child reference")
                 node.children.append((sub.get(1, 0), _text(sub.get(2, b""))))
             elif f == 2:
-                sub = _fields(value)
+                sub = _fields(value, _ATTRIBUTE_FIELDS, "an attribute")
                 node.attributes.append((_text(sub.get(1, b"")), _text(sub.get(2, b"")), _text(sub.get(3, b""))))
-            elif f == 3:
-                sub = _fields(value)
+            else:
+                sub = _fields(value, _SLOT_FIELDS, "a slot variable reference")
                 node.slot_variables.append((sub.get(1, 0), _text(sub.get(2, b"")), sub.get(3, 0)))
         nodes.append(node)
     return nodes
@@ -92,8 +97,8 @@ def describe_keys(data: bytes) -> dict[str, ObjectInfo]:
     return result
 
 
-def _fields(buf) -> dict[int, object]:
-    return {number: value for number, _, value in iter_fields(buf)}
+def _fields(buf, schema: dict[int, int], what: str) -> dict[int, object]:
+    return dict(typed_fields(buf, schema, what))
 
 
 def _text(value) -> str:

@@ -25,6 +25,8 @@ def read_varint(buf, pos: int) -> tuple[int, int]:
         pos += 1
         result |= (byte & 0x7F) << shift
         if byte < 0x80:
+            if result >> 64:  # a tenth byte above 1: no 64-bit field can hold it
+                raise DecodeError("varint overflows 64 bits")
             return result, pos
         shift += 7
         if shift >= 70:
@@ -82,3 +84,24 @@ def iter_fields(buf):
         if field == 0:
             raise DecodeError("field number 0")
         yield field, wire_type, value
+
+
+WIRE_TYPE_NAMES = {VARINT: "a varint", FIXED64: "a fixed64", LENGTH_DELIMITED: "bytes", FIXED32: "a fixed32"}
+
+
+def expect(wire_type: int, expected: int, what: str) -> None:
+    """Fields are decoded by the wire type their schema gives; any other is damage, not a value."""
+    if wire_type != expected:
+        raise DecodeError(f"{what} is stored as {WIRE_TYPE_NAMES.get(wire_type, wire_type)}, "
+                          f"not {WIRE_TYPE_NAMES[expected]}")
+
+
+def typed_fields(buf, schema: dict[int, int], what: str):
+    """(field number, value) of a message whose known fields must have the wire type `schema` gives
+    ({number: wire type}); unknown fields (a newer writer's) are skipped."""
+    for number, wire_type, value in iter_fields(buf):
+        expected = schema.get(number)
+        if expected is None:
+            continue
+        expect(wire_type, expected, f"{what} field {number}")
+        yield number, value

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from ..errors import CheckpointError
+from ..errors import CheckpointError, CorruptCheckpointError
 from ..format.bundle_entry import BundleEntry
 from ..format.bundle_reader import CheckpointReader
 from ..format.checkpoint_keys import BOOKKEEPING_KEYS, OBJECT_GRAPH_KEY, TF1_OPTIMIZER_STATE, tf1_slot_parts
@@ -74,9 +74,13 @@ def _object_graph(reader: CheckpointReader) -> dict[str, ObjectInfo]:
         return {}
     try:
         data = reader.read(OBJECT_GRAPH_KEY)
+        if data.size != 1:
+            raise CorruptCheckpointError(reader.prefix, f"the object graph holds {data.size} strings, not one")
         return describe_keys(bytes(data.reshape(-1)[0]))
-    except (CheckpointError, ValueError, IndexError):
-        # A damaged object graph must not hide the variables: show stored names only.
+    except CheckpointError as exc:
+        # A damaged object graph must not hide the variables: stored names only, and say so.
+        reader.warn(f"{reader.prefix}: the TF2 object graph cannot be read ({exc.problem}); variables are "
+                    f"shown by their stored keys, without object paths or optimizer slots")
         return {}
 
 

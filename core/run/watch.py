@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 
 from ..errors import CheckpointError
-from ..format.bundle_reader import CheckpointReader
+from ..format.bundle_reader import CheckpointReader, data_file_path
 from .discovery import Run, discover
 
 
@@ -19,11 +19,12 @@ def is_complete(prefix: str) -> bool:
     try:
         reader = CheckpointReader(prefix)
         needed: dict[int, int] = {}
-        for entry in reader.entries:
-            if not entry.slices:
-                needed[entry.shard_id] = max(needed.get(entry.shard_id, 0), entry.offset + entry.size)
-        for shard_id, path in enumerate(reader.data_files()):
-            if os.path.getsize(path) < needed.get(shard_id, 0):
+        stored = [e for e in reader.entries if not e.slices]
+        stored += [s.entry for e in reader.entries if e.slices for s in reader.slices_of(e.key)]
+        for entry in stored:
+            needed[entry.shard_id] = max(needed.get(entry.shard_id, 0), entry.offset + entry.size)
+        for shard_id, end in needed.items():  # the shards the entries use, not all the header names
+            if os.path.getsize(data_file_path(reader.prefix, shard_id, reader.header.num_shards)) < end:
                 return False
         return True
     except (CheckpointError, OSError):

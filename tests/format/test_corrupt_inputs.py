@@ -196,5 +196,5 @@ def test_a_partitioned_variable_with_a_damaged_huge_shape(tmp_path):
     open(prefix + ".data-00000-of-00001", "wb").write(b"\x00" * 16)
     reader = CheckpointReader(prefix)
     assert reader.names() == ["table"] and reader.entry("table").is_partitioned
-    with pytest.raises(CorruptCheckpointError, match="slices of partitioned 'table' hold a different number of bytes"):
+    with pytest.raises(CorruptCheckpointError, match="partitioned 'table': slice .* is stored with shape \\[4\\]"):
         reader.read("table")
