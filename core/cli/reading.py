@@ -8,7 +8,6 @@ import sys
 from ..format.bundle_reader import CheckpointReader
 from ..formatting import format_bytes, format_count, format_shape
 from ..run.discovery import CheckpointInfo, discover
-from ..run.names import resolve_in_run, resolve_name
 from ..run.variables import describe_variables
 from .output import path_note, print_table, run_record, variable_record, written_time
 
@@ -62,6 +61,8 @@ def command_steps(args) -> int:
 def command_show(args) -> int:
     import numpy as np
 
+    from ..run.names import resolve_name
+
     checkpoint, reader = open_checkpoint(args.path, args.step)
     name = resolve_name(reader, args.name)
     value = reader.read(name)
@@ -82,6 +83,7 @@ def command_trajectory(args) -> int:
     from ..analysis.trajectory import compute_trajectory
     from ..export.tables import write_csv
     from ..jobs import run_to_end
+    from ..run.names import resolve_in_run
 
     run = discover(args.path).single_run()
     readers: dict[str, CheckpointReader] = {}

@@ -156,6 +156,8 @@ def decode_entry(key: bytes, name: str, value: bytes) -> BundleEntry:
 
 
 _VARINT_TAGS = {0x08, 0x18, 0x20, 0x28}  # dtype, shard_id, offset, size
+_MAX_ITEMSIZE = 16          # complex128, the widest dtype
+_MAX_BYTES = (1 << 63) - 1  # what numpy (and TensorFlow's int64 sizes) can address
 _SHAPES: dict[bytes, tuple[int, ...]] = {}
 
 
@@ -186,6 +188,10 @@ def _decode_shape(buf) -> tuple[int, ...]:
             dims.append(size)
         elif item:
             raise DecodeError("tensor shape of unknown rank")
+    if any(d < 0 for d in dims):
+        raise DecodeError(f"a negative dimension in its shape {dims}")
+    if prod(d or 1 for d in dims) * _MAX_ITEMSIZE > _MAX_BYTES:  # zeros too: numpy refuses (0, 2**62)
+        raise DecodeError(f"its shape {dims} is larger than any array can be")
     return tuple(dims)
 
 

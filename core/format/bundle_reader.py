@@ -16,13 +16,11 @@ from .checksum import crc32c, mask, unmask
 from ..errors import (ChecksumMismatchError, CorruptCheckpointError, DecodeError, MissingShardError,
                       NotACheckpointError, UnsupportedDtypeError, VariableNotFoundError)
 from .ordered_code import decode_slice_key
-from .partitions import plan_assembly
 from .protowire import read_varint
 from .sstable import read_table
 
 _SLICE_KEY_MARK = 0x00  # keys of partition slices start with this byte; the header key is empty
 MAX_SHARDS = 99_999     # shard files are named with five digits: `.data-00000-of-00001`
-_MAX_BYTES = (1 << 63) - 1
 
 
 def data_file_path(prefix: str, shard_id: int, num_shards: int) -> str:
@@ -202,13 +200,8 @@ class CheckpointReader:
         return f
 
     def _check_entry(self, entry: BundleEntry) -> None:
-        """Reject sizes that cannot be right before anything is allocated from them."""
-        if any(d < 0 for d in entry.shape):
-            raise CorruptCheckpointError(self.index_path, f"{entry.name!r} has a negative dimension {entry.shape}")
-        dtype = entry.dtype
-        if prod(d or 1 for d in entry.shape) * max(dtype.itemsize if dtype else 1, 1) > _MAX_BYTES:
-            raise CorruptCheckpointError(self.index_path, f"{entry.name!r} has shape {list(entry.shape)}, "
-                                                          f"which no array can hold")
+        """Reject sizes that cannot be right before anything is allocated from them (shapes are checked
+        once per distinct shape, as they are decoded: core.format.bundle_entry)."""
         if entry.offset < 0 or entry.size < 0:
             raise CorruptCheckpointError(self.index_path, f"{entry.name!r} has a negative offset or size")
         if not entry.slices and not 0 <= entry.shard_id < self.header.num_shards:
@@ -295,6 +288,8 @@ class CheckpointReader:
         """Reassemble a partitioned variable from its slices, placing each by its extents; the slices are
         checked to tile the shape exactly, and their bytes to be on disk, before the whole is allocated."""
         import numpy as np
+
+        from .partitions import plan_assembly  # here: listing a checkpoint never needs it
 
         dtype = self._dtype_for_read(entry)
         placed = plan_assembly(self.index_path, entry, self.slices_of(entry.key))

@@ -14,7 +14,6 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from ..atomic_write import atomic_write
 from ..errors import CorruptCheckpointError
 
 STATE_FILE_NAME = "checkpoint"
@@ -113,6 +112,8 @@ def _number(value: str, path: str, line_number: int) -> float:
 
 def write_state_file(folder: str, prefixes: list[str]) -> None:
     """A `checkpoint` state file naming `prefixes` (the last is the latest), paths relative to folder."""
+    from ..atomic_write import atomic_write  # here: reading a run never writes
+
     names = [os.path.relpath(p, folder) for p in prefixes]
     lines = [f'model_checkpoint_path: "{_quote(names[-1])}"']
     lines += [f'all_model_checkpoint_paths: "{_quote(n)}"' for n in names]
