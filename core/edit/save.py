@@ -20,6 +20,7 @@ from ..format.bundle_reader import CheckpointReader, data_file_path
 from ..format.bundle_writer import BundleWriter
 from ..format.checkpoint_keys import OBJECT_GRAPH_KEY
 from ..format.checkpoint_state import write_state_file
+from ..format.object_graph import stored_object_graph
 from ..format.object_graph_edit import rewrite
 from ..jobs import Job, Progress
 from ..run.discovery import CheckpointInfo
@@ -91,9 +92,9 @@ def save_remapped(reader: CheckpointReader, plan: RemapPlan, destination: str, o
 
 
 def _new_object_graph(reader, plan: RemapPlan, result) -> bytes | None:
-    if OBJECT_GRAPH_KEY not in reader or plan.name_based:
+    data = None if plan.name_based else stored_object_graph(reader)
+    if data is None:
         return None
-    data = bytes(reader.read(OBJECT_GRAPH_KEY).reshape(-1)[0])
     renamed = {p.source: p.target for p in result.planned if p.source and p.source != p.target}
     try:
         return rewrite(data, renamed, set(result.dropped), plan.rename_path)

@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass, field
 
+from ..errors import CorruptCheckpointError
+from .checkpoint_keys import OBJECT_GRAPH_KEY
 from .protowire import LENGTH_DELIMITED, VARINT, typed_fields
 
 _MAX_PATHS_PER_NODE = 8  # shared objects can be reachable by very many paths; a few are enough to show
@@ -36,6 +38,18 @@ class ObjectInfo:
     slot_of: str | None = None      # for an optimizer slot: the stored key of its variable
     slot_name: str | None = None    # e.g. "m", "momentums"
     optimizer_state: bool = False   # only reachable through an optimizer (iterations, beta powers, slots)
+
+
+def stored_object_graph(reader) -> bytes | None:
+    """The serialized graph a checkpoint stores (None when it has none), after checking that its entry
+    is one string: a number there would otherwise be taken for a length (bytes(2**40))."""
+    if OBJECT_GRAPH_KEY not in reader:
+        return None
+    entry = reader.entry(OBJECT_GRAPH_KEY)
+    if entry.dtype is None or not entry.dtype.is_string or entry.num_elements != 1:
+        raise CorruptCheckpointError(reader.prefix, f"its object graph entry holds {entry.dtype_name} "
+                                                    f"{list(entry.shape)}, not one string")
+    return bytes(reader.read(OBJECT_GRAPH_KEY).reshape(-1)[0])
 
 
 # TrackableObjectGraph: nodes; each node: children, attributes, slot_variables (the fields we read).

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from ..errors import CheckpointError, CorruptCheckpointError
+from ..errors import CheckpointError
 from ..format.bundle_entry import BundleEntry
 from ..format.bundle_reader import CheckpointReader
-from ..format.checkpoint_keys import BOOKKEEPING_KEYS, OBJECT_GRAPH_KEY, TF1_OPTIMIZER_STATE, tf1_slot_parts
-from ..format.object_graph import ObjectInfo, describe_keys
+from ..format.checkpoint_keys import BOOKKEEPING_KEYS, TF1_OPTIMIZER_STATE, tf1_slot_parts
+from ..format.object_graph import ObjectInfo, describe_keys, stored_object_graph
 
 
 @dataclass(frozen=True)
@@ -70,13 +70,9 @@ def describe_variables(reader: CheckpointReader) -> list[VariableInfo]:
 
 
 def _object_graph(reader: CheckpointReader) -> dict[str, ObjectInfo]:
-    if OBJECT_GRAPH_KEY not in reader:
-        return {}
     try:
-        data = reader.read(OBJECT_GRAPH_KEY)
-        if data.size != 1:
-            raise CorruptCheckpointError(reader.prefix, f"the object graph holds {data.size} strings, not one")
-        return describe_keys(bytes(data.reshape(-1)[0]))
+        data = stored_object_graph(reader)
+        return describe_keys(data) if data is not None else {}
     except CheckpointError as exc:
         # A damaged object graph must not hide the variables: stored names only, and say so.
         reader.warn(f"{reader.prefix}: the TF2 object graph cannot be read ({exc.problem}); variables are "
