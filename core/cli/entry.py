@@ -100,6 +100,10 @@ def run(argv: list[str]) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except BrokenPipeError:  # `main.py list ... | head` closed the pipe: not an error
+        import os
+
+        # Python would try to flush stdout again at exit and complain on stderr: point it at nothing.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except OSError as exc:
         print(f"error: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
