@@ -21,13 +21,20 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
+import time
 
 
 def temporary_name(path: str) -> str:
     """`.NAME.PID-RANDOM.partial` beside path: the writer's process id tells a later save whether the
     file is another live writer's or left by a killed one."""
     folder, name = os.path.split(os.fspath(path))
-    return os.path.join(folder, f".{name}.{os.getpid()}-{os.urandom(4).hex()}.partial")
+    temporary = os.path.join(folder, f".{name}.{os.getpid()}-{os.urandom(4).hex()}.partial")
+    _LIVE_NAMES.add(os.path.basename(temporary))
+    return temporary
+
+
+_LIVE_NAMES: set[str] = set()  # this process's own temporary names (its pid is alive, but old runs' are not)
 
 
 class AtomicFile:
@@ -35,6 +42,7 @@ class AtomicFile:
 
     def __init__(self, path: str | os.PathLike):
         self.path = os.fspath(path)
+        remove_stale_temporaries(os.path.dirname(self.path) or ".")
         self.tmp = temporary_name(self.path)
         self.file = None
         self.done = False
@@ -46,19 +54,27 @@ class AtomicFile:
     def commit(self, sync_folder: bool = True) -> None:
         """Make the written bytes durable and put them in place; on any failure nothing is left behind."""
         try:
-            if self.file is not None and not self.file.closed:
-                self.file.flush()
-                os.fsync(self.file.fileno())
-                self.file.close()
-            else:  # written by someone else under `tmp` (h5py, zipfile): sync it by descriptor
-                _fsync_path(self.tmp)
-            os.replace(self.tmp, self.path)
-            self.done = True
+            self.finish()
+            self.put_in_place()
         except BaseException:
             self.abort()
             raise
         if sync_folder:
             fsync_folder(os.path.dirname(self.path) or ".")
+
+    def finish(self) -> None:
+        """Flush and fsync the temporary file (the first half of commit, for writers of several files)."""
+        if self.file is not None and not self.file.closed:
+            self.file.flush()
+            os.fsync(self.file.fileno())
+            self.file.close()
+        else:  # written by someone else under `tmp` (h5py, zipfile): sync it by descriptor
+            _fsync_path(self.tmp)
+
+    def put_in_place(self) -> None:
+        """Rename the finished temporary file onto its path (the second half of commit)."""
+        os.replace(self.tmp, self.path)
+        self.done = True
 
     def abort(self) -> None:
         if self.file is not None and not self.file.closed:
@@ -68,16 +84,23 @@ class AtomicFile:
                 os.remove(self.tmp)
 
 
+def name_the_file(exc: BaseException, path: str) -> None:
+    """An OSError from a write (no space left, a quota) often names no file: name the one being written."""
+    if isinstance(exc, OSError) and exc.filename is None:
+        exc.filename = os.fspath(path)
+
+
 @contextlib.contextmanager
 def atomic_write(path: str | os.PathLike, mode: str = "wb", **open_arguments):
     """A file object whose content replaces `path` when the block ends without an exception."""
     target = AtomicFile(path)
     try:
         yield target.open(mode, **open_arguments)
-    except BaseException:
+        target.commit()
+    except BaseException as exc:
         target.abort()
+        name_the_file(exc, target.path)
         raise
-    target.commit()
 
 
 @contextlib.contextmanager
@@ -86,10 +109,55 @@ def atomic_path(path: str | os.PathLike):
     target = AtomicFile(path)
     try:
         yield target.tmp
-    except BaseException:
+        target.commit()
+    except BaseException as exc:
         target.abort()
+        name_the_file(exc, target.path)
         raise
-    target.commit()
+
+
+_TEMPORARY = re.compile(r"^\.(?P<name>.+)\.(?P<pid>\d+)-[0-9a-f]{8}\.(?P<kind>partial|aside)$")
+_STALE_AFTER = 24 * 3600  # seconds; a writer on another machine sharing the folder has no pid of ours
+_CLEANED: set[str] = set()  # folders already swept by this process
+
+
+def writer_is_gone(folder: str, name: str) -> bool:
+    """Whether a temporary or aside file's writer is no longer running (or the file is a day old)."""
+    match = _TEMPORARY.match(name)
+    if match is None:
+        return False
+    try:
+        if time.time() - os.stat(os.path.join(folder, name)).st_mtime > _STALE_AFTER:
+            return True
+        os.kill(int(match.group("pid")), 0)
+    except ProcessLookupError:
+        return True
+    except OSError:  # PermissionError: another user's live process; FileNotFoundError: gone already
+        return False
+    return int(match.group("pid")) == os.getpid() and name not in _LIVE_NAMES
+
+
+def stale_temporaries(folder: str) -> list[str]:
+    """Temporary files (`.*.partial`) in folder left by writers that were killed."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return []
+    return [n for n in names if n.endswith(".partial") and writer_is_gone(folder, n)]
+
+
+def remove_stale_temporaries(folder: str) -> list[str]:
+    """Delete what killed writers left in folder (once per folder and process); returns the names."""
+    folder = os.path.abspath(folder)
+    if folder in _CLEANED:
+        return []
+    _CLEANED.add(folder)
+    removed = []
+    for name in stale_temporaries(folder):
+        with contextlib.suppress(OSError):
+            os.remove(os.path.join(folder, name))
+            removed.append(name)
+    return removed
 
 
 def _fsync_path(path: str) -> None:

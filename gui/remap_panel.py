@@ -61,6 +61,10 @@ class RemapPanel(QWidget):
         self.slots_follow.setChecked(True)
         self.name_based = QCheckBox("name-based checkpoint (drop the TF2 object graph)")
         self.all_steps = QCheckBox("apply to every checkpoint of the run")
+        self.make_latest = QCheckBox("make it the latest checkpoint of the folder it is saved in")
+        self.make_latest.setToolTip("Off: a folder that already holds a run keeps its `checkpoint` file, so "
+                                    "training resumes from the checkpoint it would have. On: that file is "
+                                    "rewritten to name the saved checkpoint as the latest.")
         self.preview_table = QTableWidget(0, 5)
         self.preview_table.setHorizontalHeaderLabels(["source", "result", "dtype", "shape", "action"])
         self.preview_table.horizontalHeader().setSectionResizeMode(QHeaderView.Interactive)
@@ -95,6 +99,10 @@ class RemapPanel(QWidget):
         layout.addWidget(self.slots_follow)
         layout.addWidget(self.name_based)
         layout.addWidget(self.all_steps)
+        layout.addWidget(self.make_latest)
+        self.make_latest.toggled.connect(lambda on: self.result.setText(
+            "⚠ Saving into a run's folder will rewrite its `checkpoint` file: training resumed there will "
+            "restore the remapped checkpoint." if on else ""))
         layout.addWidget(QLabel("Preview (changed variables):"))
         layout.addWidget(self.preview_table, 2)
         layout.addWidget(self.problems)
@@ -180,9 +188,10 @@ class RemapPanel(QWidget):
                              os.path.join(destination, os.path.basename(current.run.latest.prefix)))
         else:
             reader = current.reader
+            make_latest = self.make_latest.isChecked()
 
             def make_job():
-                return save_remapped(reader, plan, destination, overwrite)
+                return save_remapped(reader, plan, destination, overwrite, make_latest=make_latest)
             verify_source = (reader.prefix, os.path.abspath(destination))
         self.save_button.setEnabled(False)
         self.slot.start(f"save {destination}", make_job, lambda reports: self._saved(reports, verify_source, result),

@@ -78,6 +78,9 @@ def build_parser() -> argparse.ArgumentParser:
     remap.add_argument("--no-slots-follow", action="store_true", help="renaming a variable leaves its slots")
     remap.add_argument("--name-based", action="store_true", help="drop the TF2 object graph")
     remap.add_argument("--overwrite", action="store_true", help="replace an existing destination checkpoint")
+    remap.add_argument("--make-latest", action="store_true",
+                       help="name the new checkpoint latest in its folder's `checkpoint` file even where that "
+                            "folder is an existing run (by default an existing run's state file is left alone)")
     remap.add_argument("--dry-run", action="store_true", help="print the preview, write nothing")
     remap.set_defaults(handler=writing.command_remap)
 

@@ -142,7 +142,7 @@ def command_remap(args) -> int:
             result = preview(plan, describe_variables(reader))
             _print_preview(result)
             return 0 if not result.problems else EXIT_BAD_INPUT
-        reports = [run_to_end(save_remapped(reader, plan, args.dst, args.overwrite))]
+        reports = [run_to_end(save_remapped(reader, plan, args.dst, args.overwrite, make_latest=args.make_latest))]
     for report in reports:
         print(f"wrote {report.written} variables to {report.prefix}")
         for line in report.cast_warnings + report.notes:

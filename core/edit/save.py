@@ -14,12 +14,13 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from ..errors import CorruptCheckpointError, DecodeError, DestinationError, GraphEditError, PlanError
+from ..atomic_write import name_the_file
+from ..errors import CheckpointError, CorruptCheckpointError, DecodeError, DestinationError, GraphEditError, PlanError
 from ..format import dtypes
 from ..format.bundle_reader import CheckpointReader, data_file_path
 from ..format.bundle_writer import BundleWriter
 from ..format.checkpoint_keys import OBJECT_GRAPH_KEY
-from ..format.checkpoint_state import write_state_file
+from ..format.checkpoint_state import STATE_FILE_NAME, read_state_file, resolve, write_state_file
 from ..format.object_graph import stored_object_graph
 from ..format.object_graph_edit import rewrite
 from ..jobs import Job, Progress
@@ -46,16 +47,22 @@ def check_destination(source_prefix: str, destination_prefix: str, overwrite: bo
         raise DestinationError(destination_prefix, "that is the source checkpoint; save to a new place")
     if destination.startswith(source + ".") or source.startswith(destination + "."):
         raise DestinationError(destination_prefix, f"would overwrite files of the source checkpoint {source_prefix}")
-    if os.path.exists(destination_prefix + ".index") and not overwrite:
-        raise DestinationError(destination_prefix, "a checkpoint exists there already (confirm to overwrite it)")
+    if os.path.exists(destination_prefix + ".index"):
+        if not overwrite:
+            raise DestinationError(destination_prefix, "a checkpoint exists there already (confirm to overwrite it)")
+        if os.path.dirname(destination) == os.path.dirname(source):
+            raise DestinationError(destination_prefix, "is another checkpoint of the source's run: replacing it "
+                                                       "would change that run; save under a new name")
     folder = os.path.dirname(destination) or "."
     if not os.path.isdir(folder):
         raise DestinationError(folder, "no such folder")
 
 
 def save_remapped(reader: CheckpointReader, plan: RemapPlan, destination: str, overwrite: bool = False,
-                  state_file: bool = True) -> Job[SaveReport]:
-    """Job: write the remapped checkpoint to `destination` (a prefix); returns a SaveReport."""
+                  state_file: bool = True, make_latest: bool = False) -> Job[SaveReport]:
+    """Job: write the remapped checkpoint to `destination` (a prefix); returns a SaveReport.
+    state_file: name it in its folder's `checkpoint` file where that changes no existing run (see
+    _name_in_state_file); make_latest: also where it does, as the person asked."""
     destination = os.path.abspath(destination)
     check_destination(reader.prefix, destination, overwrite)
     variables = describe_variables(reader)
@@ -67,6 +74,7 @@ def save_remapped(reader: CheckpointReader, plan: RemapPlan, destination: str, o
         report.notes.append("The TF1 .meta graph file was not copied: its variable names would no longer match.")
     planned = [p for p in result.planned if not (p.source == OBJECT_GRAPH_KEY)]
     writer = BundleWriter(destination, reader.header.producer or 1)
+    report.notes += writer.recovered
     try:
         total = max(sum(_size(reader, p) for p in planned), 1)
         done = 0
@@ -83,12 +91,41 @@ def save_remapped(reader: CheckpointReader, plan: RemapPlan, destination: str, o
             writer.add_array(OBJECT_GRAPH_KEY.encode(), np.array(graph, dtype=object), dtypes.from_number(7))
         yield Progress(total, total, "Writing the index")
         writer.commit()
-    except BaseException:
+    except BaseException as exc:
         writer.abort()
+        name_the_file(exc, writer.data_path)
         raise
     if state_file:
-        write_state_file(os.path.dirname(destination), [destination])
+        _name_in_state_file(destination, reader.prefix, make_latest, report)
     return report
+
+
+def _name_in_state_file(destination: str, source_prefix: str, make_latest: bool, report: SaveReport) -> None:
+    """A new folder gets a `checkpoint` file naming the new checkpoint. A folder whose runs already has
+    one, or the source's own folder, keeps its file as it is (else `tf.train.latest_checkpoint` and a
+    resumed training would take the remapped checkpoint, and CheckpointManager would forget the others),
+    unless make_latest: then the new checkpoint is added to its list as the latest. A state file that
+    cannot be written does not undo a complete checkpoint: it is said in a note."""
+    folder = os.path.dirname(destination)
+    state_path = os.path.join(folder, STATE_FILE_NAME)
+    has_state = os.path.exists(state_path)
+    source_folder = os.path.realpath(os.path.dirname(os.path.abspath(source_prefix)))
+    if not make_latest and (has_state or os.path.realpath(folder) == source_folder):
+        report.notes.append(f"{state_path if has_state else folder}: the run's latest checkpoint is left as it was "
+                            f"(restore the new one by its prefix, or ask to make it the latest)")
+        return
+    prefixes = [destination]
+    if has_state:
+        try:
+            listed = [resolve(p, folder) for p in read_state_file(state_path).all_paths]
+        except CheckpointError:
+            listed = []
+        prefixes = [p for p in dict.fromkeys(listed) if p != destination] + [destination]
+    try:
+        write_state_file(folder, prefixes)
+    except OSError as exc:
+        report.notes.append(f"{state_path}: could not be written ({exc.strerror or exc}); the checkpoint itself "
+                            f"is complete: restore it by its prefix {destination}")
 
 
 def _new_object_graph(reader, plan: RemapPlan, result) -> bytes | None:

@@ -13,7 +13,7 @@ from math import prod
 from . import dtypes
 from .bundle_entry import BIG_ENDIAN, LITTLE_ENDIAN, BundleEntry, BundleHeader, decode_entry, decode_header
 from .checksum import crc32c, mask, unmask
-from ..errors import (ChecksumMismatchError, CorruptCheckpointError, DecodeError, MissingShardError,
+from ..errors import (CheckpointError, ChecksumMismatchError, CorruptCheckpointError, DecodeError, MissingShardError,
                       NotACheckpointError, UnsupportedDtypeError, VariableNotFoundError)
 from .ordered_code import decode_slice_key
 from .protowire import read_varint
@@ -318,3 +318,21 @@ class CheckpointReader:
                 self._slices.setdefault(name, []).append(Slice(extents, entry))
         return self._slices.get(key, [])
 
+
+
+def bundle_is_complete(prefix: str) -> bool:
+    """True when the checkpoint at prefix can be read whole: index valid, the shards its entries use
+    present and long enough (what a writer leaves only once it has finished)."""
+    try:
+        reader = CheckpointReader(prefix)
+        needed: dict[int, int] = {}
+        stored = [e for e in reader.entries if not e.slices]
+        stored += [s.entry for e in reader.entries if e.slices for s in reader.slices_of(e.key)]
+        for entry in stored:
+            needed[entry.shard_id] = max(needed.get(entry.shard_id, 0), entry.offset + entry.size)
+        for shard_id, end in needed.items():  # the shards the entries use, not all the header names
+            if os.path.getsize(data_file_path(reader.prefix, shard_id, reader.header.num_shards)) < end:
+                return False
+        return True
+    except (CheckpointError, OSError):
+        return False

@@ -5,16 +5,17 @@ byte range from their source shard (never decoded; their CRC stays valid; neighb
 and copied by the kernel with copy_file_range where it can), new or changed ones are encoded from
 numpy arrays. The index (header first, then keys in bytewise order) is written last.
 Both files are written under temporary names (core.atomic_write); commit() puts the data in place
-first and the index last, so no reader ever sees an index without its data, and abort() (or any
-failure) leaves nothing behind.
+first and the index last, setting an old checkpoint at the same prefix aside until the new one is
+whole (core.format.bundle_commit), and abort() (or any failure) leaves nothing behind.
 """
 from __future__ import annotations
 
 import errno
 import os
 
-from ..atomic_write import AtomicFile, fsync_folder
+from ..atomic_write import AtomicFile
 from . import dtypes
+from .bundle_commit import WRITTEN_DATA_SUFFIX, put_in_place, recover
 from .bundle_entry import BundleEntry
 from .checksum import crc32c, mask
 from .ordered_code import encode_slice_key
@@ -22,7 +23,6 @@ from .protowire import encode_varint
 from .sstable_writer import TableWriter
 
 COPY_CHUNK = 8 << 20
-DATA_SUFFIX = ".data-00000-of-00001"
 
 
 def _field_varint(number: int, value: int) -> bytes:
@@ -77,10 +77,12 @@ class BundleWriter:
     def __init__(self, prefix: str, producer: int = 1):
         self.prefix = os.fspath(prefix)
         self.producer = producer
-        self.data_path = self.prefix + DATA_SUFFIX
+        self.data_path = self.prefix + WRITTEN_DATA_SUFFIX
         self.index_path = self.prefix + ".index"
         self.entries: dict[bytes, bytes] = {}
         self.offset = 0
+        # What a killed save left here is mended first (an old checkpoint restored, or its copy removed).
+        self.recovered = recover(os.path.dirname(self.prefix) or ".")
         self._data_file = AtomicFile(self.data_path)
         self._index_file = AtomicFile(self.index_path)
         # Unbuffered: byte ranges are copied by the kernel straight into this file's descriptor, and
@@ -183,9 +185,7 @@ class BundleWriter:
             for key in sorted(self.entries):
                 table.add(key, self.entries[key])
             table.finish()
-            self._data_file.commit(sync_folder=False)
-            self._index_file.commit(sync_folder=False)  # last: the checkpoint exists from here on
-            fsync_folder(os.path.dirname(self.index_path) or ".")  # so both renames survive a crash
+            put_in_place(self.prefix, [self._data_file, self._index_file])  # the index last
         except BaseException:
             self.abort()
             raise

@@ -13,7 +13,9 @@ import os
 import re
 from dataclasses import dataclass, field
 
+from ..atomic_write import writer_is_gone
 from ..errors import CheckpointError, NotACheckpointError, SeveralRunsError
+from ..format.bundle_commit import leftovers
 from ..format.bundle_reader import CheckpointReader
 from ..format.checkpoint_keys import STEP_KEYS
 from ..format.checkpoint_state import STATE_FILE_NAME, CheckpointState, read_state_file, resolve
@@ -139,8 +141,9 @@ def discover(path: str | os.PathLike) -> Run:
             return _discover_folder(os.path.dirname(saved_model), selected=saved_model, depth=0)
         run = _discover_folder(path, selected=None, depth=0)
         if not any(r.checkpoints for r in run.all_runs()):
+            left = [w.split(": ", 1)[1] for w in run.warnings if "interrupted save" in w]
             raise NotACheckpointError(path, "holds no TensorFlow checkpoint (no .index file here or in "
-                                            "its sub-folders, no SavedModel)")
+                                            "its sub-folders, no SavedModel)" + "".join(f"; {w}" for w in left))
         return run
     if os.path.basename(path) == STATE_FILE_NAME and os.path.isfile(path):
         return _discover_folder(os.path.dirname(path), selected=None, depth=0, state_path=path)
@@ -179,6 +182,7 @@ def _discover_folder(folder: str, selected: str | None, depth: int, state_path: 
     for prefix in listed:
         if prefix not in prefixes:
             run.warnings.append(f"{state.path}: lists {os.path.basename(prefix)}, which is not on disk")
+    _report_interrupted_saves(folder, names, run)
     data_files = _data_files_by_prefix(folder, names)
     for prefix in prefixes:
         run.checkpoints.append(_describe(prefix, state, prefix in listed, prefix == latest,
@@ -193,6 +197,19 @@ def _discover_folder(folder: str, selected: str | None, depth: int, state_path: 
             if sub.checkpoints or sub.subruns:
                 run.subruns.append(sub)
     return run
+
+
+def _report_interrupted_saves(folder: str, names: list[str], run: Run) -> None:
+    """What killed saves left here is said, not mended: opening a folder never writes to it (the next save
+    into it mends, core.format.bundle_commit)."""
+    aside = leftovers(folder, names)
+    if aside:
+        run.warnings.append(f"{folder}: an interrupted save left {aside[0]}" + (f" and {len(aside) - 1} more file(s)"
+                            if len(aside) > 1 else "") + "; the next save into this folder restores or removes them")
+    stale = [n for n in names if n.endswith(".partial") and writer_is_gone(folder, n)]
+    if stale:
+        run.warnings.append(f"{folder}: {len(stale)} temporary file(s) of interrupted saves ({stale[0]}); the next "
+                            f"save into this folder removes them")
 
 
 def _read_state(folder: str, state_path: str | None, run: Run) -> CheckpointState | None:

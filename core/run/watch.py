@@ -7,28 +7,9 @@ gives; otherwise it is looked at again on the next poll.
 """
 from __future__ import annotations
 
-import os
-
 from ..errors import CheckpointError
-from ..format.bundle_reader import CheckpointReader, data_file_path
+from ..format.bundle_reader import bundle_is_complete
 from .discovery import Run, discover
-
-
-def is_complete(prefix: str) -> bool:
-    """True when the checkpoint at prefix can be read whole: index valid, shards present and long enough."""
-    try:
-        reader = CheckpointReader(prefix)
-        needed: dict[int, int] = {}
-        stored = [e for e in reader.entries if not e.slices]
-        stored += [s.entry for e in reader.entries if e.slices for s in reader.slices_of(e.key)]
-        for entry in stored:
-            needed[entry.shard_id] = max(needed.get(entry.shard_id, 0), entry.offset + entry.size)
-        for shard_id, end in needed.items():  # the shards the entries use, not all the header names
-            if os.path.getsize(data_file_path(reader.prefix, shard_id, reader.header.num_shards)) < end:
-                return False
-        return True
-    except (CheckpointError, OSError):
-        return False
 
 
 class RunWatcher:
@@ -46,7 +27,7 @@ class RunWatcher:
             return None  # the folder is momentarily empty or unreadable: try again next time
         run.subruns = []  # only this folder's own checkpoints are watched
         arrived = [c for c in run.checkpoints if c.prefix not in self.known]
-        complete = [c for c in arrived if is_complete(c.prefix)]
+        complete = [c for c in arrived if bundle_is_complete(c.prefix)]
         run.checkpoints = [c for c in run.checkpoints if c.prefix in self.known or c in complete]
         current = {c.prefix for c in run.checkpoints}
         if current == self.known:

@@ -17,7 +17,8 @@ from core.format.sstable import read_table
 from core.jobs import run_to_end
 from core.run.discovery import discover
 from core.run.variables import describe_variables
-from core.run.watch import RunWatcher, is_complete
+from core.format.bundle_reader import bundle_is_complete
+from core.run.watch import RunWatcher
 
 
 class WrongValue(AssertionError):
@@ -52,7 +53,7 @@ def exercise(path: str, oracle: dict | None = None) -> list[str]:
     for each in run.all_runs():
         RunWatcher(each).poll()
         for info in each.checkpoints:
-            is_complete(info.prefix)
+            bundle_is_complete(info.prefix)
             outcomes += _exercise_checkpoint(info, each, oracle)
     return outcomes
 
