@@ -1,10 +1,11 @@
-"""The run's checkpoints as a table: step, time written, size, and which one the state file calls latest."""
+"""The run's checkpoints as a table: step, time written, size, which one the state file calls latest, and
+a ⚠ on a checkpoint whose index or shards are broken (found in the background: core.run.health)."""
 from __future__ import annotations
 
 import time
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt
-from PySide6.QtGui import QFont
+from PySide6.QtGui import QBrush, QColor, QFont
 
 from core.formatting import format_bytes
 from core.run.discovery import CheckpointInfo, Run
@@ -17,11 +18,17 @@ class CheckpointListModel(QAbstractTableModel):
         super().__init__(parent)
         self.checkpoints: list[CheckpointInfo] = []
         self.current_prefix: str | None = None
+        self.problems: dict[str, str] = {}  # prefix -> what is wrong with it
 
     def set_run(self, run: Run | None) -> None:
         self.beginResetModel()
         self.checkpoints = list(run.checkpoints) if run else []
         self.endResetModel()
+
+    def set_problems(self, problems: dict[str, str]) -> None:
+        self.problems = dict(problems)
+        if self.checkpoints:
+            self.dataChanged.emit(self.index(0, 0), self.index(len(self.checkpoints) - 1, len(COLUMNS) - 1))
 
     def set_current(self, prefix: str | None) -> None:
         self.current_prefix = prefix
@@ -52,7 +59,7 @@ class CheckpointListModel(QAbstractTableModel):
                 return time.strftime("%m-%d %H:%M", time.localtime(info.timestamp or info.mtime))
             if column == 2:
                 return format_bytes(info.size_bytes)
-            return info.name
+            return ("⚠ " if info.prefix in self.problems else "") + info.name
         if role == Qt.ToolTipRole:
             notes = [info.prefix, time.strftime("written %Y-%m-%d %H:%M:%S", time.localtime(info.timestamp or info.mtime))]
             if info.is_latest:
@@ -61,7 +68,11 @@ class CheckpointListModel(QAbstractTableModel):
                 notes.append("on disk but not listed in the state file")
             if info.step_source == "variable":
                 notes.append("step read from its global step variable")
+            if info.prefix in self.problems:
+                notes.append(f"damaged: {self.problems[info.prefix]}")
             return "\n".join(notes)
+        if role == Qt.ForegroundRole and info.prefix in self.problems:
+            return QBrush(QColor("#c0392b"))
         if role == Qt.FontRole and info.prefix == self.current_prefix:
             font = QFont()
             font.setBold(True)

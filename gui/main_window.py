@@ -7,23 +7,20 @@ from __future__ import annotations
 
 import os
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction, QIcon, QKeySequence
-from PySide6.QtWidgets import (QAbstractItemView, QDockWidget, QLabel, QMainWindow, QProgressBar, QTableView,
-                               QToolButton, QWidget)
+from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QProgressBar, QToolButton, QWidget
 
 from core.formatting import format_bytes, format_count
-from core.jobs import Progress
 from core.run.loading import LoadedCheckpoint, open_checkpoint, open_run
-from core.run.watch import RunWatcher
 
 from . import dialogs
-from .checkpoint_list import CheckpointListModel
 from .detail_panel import DetailPanel
 from .edit_actions import EditActions
 from .export_actions import ExportActions
 from .paths import ICON, SAMPLE_RUN  # a checkout or a PyInstaller bundle
 from .remap_panel import RemapPanel
+from .run_panel import RunPanel
 from .settings import AppSettings
 from .tensorboard_actions import TensorBoardActions
 from .trajectory_panel import TrajectoryPanel
@@ -31,7 +28,6 @@ from .variable_browser import VariableBrowser
 from .window_context import JobSlot, WindowContext
 from .worker import JobRunner
 
-WATCH_INTERVAL_MS = 2000  # how often the open run folder is looked at for new checkpoints
 DEFAULT_COLUMN_WIDTHS = [300, 80, 70, 80, 70, 300]
 
 
@@ -46,6 +42,7 @@ class MainWindow(QMainWindow):
         self.runner = JobRunner(self)
         self.current: LoadedCheckpoint | None = None
         self.current_path: str | None = None
+        self.current_run_folder: str | None = None
         self._load_path: str | None = None
         self.setWindowTitle("Checkpoint Inspector")
         if os.path.exists(ICON):
@@ -56,18 +53,11 @@ class MainWindow(QMainWindow):
         self.browser = VariableBrowser()
         self.setCentralWidget(self.browser)
         self.detail = DetailPanel(self.runner)
-        self.checkpoint_model = CheckpointListModel(self)
-        self.checkpoint_view = QTableView()
-        self.checkpoint_view.setModel(self.checkpoint_model)
-        self.checkpoint_view.setSelectionBehavior(QAbstractItemView.SelectRows)
-        self.checkpoint_view.setSelectionMode(QAbstractItemView.SingleSelection)
-        self.checkpoint_view.verticalHeader().hide()
-        self.checkpoint_view.verticalHeader().setDefaultSectionSize(22)
-        self.checkpoint_view.setEditTriggers(QAbstractItemView.NoEditTriggers)
-        self.checkpoint_view.horizontalHeader().setStretchLastSection(True)
-        self.checkpoint_view.clicked.connect(self._checkpoint_clicked)
-        self.checkpoint_view.activated.connect(self._checkpoint_clicked)
-        self.run_dock = self._dock("Run", "run", self.checkpoint_view, Qt.LeftDockWidgetArea)
+        self.run_panel = RunPanel(self.runner)
+        self.checkpoint_model = self.run_panel.checkpoint_model
+        self.run_panel.checkpoint_chosen.connect(self.open_checkpoint_row)
+        self.run_panel.run_changed.connect(self._run_changed)
+        self.run_dock = self._dock("Run", "run", self.run_panel, Qt.LeftDockWidgetArea)
         self.detail_dock = self._dock("Variable", "detail", self.detail, Qt.RightDockWidgetArea)
         self.trajectory = TrajectoryPanel(self.runner)
         self.trajectory_dock = self._dock("Trajectory", "trajectory", self.trajectory, Qt.BottomDockWidgetArea)
@@ -87,11 +77,6 @@ class MainWindow(QMainWindow):
         self.detail.values_edited.connect(self.edit_actions.set_values_from_array)
         self.trajectory.add_button.clicked.connect(self.add_selected_to_trajectory)
         self.trajectory.checkpoint_clicked.connect(self.open_checkpoint_prefix)
-        self.watcher: RunWatcher | None = None
-        self._watch_job = None
-        self.watch_timer = QTimer(self)
-        self.watch_timer.setInterval(WATCH_INTERVAL_MS)
-        self.watch_timer.timeout.connect(self._poll_run)
 
         self.status_text = QLabel("")
         self.progress = QProgressBar()
@@ -236,12 +221,11 @@ class MainWindow(QMainWindow):
         self.current_path = path
         if path != SAMPLE_RUN:
             self.settings.add_recent(path)
-        self.checkpoint_model.set_run(loaded.run)
-        self.checkpoint_model.set_current(loaded.checkpoint.prefix)
-        self.checkpoint_view.resizeColumnsToContents()
-        row = self.checkpoint_model.row_of(loaded.checkpoint.prefix)
-        if row >= 0:
-            self.checkpoint_view.selectRow(row)
+        if self.current_run_folder != loaded.run.folder:
+            self.trajectory.clear()
+            self.trajectory.set_checkpoints(loaded.run.checkpoints)
+        self.current_run_folder = loaded.run.folder
+        self.run_panel.show_run(loaded.run, loaded.checkpoint.prefix)
         self.browser.set_variables(loaded.variables)
         step = "" if loaded.checkpoint.step is None else f" · step {loaded.checkpoint.step:,}"
         self.setWindowTitle(f"{loaded.checkpoint.name}{step} — {loaded.run.folder} — Checkpoint Inspector [*]")
@@ -249,7 +233,6 @@ class MainWindow(QMainWindow):
         self._update_status()
         for warning in loaded.run.warnings + loaded.reader.warnings:
             self.statusBar().showMessage(warning, 10000)
-        self._watch(loaded)
         self.loaded.emit(loaded)
 
     def _load_failed(self, message: str) -> None:
@@ -279,45 +262,14 @@ class MainWindow(QMainWindow):
         title = self.windowTitle().replace(" [*]", "")
         self.setWindowTitle(title + " [*]")
 
-    # ---- watching the run ----------------------------------------------------------------------------
-    def _watch(self, loaded: LoadedCheckpoint) -> None:
-        if self.watcher is None or self.watcher.folder != loaded.run.folder:
-            self.watcher = RunWatcher(loaded.run)
-            self.trajectory.clear()
-            self.trajectory.set_checkpoints(loaded.run.checkpoints)
-        self.watch_timer.start()
-
-    def _poll_run(self) -> None:
-        """Look for new checkpoints off the GUI thread (a network folder can be slow to list)."""
-        if self._watch_job is not None or self.watcher is None:
-            return
-        watcher = self.watcher
-
-        def job():
-            yield Progress(0, 1, "")
-            return watcher.poll()
-
-        self._watch_job = self.runner.start("watch run", job, on_finished=self._run_changed,
-                                            on_failed=lambda exc: None,
-                                            on_done=lambda: setattr(self, "_watch_job", None))
-
+    # ---- the run growing ----------------------------------------------------------------------------------
     def _run_changed(self, run) -> None:
-        if run is None or self.current is None or run.folder != self.current.run.folder:
+        if self.current is None or run.folder != self.current.run.folder:
             return
         self.current.run = run
-        selected = self.current.checkpoint.prefix
-        self.checkpoint_model.set_run(run)
-        self.checkpoint_model.set_current(selected)
-        row = self.checkpoint_model.row_of(selected)
-        if row >= 0:
-            self.checkpoint_view.selectRow(row)
         self.trajectory.set_checkpoints(run.checkpoints)
         self.statusBar().showMessage(f"The run now has {len(run.checkpoints)} checkpoints", 5000)
         self.run_changed.emit(run)
-
-    def _checkpoint_clicked(self, index) -> None:
-        if self.current and self.checkpoint_model.checkpoints[index.row()].prefix != self.current.checkpoint.prefix:
-            self.open_checkpoint_row(index.row())
 
     # ---- showing ---------------------------------------------------------------------------------
     def _variable_selected(self, info) -> None:
@@ -401,7 +353,7 @@ class MainWindow(QMainWindow):
         self.settings.sync()
 
     def closeEvent(self, event) -> None:
-        self.watch_timer.stop()
+        self.run_panel.stop()
         self.tensorboard.stop()  # the child never outlives the window (nor the app: see core.tensorboard.process)
         self.save_layout()
         self.runner.cancel_all()

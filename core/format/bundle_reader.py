@@ -321,18 +321,31 @@ class CheckpointReader:
 
 
 def bundle_is_complete(prefix: str) -> bool:
-    """True when the checkpoint at prefix can be read whole: index valid, the shards its entries use
-    present and long enough (what a writer leaves only once it has finished)."""
+    """True when the checkpoint at prefix can be read whole (what a writer leaves only once finished)."""
+    return bundle_problem(prefix) is None
+
+
+def bundle_problem(prefix: str) -> str | None:
+    """What keeps the checkpoint at prefix from being read whole, or None: its index does not parse, or a
+    shard its entries use is missing or shorter than they need. (Tensor bytes are not read: a damaged
+    value is found by its checksum when it is read.)"""
     try:
         reader = CheckpointReader(prefix)
-        needed: dict[int, int] = {}
+        needed: dict[int, tuple[int, str]] = {}
         stored = [e for e in reader.entries if not e.slices]
         stored += [s.entry for e in reader.entries if e.slices for s in reader.slices_of(e.key)]
         for entry in stored:
-            needed[entry.shard_id] = max(needed.get(entry.shard_id, 0), entry.offset + entry.size)
-        for shard_id, end in needed.items():  # the shards the entries use, not all the header names
-            if os.path.getsize(data_file_path(reader.prefix, shard_id, reader.header.num_shards)) < end:
-                return False
-        return True
-    except (CheckpointError, OSError):
-        return False
+            if entry.offset + entry.size > needed.get(entry.shard_id, (0, ""))[0]:
+                needed[entry.shard_id] = (entry.offset + entry.size, entry.name)
+        for shard_id, (end, name) in needed.items():  # the shards the entries use, not all the header names
+            path = data_file_path(reader.prefix, shard_id, reader.header.num_shards)
+            size = os.path.getsize(path) if os.path.exists(path) else None
+            if size is None:
+                return f"{path}: data shard missing (needed for {name!r})"
+            if size < end:
+                return f"{path}: data shard is {size} bytes, shorter than the index says ({name!r} ends at byte {end})"
+        return None
+    except CheckpointError as exc:
+        return str(exc)
+    except OSError as exc:
+        return f"{exc.filename or prefix}: {exc.strerror or exc}"

@@ -17,6 +17,7 @@ from .checkpoint_keys import OBJECT_GRAPH_KEY
 from .protowire import LENGTH_DELIMITED, VARINT, typed_fields
 
 _MAX_PATHS_PER_NODE = 8  # shared objects can be reachable by very many paths; a few are enough to show
+MAX_DEPTH = 256  # no model nests objects this deep; a hostile chain of nodes must not cost depth² memory
 _KERAS_TRAINABLE_LIST = "_trainable_variables"
 _KERAS_NON_SLOT_LISTS = {"_variables", "_trainable_variables", "_trainable_variables_indices"}
 
@@ -131,8 +132,8 @@ def _all_paths(nodes: list[_Node]) -> dict[int, list[tuple[tuple[str, ...], tupl
                 continue
             child_paths = paths.setdefault(child, [])
             for parts, via in paths[parent]:
-                if child in via or len(child_paths) >= _MAX_PATHS_PER_NODE:
-                    continue  # no cycles; enough paths
+                if child in via or len(child_paths) >= _MAX_PATHS_PER_NODE or len(parts) >= MAX_DEPTH:
+                    continue  # no cycles; enough paths; deep enough
                 child_paths.append((parts + (local_name,), via + (child,)))
             if child not in seen:
                 seen.add(child)

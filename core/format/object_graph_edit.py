@@ -16,8 +16,9 @@ from __future__ import annotations
 from collections import deque
 from typing import Callable
 
-from ..errors import GraphEditError
+from ..errors import DecodeError, GraphEditError
 from .checkpoint_keys import ATTRIBUTE_MARK, escape_path_part, unescape_path_part
+from .object_graph import MAX_DEPTH
 from .protowire import LENGTH_DELIMITED, encode_varint, iter_fields
 
 
@@ -73,12 +74,16 @@ def rewrite(data: bytes, renamed_keys: dict[str, str], dropped_keys: set[str],
 
     # Canonical (first breadth-first) path of each node, in key form (escaped parts), and its parent edge.
     canonical: dict[int, str] = {0: ""}
+    depth = {0: 0}
     parent_edge: dict[int, tuple[int, int]] = {}
     queue = deque([0])
     while queue:
         u = queue.popleft()
         for index, (v, label) in enumerate(children[u]):
             if 0 <= v < len(nodes) and v not in canonical:
+                if depth[u] >= MAX_DEPTH:
+                    raise DecodeError(f"the object graph nests objects more than {MAX_DEPTH} deep")
+                depth[v] = depth[u] + 1
                 canonical[v] = (canonical[u] + "/" if canonical[u] else "") + escape_path_part(label)
                 parent_edge[v] = (u, index)
                 queue.append(v)

@@ -146,3 +146,26 @@ def test_entry_decoder_skips_fields_it_does_not_know():
     assert decode_entry(b"w", "w", future[:12] + known + future[12:]) == plain
     with pytest.raises(DecodeError):
         decode_entry(b"w", "w", known + encode_varint(10 << 3 | 2) + b"\x09ab")
+
+
+def test_a_hostile_object_graph_chain_costs_neither_depth_squared_time_nor_memory():
+    import time
+
+    from core.format.object_graph import MAX_DEPTH, describe_keys
+
+    def message(*fields):
+        out = b""
+        for number, value in fields:
+            out += encode_varint(number << 3 | (2 if isinstance(value, bytes) else 0))
+            out += (encode_varint(len(value)) + value) if isinstance(value, bytes) else encode_varint(value)
+        return out
+
+    count = 50_000  # a 1 MB graph: each node's only child is the next one
+    nodes = [message((1, message((1, i + 1), (2, b"n")))) for i in range(count - 1)]
+    nodes.append(message((2, message((1, b"VARIABLE_VALUE"), (3, b"deep/.ATTRIBUTES/VARIABLE_VALUE")))))
+    graph = b"".join(message((1, node)) for node in nodes)
+    started = time.perf_counter()
+    described = describe_keys(graph)
+    assert time.perf_counter() - started < 10
+    assert described["deep/.ATTRIBUTES/VARIABLE_VALUE"].object_paths == ()  # deeper than MAX_DEPTH: no path
+    assert MAX_DEPTH < count

@@ -258,3 +258,33 @@ def test_window_layout_and_column_widths_are_remembered(qtbot, tmp_path, gc_in_g
     assert (second.width(), second.height()) == (791, 713)
     assert second.browser.tree_view.columnWidth(0) == 412
     assert not second.run_dock.isVisible()
+
+
+def test_a_damaged_checkpoint_is_marked_in_the_run_list_before_it_is_clicked(qtbot, window, tf_ckpts, tmp_path):
+    import shutil
+
+    run = tmp_path / "run"
+    shutil.copytree(tf_ckpts.tf1_run, run)
+    shard = run / "model.ckpt-30.data-00000-of-00001"
+    shard.write_bytes(shard.read_bytes()[:10])  # truncated
+    with qtbot.waitSignal(window.run_panel.checked, timeout=20000) as checked:
+        open_and_wait(qtbot, window, run)
+    assert list(checked.args[0]) == [str(run / "model.ckpt-30")]
+    model = window.checkpoint_model
+    row = model.row_of(str(run / "model.ckpt-30"))
+    assert model.data(model.index(row, 3)).startswith("⚠ ")
+    tooltip = model.data(model.index(row, 0), Qt.ToolTipRole)
+    assert "damaged:" in tooltip and "shorter than the index says" in tooltip and str(shard) in tooltip
+    healthy = model.row_of(str(run / "model.ckpt-60"))
+    assert not model.data(model.index(healthy, 3)).startswith("⚠")
+
+
+def test_a_damaged_file_shows_one_clear_error(qtbot, window):
+    from pathlib import Path
+
+    case = Path(__file__).resolve().parents[1] / "fuzz" / "regressions" / "1_empty_key"
+    with qtbot.waitSignal(window.load_failed, timeout=20000) as failed:
+        window.open_path(str(case))
+    assert "ckpt-100.index: damaged index: entry 1 has an empty key" in failed.args[0]
+    qtbot.waitUntil(lambda: bool(window.shown_errors), timeout=5000)
+    assert window.shown_errors[-1].startswith("Cannot open this checkpoint.") and failed.args[0] in window.shown_errors[-1]

@@ -123,7 +123,7 @@ def test_a_checkpoint_written_while_open_extends_the_plot(qtbot, window, tf_ckpt
                       tensors=[tf.constant([7.0, 7.0, 7.0])])
     with qtbot.waitSignal(window.trajectory.updated, timeout=20000):
         with qtbot.waitSignal(window.run_changed, timeout=20000):
-            window._poll_run()  # what the timer does every two seconds
+            window.run_panel._poll()  # what the timer does every two seconds
     assert [c.step for c in window.checkpoint_model.checkpoints][-1] == 70
     xs, ys = plotted_values(window.trajectory, "dense/bias")
     assert xs[-1] == 70 and ys[-1] == pytest.approx(np.sqrt(3 * 49))

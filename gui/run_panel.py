@@ -1,0 +1,109 @@
+"""The Run dock: the run's checkpoints as a table (the open one in bold, the latest starred, damaged ones
+marked ⚠ with what is wrong), watched for checkpoints written while it is open. Both the watching and
+the damage check run off the GUI thread: a network folder can be slow to list, a long run slow to check."""
+from __future__ import annotations
+
+from PySide6.QtCore import QTimer, Signal
+from PySide6.QtWidgets import QAbstractItemView, QTableView
+
+from core.jobs import Progress
+from core.run.health import check_checkpoints
+from core.run.watch import RunWatcher
+
+from .checkpoint_list import CheckpointListModel
+
+WATCH_INTERVAL_MS = 2000  # how often the open run folder is looked at for new checkpoints
+
+
+class RunPanel(QTableView):
+    checkpoint_chosen = Signal(int)  # a row other than the open checkpoint was clicked or activated
+    run_changed = Signal(object)     # Run: the watcher found checkpoints added or removed
+    checked = Signal(object)         # {prefix: problem} of the run's damaged checkpoints
+
+    def __init__(self, runner, parent=None):
+        super().__init__(parent)
+        self.runner = runner
+        self.checkpoint_model = CheckpointListModel(self)
+        self.setModel(self.checkpoint_model)
+        self.setSelectionBehavior(QAbstractItemView.SelectRows)
+        self.setSelectionMode(QAbstractItemView.SingleSelection)
+        self.verticalHeader().hide()
+        self.verticalHeader().setDefaultSectionSize(22)
+        self.setEditTriggers(QAbstractItemView.NoEditTriggers)
+        self.horizontalHeader().setStretchLastSection(True)
+        self.clicked.connect(self._clicked)
+        self.activated.connect(self._clicked)
+        self.watcher: RunWatcher | None = None
+        self._watch_job = None
+        self._check_job = None
+        self._checked_prefixes: tuple | None = None
+        self.watch_timer = QTimer(self)
+        self.watch_timer.setInterval(WATCH_INTERVAL_MS)
+        self.watch_timer.timeout.connect(self._poll)
+
+    def show_run(self, run, current_prefix: str) -> None:
+        """The run of the checkpoint just opened (it may be the same run as before)."""
+        self.checkpoint_model.set_run(run)
+        self._mark_current(current_prefix)
+        self.resizeColumnsToContents()
+        if self.watcher is None or self.watcher.folder != run.folder:
+            self.watcher = RunWatcher(run)
+        self.watch_timer.start()
+        self._check(run)
+
+    def stop(self) -> None:
+        self.watch_timer.stop()
+
+    def _mark_current(self, prefix: str) -> None:
+        self.checkpoint_model.set_current(prefix)
+        row = self.checkpoint_model.row_of(prefix)
+        if row >= 0:
+            self.selectRow(row)
+
+    def _clicked(self, index) -> None:
+        if self.checkpoint_model.checkpoints[index.row()].prefix != self.checkpoint_model.current_prefix:
+            self.checkpoint_chosen.emit(index.row())
+
+    # ---- watching --------------------------------------------------------------------------------------
+    def _poll(self) -> None:
+        if self._watch_job is not None or self.watcher is None:
+            return
+        watcher = self.watcher
+
+        def job():
+            yield Progress(0, 1, "")
+            return watcher.poll()
+
+        self._watch_job = self.runner.start("watch run", job, on_finished=self._polled, on_failed=lambda exc: None,
+                                            on_done=lambda: setattr(self, "_watch_job", None))
+
+    def _polled(self, run) -> None:
+        if run is None or self.watcher is None or run.folder != self.watcher.folder:
+            return
+        current = self.checkpoint_model.current_prefix
+        self.checkpoint_model.set_run(run)
+        self._mark_current(current)
+        self._check(run)
+        self.run_changed.emit(run)
+
+    # ---- damage ------------------------------------------------------------------------------------------
+    def _check(self, run) -> None:
+        prefixes = tuple(c.prefix for c in run.checkpoints)
+        if prefixes == self._checked_prefixes:
+            self.checkpoint_model.set_problems(self.checkpoint_model.problems)
+            return
+        self._checked_prefixes = prefixes
+        if self._check_job is not None:
+            self._check_job.cancel()
+        checkpoints = list(run.checkpoints)
+        handle = self.runner.start("check run", lambda: check_checkpoints(checkpoints),
+                                   on_finished=lambda problems: self._checked(handle, problems),
+                                   on_failed=lambda exc: None)
+        self._check_job = handle
+
+    def _checked(self, handle, problems: dict[str, str]) -> None:
+        if handle is not self._check_job:
+            return  # a newer check of a changed run supersedes this one
+        self._check_job = None
+        self.checkpoint_model.set_problems(problems)
+        self.checked.emit(problems)
