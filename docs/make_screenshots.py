@@ -3,8 +3,8 @@
     QT_QPA_PLATFORM=offscreen .venv/bin/python docs/make_screenshots.py
 
 Views: browse (tree, a kernel's values), heatmap, histogram, trajectories (update ratio of three kernels),
-distribution over steps, editing (the Edits dock and the regex rename dialog), and the error shown for a
-corrupt file.
+distribution over steps, editing (the Edits dock and the regex rename dialog), the error shown for a
+corrupt file, and a run with a truncated shard marked in the Run list.
 Settings go to a temporary file so the person's own window layout is neither used nor changed.
 """
 from __future__ import annotations
@@ -121,6 +121,18 @@ def main() -> None:
     painter.end()
     picture.save(os.path.join(DOCS, "error.png"))
     box.close()
+
+    import shutil
+
+    damaged_run = os.path.join(tempfile.mkdtemp(), "run")
+    shutil.copytree(SAMPLE_RUN, damaged_run)
+    shard = os.path.join(damaged_run, "ckpt-150.data-00000-of-00001")
+    with open(shard, "r+b") as f:
+        f.truncate(1000)
+    window.open_path(damaged_run)
+    wait(window.run_panel.checked)
+    wait()
+    save(window, "damaged.png")
     window.close()
 
 
