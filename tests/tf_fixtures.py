@@ -73,6 +73,8 @@ class Fixtures:
     nested_runs: Path  # folder holding run_a (TF1) and run_b (TF2)
     stale_abs_run: Path  # folder: state file points at a missing absolute dir
     tf2_slot_keys: Path  # prefix: TF2 Checkpoint with `.OPTIMIZER_SLOT` keys (slot_variables)
+    v1_run: Path  # folder: V1 format Saver, steps 10 and 20, many dtypes and a partitioned variable
+    v1_sharded: Path  # folder: V1 format, sharded Saver (`model.ckpt-20-?????-of-00002`)
 
 
 def write_all(root: Path) -> Fixtures:
@@ -92,6 +94,8 @@ def write_all(root: Path) -> Fixtures:
         nested_runs=write_nested_runs(root / "nested_runs"),
         stale_abs_run=write_stale_abs_run(root / "stale_abs_run"),
         tf2_slot_keys=write_tf2_slot_keys(root / "tf2_slot_keys" / "slots"),
+        v1_run=write_v1_run(root / "v1_run"),
+        v1_sharded=write_v1_run(root / "v1_sharded", sharded=True),
     )
 
 
@@ -196,6 +200,52 @@ def _save_tf1_run(run_dir: Path, steps: tuple[int, ...], **saver_kwargs) -> None
         for value in steps:
             sess.run(update, {step: value})
             saver.save(sess, str(run_dir / "model.ckpt"), global_step=value)
+
+
+V1_STEPS = (10, 20)
+
+
+def write_v1_run(run_dir: Path, sharded: bool = False) -> Path:
+    """The pre-2016 V1 format (`Saver(write_version=V1)`): one table file per shard, no .index. Values
+    follow the step; what each variable held is kept in `v1_values.npz` beside the files, because
+    TensorFlow's own reader cannot read V1 float16, complex64 or partitioned variables back. With
+    `sharded`, two devices' variables go to two shard files."""
+    tf = _tf()
+    run_dir.mkdir(parents=True, exist_ok=True)
+    held = {}
+    with _tf1_session() as sess:
+        step = tf.compat.v1.placeholder(tf.float32, shape=[])
+        variables, updates = {}, []
+        initial = {"f32": np.arange(6, dtype=np.float32).reshape(2, 3), "f64": np.array([0.1, -2.5]),
+                   "f16": np.array([1.5, -2.25], np.float16), "i64": np.array([1, -(1 << 40)], np.int64),
+                   "i32": np.array([-7, 1 << 30], np.int32), "i8": np.array([-3, 4], np.int8),
+                   "u8": np.array([200, 7], np.uint8), "c64": np.array([1 + 2j, -0.5j], np.complex64),
+                   "scalar": np.float32(3.25)}
+        for number, (name, value) in enumerate(initial.items()):
+            with tf.device("/cpu:0" if number % 2 == 0 or not sharded else "/device:CPU:0"):
+                variable = tf.compat.v1.get_variable(f"v1/{name}", initializer=value)
+            variables[name] = variable
+            if value.dtype.kind in "fc":
+                updates.append(variable.assign(value + tf.cast(step, variable.dtype)))
+        flags = tf.compat.v1.get_variable("v1/flags", initializer=np.array([True, False]))
+        words = tf.compat.v1.get_variable("v1/words", initializer=np.array([b"ab", b"\x00c", b""]))
+        table = tf.compat.v1.get_variable("v1/partitioned", shape=[6, 2], dtype=tf.float32,
+                                          initializer=tf.compat.v1.initializers.random_normal(seed=3),
+                                          partitioner=tf.compat.v1.fixed_size_partitioner(3))
+        global_step = tf.compat.v1.train.get_or_create_global_step()
+        updates.append(global_step.assign(tf.cast(step, tf.int64)))
+        saver = tf.compat.v1.train.Saver(write_version=tf.compat.v1.train.SaverDef.V1, sharded=sharded)
+        sess.run(tf.compat.v1.global_variables_initializer())
+        for value in V1_STEPS:
+            sess.run(updates, {step: value})
+            saver.save(sess, str(run_dir / "model.ckpt"), global_step=value)
+            current = {f"v1/{n}": sess.run(v) for n, v in variables.items()}
+            current.update({"v1/flags": sess.run(flags), "v1/words": np.array(sess.run(words), dtype=object),
+                            "v1/partitioned": sess.run(tf.convert_to_tensor(table)), "global_step": sess.run(global_step)})
+            held.update({f"{value}:{name}": array for name, array in current.items()})
+    np.savez(run_dir / "v1_values.npz", **held, allow_pickle=True)
+    _require(not list(run_dir.glob("*.index")), "a V1 save wrote a V2 .index")
+    return run_dir
 
 
 @contextlib.contextmanager

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from ..errors import CheckpointError, InputError
 from ..format.bundle_reader import CheckpointReader
+from ..format.readers import main_file, open_reader
 from ..jobs import Job, Progress
 from ..run.discovery import CheckpointInfo
 from .statistics import StatisticsAccumulator, histogram_counts, histogram_edges
@@ -80,8 +81,8 @@ CACHE = _Cache()
 
 
 def checkpoint_identity(prefix: str) -> tuple:
-    """What makes a cached value still valid: the index file's path, size and modification time."""
-    stat = os.stat(prefix + ".index")
+    """What makes a cached value still valid: its main file's (the index, or the V1 file) path, size and time."""
+    stat = os.stat(main_file(prefix))
     return (prefix, stat.st_size, stat.st_mtime_ns)
 
 
@@ -113,7 +114,7 @@ def _point(info: CheckpointInfo, name: str, metric: str, element: int, first, pr
     try:
         reader = readers.get(info.prefix)
         if reader is None:
-            reader = readers[info.prefix] = CheckpointReader(info.prefix)
+            reader = readers[info.prefix] = open_reader(info.prefix)
         if name not in reader:
             return Point(info.step, info.prefix, None, "not in this checkpoint"), None
         entry = reader.entry(name)
@@ -138,7 +139,7 @@ def _point(info: CheckpointInfo, name: str, metric: str, element: int, first, pr
                 return Point(info.step, info.prefix, None, reason), holder
             if other[1] != entry.shape:
                 return Point(info.step, info.prefix, None, f"shape changed from {list(other[1])} to {list(entry.shape)}"), holder
-            other_reader = readers.get(other[0]) or CheckpointReader(other[0])
+            other_reader = readers.get(other[0]) or open_reader(other[0])
             distance = _cached(("distance", identity, checkpoint_identity(other[0]), name),
                                lambda: _stream_distance(reader, other_reader, name))
             if metric == "dist_from_first":
@@ -259,7 +260,7 @@ def compute_distribution(checkpoints: list[CheckpointInfo], name: str, bins: int
     for done, info in enumerate(checkpoints):
         yield Progress(done, 2 * len(checkpoints), f"{info.name}: range of {name}")
         try:
-            reader = CheckpointReader(info.prefix)
+            reader = open_reader(info.prefix)
             if name in reader and reader.entry(name).is_numeric:
                 stats = _cached(("stats", checkpoint_identity(info.prefix), name),
                                 lambda: _stream_statistics(reader, name))
@@ -274,7 +275,7 @@ def compute_distribution(checkpoints: list[CheckpointInfo], name: str, bins: int
     percentiles, counts = [], []
     for done, (info, _) in enumerate(held):
         yield Progress(len(checkpoints) + done, 2 * len(checkpoints), f"{info.name}: distribution of {name}")
-        values = CheckpointReader(info.prefix).read(name).reshape(-1)
+        values = open_reader(info.prefix).read(name).reshape(-1)
         values = (np.abs(values) if values.dtype.kind == "c" else values).astype(np.float64)
         values = values[np.isfinite(values)]
         percentiles.append(np.percentile(values, DISTRIBUTION_PERCENTILES))

@@ -18,6 +18,7 @@ from ..atomic_write import name_the_file
 from ..errors import CheckpointError, CorruptCheckpointError, DecodeError, DestinationError, GraphEditError, PlanError
 from ..format import dtypes
 from ..format.bundle_reader import CheckpointReader, data_file_path
+from ..format.readers import open_reader
 from ..format.bundle_writer import BundleWriter
 from ..format.checkpoint_keys import OBJECT_GRAPH_KEY
 from ..format.checkpoint_state import STATE_FILE_NAME, read_state_file, resolve, write_state_file
@@ -70,6 +71,9 @@ def save_remapped(reader: CheckpointReader, plan: RemapPlan, destination: str, o
     result.check(reader.prefix)
     report = SaveReport(destination)
     graph = _new_object_graph(reader, plan, result)
+    if not reader.copies_bytes:
+        report.notes.append(f"{reader.prefix} is a V1 checkpoint: the remapped one is written in the V2 format "
+                            f"(an .index and a .data file), which TensorFlow reads the same way")
     if os.path.exists(reader.prefix + ".meta"):
         report.notes.append("The TF1 .meta graph file was not copied: its variable names would no longer match.")
     planned = [p for p in result.planned if not (p.source == OBJECT_GRAPH_KEY)]
@@ -142,7 +146,10 @@ def _new_object_graph(reader, plan: RemapPlan, result) -> bytes | None:
 
 
 def _size(reader: CheckpointReader, planned: Planned) -> int:
-    return reader.entry(planned.source).size if planned.source and planned.source in reader else 1
+    if not planned.source or planned.source not in reader:
+        return 1
+    entry = reader.entry(planned.source)
+    return entry.size or entry.nbytes  # a V1 entry has no byte range: its values' size
 
 
 def _data_order(reader: CheckpointReader, planned: Planned):
@@ -160,7 +167,7 @@ def _write_one(reader: CheckpointReader, writer: BundleWriter, planned: Planned,
         writer.add_array(key, _convert(values, target_dtype, planned, report), target_dtype)
         return
     entry = reader.entry(planned.source)
-    if planned.dtype == planned.source_dtype:
+    if planned.dtype == planned.source_dtype and reader.copies_bytes:
         if entry.is_partitioned:
             slices = reader.slices_of(entry.key)
             writer.add_partitioned(key, entry, [(s.extents, s.entry, _shard(reader, s.entry)) for s in slices])
@@ -209,7 +216,7 @@ def save_remapped_run(checkpoints: list[CheckpointInfo], plan: RemapPlan, destin
     for index, info in enumerate(checkpoints):
         yield Progress(index, len(checkpoints), f"Remapping {info.name}")
         target = os.path.join(destination_folder, info.name)
-        reports.append((yield from save_remapped(CheckpointReader(info.prefix), plan, target, overwrite,
+        reports.append((yield from save_remapped(open_reader(info.prefix), plan, target, overwrite,
                                                  state_file=False)))
     write_state_file(destination_folder, [r.prefix for r in reports])
     return reports

@@ -122,9 +122,9 @@ def decode_entry(key: bytes, name: str, value: bytes) -> BundleEntry:
                 if shape is None:
                     if len(_SHAPES) > 50_000:  # bounded, whatever a strange index holds
                         _SHAPES.clear()
-                    shape = _SHAPES.setdefault(body, _decode_shape(body))
+                    shape = _SHAPES.setdefault(body, decode_shape(body))
             else:
-                slices.append(_decode_slice(body))
+                slices.append(decode_slice(body))
         elif tag == 0x35:  # crc32c (field 6), fixed32
             if pos + 4 > end:
                 raise DecodeError("truncated fixed32 field")
@@ -177,7 +177,7 @@ def _field_length(buf, pos: int) -> int:
     raise DecodeError(f"unsupported wire type {wire_type}")
 
 
-def _decode_shape(buf) -> tuple[int, ...]:
+def decode_shape(buf) -> tuple[int, ...]:
     dims = []
     for field, item in typed_fields(buf, _SHAPE_FIELDS, "the shape"):
         if field == 2:
@@ -195,7 +195,7 @@ def _decode_shape(buf) -> tuple[int, ...]:
     return tuple(dims)
 
 
-def _decode_slice(buf) -> tuple[tuple[int, int], ...]:
+def decode_slice(buf) -> tuple[tuple[int, int], ...]:
     extents = []
     for _, item in typed_fields(buf, _SLICE_FIELDS, "a slice"):
         start, length = 0, -1  # no length (the oneof unset) means the whole dimension

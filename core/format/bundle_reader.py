@@ -35,8 +35,44 @@ class Slice:
     entry: BundleEntry
 
 
-class CheckpointReader:
+class EntryListing:
+    """What every checkpoint reader lists the same way (V2 here, V1 in core.format.v1_table): its entries
+    by name in key order (`_entries`), and the warnings of what is wrong without stopping the listing."""
+
+    prefix: str
+    _entries: dict[str, BundleEntry]
+    warnings: list[str]
+
+    @property
+    def entries(self) -> list[BundleEntry]:
+        """Every variable in key order, partitioned ones under their full name."""
+        return list(self._entries.values())
+
+    def warn(self, message: str) -> None:
+        if message not in self.warnings:
+            self.warnings.append(message)
+
+    def names(self) -> list[str]:
+        return list(self._entries)
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._entries
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def entry(self, name: str) -> BundleEntry:
+        try:
+            return self._entries[name]
+        except KeyError:
+            raise VariableNotFoundError(self.prefix, f"no variable named {name!r} in this checkpoint") from None
+
+
+
+class CheckpointReader(EntryListing):
     """The index of one checkpoint, and lazy access to its tensors."""
+
+    copies_bytes = True  # a remap can copy its tensors byte range by byte range
 
     def __init__(self, prefix: str | os.PathLike):
         self.prefix = os.fspath(prefix)
@@ -82,31 +118,6 @@ class CheckpointReader:
             self._entries[name] = entry
         self._slices: dict[bytes, list[Slice]] | None = None  # decoded on first partitioned read
         self.warnings: list[str] = []  # what is wrong but does not stop the listing (a damaged object graph)
-
-    # ---- listing -------------------------------------------------------------------------
-    @property
-    def entries(self) -> list[BundleEntry]:
-        """Every variable in key order, partitioned ones under their full name."""
-        return list(self._entries.values())
-
-    def warn(self, message: str) -> None:
-        if message not in self.warnings:
-            self.warnings.append(message)
-
-    def names(self) -> list[str]:
-        return list(self._entries)
-
-    def __contains__(self, name: str) -> bool:
-        return name in self._entries
-
-    def __len__(self) -> int:
-        return len(self._entries)
-
-    def entry(self, name: str) -> BundleEntry:
-        try:
-            return self._entries[name]
-        except KeyError:
-            raise VariableNotFoundError(self.prefix, f"no variable named {name!r} in this checkpoint") from None
 
     def data_files(self) -> list[str]:
         return [data_file_path(self.prefix, i, self.header.num_shards) for i in range(self.header.num_shards)]

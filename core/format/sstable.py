@@ -33,13 +33,22 @@ def read_table(path: str | os.PathLike) -> list[tuple[bytes, bytes]]:
 
 def parse_table(data: bytes, path: str) -> list[tuple[bytes, bytes]]:
     """Parse the bytes of a table file; `path` is only used in error messages."""
-    if len(data) == 0:
-        raise NotACheckpointError(path, "is empty (0 bytes), not a checkpoint index")
-    if len(data) < FOOTER_SIZE:
-        raise NotACheckpointError(
-            path, f"is too short to be a checkpoint index ({len(data)} bytes; a table ends with a "
-                  f"{FOOTER_SIZE}-byte footer): not a checkpoint, or truncated")
     view = memoryview(data)
+    entries: list[tuple[bytes, bytes]] = []
+    for _, offset, size in block_handles(view, path):
+        block = _read_block(view, offset, size, path, f"data block at byte {offset}")
+        entries.extend(_iter_block(block, path, f"data block at byte {offset}"))
+    return entries
+
+
+def block_handles(view: memoryview, path: str) -> list[tuple[bytes, int, int]]:
+    """(separator key, offset, size) of every data block, from the footer and the index block."""
+    if len(view) == 0:
+        raise NotACheckpointError(path, "is empty (0 bytes), not a checkpoint index")
+    if len(view) < FOOTER_SIZE:
+        raise NotACheckpointError(
+            path, f"is too short to be a checkpoint index ({len(view)} bytes; a table ends with a "
+                  f"{FOOTER_SIZE}-byte footer): not a checkpoint, or truncated")
     footer = view[-FOOTER_SIZE:]
     low, high = struct.unpack_from("<II", footer, FOOTER_SIZE - 8)
     if (high << 32) | low != TABLE_MAGIC:
@@ -54,16 +63,48 @@ def parse_table(data: bytes, path: str) -> list[tuple[bytes, bytes]]:
     except DecodeError as exc:
         raise CorruptCheckpointError(path, f"damaged table footer ({exc})") from None
     index_block = _read_block(view, index_offset, index_size, path, "index block")
-    entries: list[tuple[bytes, bytes]] = []
-    for _, handle in _iter_block(index_block, path, "index block"):
+    handles = []
+    for separator, handle in _iter_block(index_block, path, "index block"):
         try:
             offset, pos = read_varint(handle, 0)
             size, _ = read_varint(handle, pos)
         except DecodeError as exc:
             raise CorruptCheckpointError(path, f"damaged block handle in the index block ({exc})") from None
-        block = _read_block(view, offset, size, path, f"data block at byte {offset}")
-        entries.extend(_iter_block(block, path, f"data block at byte {offset}"))
-    return entries
+        handles.append((separator, offset, size))
+    return handles
+
+
+class TableFile:
+    """A table read in place: the file is memory-mapped and a data block is read (and CRC-checked) only
+    when a key in it is asked for, so a multi-GB V1 checkpoint opens without reading its values."""
+
+    def __init__(self, path: str):
+        import mmap
+
+        self.path = path
+        try:
+            with open(path, "rb") as f:
+                size = os.fstat(f.fileno()).st_size
+                self._map = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
+        except IsADirectoryError:
+            raise NotACheckpointError(path, "is a folder, not a checkpoint file") from None
+        self._view = memoryview(self._map)
+        self.handles = block_handles(self._view, path)
+        self._separators = [separator for separator, _, _ in self.handles]
+
+    def block(self, number: int) -> list[tuple[bytes, bytes]]:
+        _, offset, size = self.handles[number]
+        block = _read_block(self._view, offset, size, self.path, f"data block at byte {offset}")
+        return list(_iter_block(block, self.path, f"data block at byte {offset}"))
+
+    def get(self, key: bytes) -> bytes | None:
+        """The value stored under key, or None."""
+        from bisect import bisect_left
+
+        number = bisect_left(self._separators, key)  # the first block whose last key is >= key
+        if number == len(self.handles):
+            return None
+        return dict(self.block(number)).get(key)
 
 
 def _read_block(view: memoryview, offset: int, size: int, path: str, what: str):

@@ -17,10 +17,14 @@ from ..atomic_write import writer_is_gone
 from ..errors import CheckpointError, NotACheckpointError, SeveralRunsError
 from ..format.bundle_commit import leftovers
 from ..format.bundle_reader import CheckpointReader
+from ..format.readers import main_file, open_reader
+from ..format.v1_table import is_v1_file, v1_files, v1_prefix_of
 from ..format.checkpoint_keys import STEP_KEYS
 from ..format.checkpoint_state import STATE_FILE_NAME, CheckpointState, read_state_file, resolve
 
 _DATA_SUFFIX = re.compile(r"\.data-\d{5}-of-\d{5}$")
+_NOT_V1_SUFFIXES = (".index", ".meta", ".json", ".txt", ".md", ".py", ".pb", ".pbtxt", ".png", ".jpg", ".csv", ".npy",
+                    ".npz", ".h5", ".hdf5", ".keras", ".log", ".yaml", ".yml", ".partial", ".aside", ".zip", ".tar")
 _STEP_SUFFIX = re.compile(r"-(\d+)$")
 _SAVED_MODEL_VARIABLES = os.path.join("variables", "variables")
 _MAX_SUBRUN_DEPTH = 4
@@ -50,7 +54,7 @@ class CheckpointInfo:
 
     def open_reader(self) -> CheckpointReader:
         """The checkpoint's reader (parsing its index now unless discovery already did)."""
-        reader, self._reader = self._reader or CheckpointReader(self.prefix), None
+        reader, self._reader = self._reader or open_reader(self.prefix), None
         return reader
 
 
@@ -149,8 +153,8 @@ def discover(path: str | os.PathLike) -> Run:
         return _discover_folder(os.path.dirname(path), selected=None, depth=0, state_path=path)
     prefix = prefix_of_file(path) if os.path.isfile(path) else None
     if prefix is None:
-        prefix = path
-    if not os.path.exists(prefix + ".index"):
+        prefix = v1_prefix_of(path) if is_v1_file(path) else path
+    if not os.path.exists(prefix + ".index") and not is_v1_file(v1_files(prefix)[0]):
         if os.path.exists(path):
             raise NotACheckpointError(path, "is not a checkpoint file (expected a .index, .data-*, "
                                             ".meta or `checkpoint` file, a run folder or a SavedModel)")
@@ -176,6 +180,7 @@ def _discover_folder(folder: str, selected: str | None, depth: int, state_path: 
     run = Run(folder=folder, checkpoints=[], selected_prefix=selected)
     state = _read_state(folder, state_path, run)
     on_disk = [os.path.join(folder, n[:-len(".index")]) for n in names if n.endswith(".index")]
+    on_disk += _v1_prefixes(folder, names)
     listed = _listed_prefixes(state, folder)
     latest = resolve(state.latest, folder) if state and state.latest else None
     prefixes = list(dict.fromkeys(on_disk))
@@ -241,10 +246,28 @@ def _data_files_by_prefix(folder: str, names: list[str]) -> dict[str, list[str]]
     return found
 
 
+def _v1_prefixes(folder: str, names: list[str]) -> list[str]:
+    """V1 checkpoints in the folder: table files that are no V2 index (a shard set counts once)."""
+    found = []
+    indexes = {n for n in names if n.endswith(".index")}
+    for name in names:
+        if name.startswith(".") or name == STATE_FILE_NAME or name + ".index" in indexes \
+                or name.endswith(_NOT_V1_SUFFIXES) or name.startswith("events.out.") or _DATA_SUFFIX.search(name):
+            continue
+        path = os.path.join(folder, name)
+        if is_v1_file(path):
+            found.append(v1_prefix_of(path))
+    return list(dict.fromkeys(found))
+
+
 def _describe(prefix: str, state: CheckpointState | None, listed: bool, is_latest: bool,
               data_files: list[str], run: Run) -> CheckpointInfo:
-    index_stat = os.stat(prefix + ".index")
-    size = index_stat.st_size + sum(_size(p) for p in data_files)
+    index_stat = os.stat(main_file(prefix))
+    if os.path.exists(prefix + ".index"):
+        size = index_stat.st_size + sum(_size(p) for p in data_files)
+    else:
+        data_files = v1_files(prefix)
+        size = sum(_size(p) for p in data_files)
     step, source = _step_from_name(prefix)
     reader = None
     if step is None:
@@ -266,13 +289,13 @@ def _size(path: str) -> int:
 
 
 def _step_from_name(prefix: str) -> tuple[int | None, str | None]:
-    match = _STEP_SUFFIX.search(os.path.basename(prefix))
+    match = _STEP_SUFFIX.search(os.path.basename(prefix).split("-?????-of-")[0])
     return (int(match.group(1)), "name") if match else (None, None)
 
 
 def _step_from_variables(prefix: str, run: Run) -> tuple[int | None, str | None, CheckpointReader | None]:
     try:
-        reader = CheckpointReader(prefix)
+        reader = open_reader(prefix)
         for name in STEP_KEYS:
             if name in reader and reader.entry(name).shape == () and reader.entry(name).dtype_name.startswith("int"):
                 return int(reader.read(name)), "variable", reader

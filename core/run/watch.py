@@ -8,7 +8,7 @@ gives; otherwise it is looked at again on the next poll.
 from __future__ import annotations
 
 from ..errors import CheckpointError
-from ..format.bundle_reader import bundle_is_complete
+from ..format.readers import checkpoint_problem
 from .discovery import Run, discover
 
 
@@ -27,7 +27,7 @@ class RunWatcher:
             return None  # the folder is momentarily empty or unreadable: try again next time
         run.subruns = []  # only this folder's own checkpoints are watched
         arrived = [c for c in run.checkpoints if c.prefix not in self.known]
-        complete = [c for c in arrived if bundle_is_complete(c.prefix)]
+        complete = [c for c in arrived if checkpoint_problem(c.prefix) is None]
         run.checkpoints = [c for c in run.checkpoints if c.prefix in self.known or c in complete]
         current = {c.prefix for c in run.checkpoints}
         if current == self.known:

@@ -26,6 +26,7 @@ from ..analysis.trajectory import PAIR_METRICS, SINGLE_METRICS, compute_trajecto
 from ..atomic_write import AtomicFile
 from ..errors import DestinationError, NotACheckpointError, VariableNotFoundError
 from ..format.bundle_reader import CheckpointReader
+from ..format.readers import open_reader
 from ..jobs import Job, Progress
 from ..run.discovery import CheckpointInfo, Run
 from ..run.variables import describe_variables
@@ -60,7 +61,7 @@ def default_variables(run: Run) -> list[str]:
     slots, no bookkeeping, nothing without numbers."""
     if run.latest is None:
         raise NotACheckpointError(run.folder, "holds no checkpoint")
-    reader = CheckpointReader(run.latest.prefix)
+    reader = open_reader(run.latest.prefix)
     return [v.name for v in describe_variables(reader) if v.kind == "variable" and v.entry.is_numeric]
 
 
@@ -106,7 +107,7 @@ def write_checkpoint_history(run: Run, names: Sequence[str] | None = None,
 # ---- choosing and naming -----------------------------------------------------------------------------
 
 def _plan(run: Run, names: list[str]) -> _Plan:
-    readers = {info.prefix: CheckpointReader(info.prefix) for info in run.checkpoints}
+    readers = {info.prefix: open_reader(info.prefix) for info in run.checkpoints}
     for name in names:
         if not any(name in reader for reader in readers.values()):
             raise VariableNotFoundError(run.folder, f"no checkpoint of this run holds {name!r}")

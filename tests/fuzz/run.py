@@ -40,7 +40,8 @@ FIXTURE_PATHS = {"tf1_run": "tf1_run", "tf1_kept_run": "tf1_kept_run", "tf1_part
                  "tf2_keras_run": "tf2_keras_run", "tf2_checkpoint_plain": "tf2_plain/plain",
                  "sharded": "sharded/sharded", "partitioned": "partitioned/partitioned.ckpt",
                  "all_dtypes": "all_dtypes/all_dtypes", "saved_model": "saved_model", "many_vars": "many_vars/many_vars",
-                 "nested_runs": "nested_runs", "stale_abs_run": "stale_abs_run", "tf2_slot_keys": "tf2_slot_keys/slots"}
+                 "nested_runs": "nested_runs", "stale_abs_run": "stale_abs_run", "tf2_slot_keys": "tf2_slot_keys/slots",
+                 "v1_run": "v1_run", "v1_sharded": "v1_sharded"}
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -1,6 +1,7 @@
 """The main window, offscreen with pytest-qt: opening through the drop code path, filtering, selecting,
 statistics against numpy on TensorFlow's tensor, switching checkpoints, errors, responsiveness."""
 import os
+import re
 import threading
 import time
 
@@ -288,3 +289,16 @@ def test_a_damaged_file_shows_one_clear_error(qtbot, window):
     assert "ckpt-100.index: damaged index: entry 1 has an empty key" in failed.args[0]
     qtbot.waitUntil(lambda: bool(window.shown_errors), timeout=5000)
     assert window.shown_errors[-1].startswith("Cannot open this checkpoint.") and failed.args[0] in window.shown_errors[-1]
+
+
+def test_a_v1_run_opens_in_the_window(qtbot, window, tf_ckpts):
+    open_and_wait(qtbot, window, tf_ckpts.v1_sharded)
+    assert window.current.checkpoint.step == 20 and window.checkpoint_model.rowCount() == 2
+    assert "v1/f32" in window.browser.shown_names()
+    with qtbot.waitSignal(window.detail.shown, timeout=20000):
+        assert window.browser.select_name("v1/f32")
+    assert re.fullmatch(r"V1 table file [12] of 2", window.detail.fact_labels["Stored in"].text())
+    with qtbot.waitSignal(window.run_panel.checked, timeout=20000) as checked:
+        window.run_panel._checked_prefixes = None
+        window.run_panel._check(window.current.run)
+    assert checked.args[0] == {}  # V1 checkpoints are healthy, not "no .index"

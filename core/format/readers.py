@@ -1,0 +1,40 @@
+"""Which reader a checkpoint needs, and which files it is: a V2 bundle (`P.index` + `P.data-*`) or a V1
+table file (`P` itself, or the shards a `P-?????-of-N` pattern names)."""
+from __future__ import annotations
+
+import os
+
+
+def open_reader(prefix: str | os.PathLike):
+    """A CheckpointReader for a V2 bundle, a V1Reader for a V1 checkpoint (same interface)."""
+    from .bundle_reader import CheckpointReader
+    from .v1_table import V1Reader, is_v1_file, v1_files
+
+    prefix = os.fspath(prefix)
+    if not os.path.exists(prefix + ".index") and is_v1_file(v1_files(prefix)[0]):
+        return V1Reader(prefix)
+    return CheckpointReader(prefix)
+
+
+def main_file(prefix: str | os.PathLike) -> str:
+    """The file whose size and time stand for the checkpoint: its `.index`, or its (first) V1 file."""
+    from .v1_table import v1_files
+
+    prefix = os.fspath(prefix)
+    return prefix + ".index" if os.path.exists(prefix + ".index") else v1_files(prefix)[0]
+
+
+def checkpoint_problem(prefix: str) -> str | None:
+    """What keeps the checkpoint from being read whole (None when nothing does): for a V2 bundle its index
+    and shard sizes (core.format.bundle_reader.bundle_problem), for V1 its table files' headers."""
+    from ..errors import CheckpointError
+    from .bundle_reader import bundle_problem
+    from .v1_table import V1Reader, is_v1_file, v1_files
+
+    if os.path.exists(prefix + ".index") or not is_v1_file(v1_files(prefix)[0]):
+        return bundle_problem(prefix)
+    try:
+        V1Reader(prefix)
+    except CheckpointError as exc:
+        return str(exc)
+    return None
