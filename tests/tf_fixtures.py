@@ -75,6 +75,10 @@ class Fixtures:
     tf2_slot_keys: Path  # prefix: TF2 Checkpoint with `.OPTIMIZER_SLOT` keys (slot_variables)
     v1_run: Path  # folder: V1 format Saver, steps 10 and 20, many dtypes and a partitioned variable
     v1_sharded: Path  # folder: V1 format, sharded Saver (`model.ckpt-20-?????-of-00002`)
+    estimator_like: Path  # prefix: partitioned variables with per-partition Ftrl/RMSProp slot keys
+    keras_cp_run: Path  # folder: `cp-0005.ckpt`... (the Keras tutorial's names), mtimes reversed
+    optimizer_steps: Path  # prefix: unnumbered, no step variable; Adam's iteration counter is 3
+    serving: Path  # folder: a TF Serving base folder with SavedModel versions 1 and 2
 
 
 def write_all(root: Path) -> Fixtures:
@@ -96,6 +100,10 @@ def write_all(root: Path) -> Fixtures:
         tf2_slot_keys=write_tf2_slot_keys(root / "tf2_slot_keys" / "slots"),
         v1_run=write_v1_run(root / "v1_run"),
         v1_sharded=write_v1_run(root / "v1_sharded", sharded=True),
+        estimator_like=write_estimator_like(root / "estimator" / "model.ckpt"),
+        keras_cp_run=write_keras_cp_run(root / "keras_cp_run"),
+        optimizer_steps=write_optimizer_steps(root / "optimizer_steps" / "final"),
+        serving=write_serving(root / "serving"),
     )
 
 
@@ -200,6 +208,78 @@ def _save_tf1_run(run_dir: Path, steps: tuple[int, ...], **saver_kwargs) -> None
         for value in steps:
             sess.run(update, {step: value})
             saver.save(sess, str(run_dir / "model.ckpt"), global_step=value)
+
+
+def write_estimator_like(prefix: Path) -> Path:
+    """What canned Estimators left: partitioned weights whose optimizer slots are saved per partition,
+    `<variable>/part_0/Ftrl`, `.../part_1/RMSProp_1` (a Saver given those names, as they did)."""
+    tf = _tf()
+    prefix.parent.mkdir(parents=True, exist_ok=True)
+    with _tf1_session() as sess:
+        x = tf.constant(np.ones((4, 3), np.float32))
+        hidden = tf.compat.v1.get_variable("dnn/hiddenlayer_0/weights", shape=[3, 4],
+                                           partitioner=tf.compat.v1.fixed_size_partitioner(2))
+        logits = tf.compat.v1.get_variable("dnn/logits/weights", shape=[4, 1],
+                                           partitioner=tf.compat.v1.fixed_size_partitioner(2))
+        loss = tf.reduce_sum(tf.matmul(tf.matmul(x, hidden), logits))
+        ftrl, rmsprop = tf.compat.v1.train.FtrlOptimizer(0.1), tf.compat.v1.train.RMSPropOptimizer(0.1)
+        train = [ftrl.minimize(loss, var_list=list(hidden)), rmsprop.minimize(loss, var_list=list(logits))]
+        sess.run(tf.compat.v1.global_variables_initializer())
+        sess.run(train)
+        var_list = {"dnn/hiddenlayer_0/weights": list(hidden), "dnn/logits/weights": list(logits)}
+        for optimizer, variable, slots, base in ((ftrl, hidden, ("accum", "linear"), "Ftrl"),
+                                                 (rmsprop, logits, ("rms", "momentum"), "RMSProp")):
+            for i, part in enumerate(variable):
+                for number, slot in enumerate(slots):
+                    var_list[f"{variable.name}/part_{i}/{base}{'_1' if number else ''}"] = optimizer.get_slot(part, slot)
+        tf.compat.v1.train.Saver(var_list).save(sess, str(prefix))
+    return prefix
+
+
+def _small_keras_model():
+    import keras
+
+    model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(2, name="dense")])
+    model.compile(optimizer=keras.optimizers.Adam(0.01), loss="mse")
+    return model
+
+
+def write_keras_cp_run(run_dir: Path) -> Path:
+    """The names of TensorFlow's Keras tutorial (`cp-{epoch:04d}.ckpt`), written at epochs 5, 10, 15 by
+    tf.train.Checkpoint.write (no save counter), then given reversed mtimes, as a copy can leave them."""
+    tf = _tf()
+    run_dir.mkdir(parents=True, exist_ok=True)
+    model = _small_keras_model()
+    data = np.ones((4, 3), np.float32)
+    for number, epoch in enumerate((5, 10, 15)):
+        model.fit(data, data[:, :2], epochs=1, verbose=0)
+        tf.train.Checkpoint(model=model).write(str(run_dir / f"cp-{epoch:04d}.ckpt"))
+    for number, path in enumerate(sorted(run_dir.iterdir())):
+        stamp = 2_000_000_000 - number * 1000  # the later the epoch, the older the file looks
+        os.utime(path, (stamp, stamp))
+    return run_dir
+
+
+def write_optimizer_steps(prefix: Path) -> Path:
+    """An unnumbered TF2 checkpoint without a step variable, whose Adam has made 3 steps."""
+    tf = _tf()
+    prefix.parent.mkdir(parents=True, exist_ok=True)
+    model = _small_keras_model()
+    data = np.ones((4, 3), np.float32)
+    model.fit(data, data[:, :2], epochs=3, batch_size=4, verbose=0)
+    tf.train.Checkpoint(model=model, optimizer=model.optimizer).write(str(prefix))
+    return prefix
+
+
+def write_serving(base: Path) -> Path:
+    """A TF Serving base folder: versions 1 and 2, each a tf.saved_model.save of a module whose variable
+    holds its version number."""
+    tf = _tf()
+    for version in (1, 2):
+        module = tf.Module()
+        module.weights = tf.Variable(np.full((2, 2), version, np.float32), name="weights")
+        tf.saved_model.save(module, str(base / str(version)))
+    return base
 
 
 V1_STEPS = (10, 20)

@@ -17,7 +17,7 @@ from ..errors import (CheckpointError, ChecksumMismatchError, CorruptCheckpointE
                       NotACheckpointError, UnsupportedDtypeError, VariableNotFoundError)
 from .ordered_code import decode_slice_key
 from .protowire import read_varint
-from .sstable import read_table
+from .sstable import LFS_PROBLEM, is_lfs_pointer, read_table
 
 _SLICE_KEY_MARK = 0x00  # keys of partition slices start with this byte; the header key is empty
 MAX_SHARDS = 99_999     # shard files are named with five digits: `.data-00000-of-00001`
@@ -203,6 +203,9 @@ class CheckpointReader(EntryListing):
         except FileNotFoundError:
             raise MissingShardError(path, f"data shard missing (needed for {entry.name!r})") from None
         file_size = os.fstat(f.fileno()).st_size
+        if file_size <= 1024 and is_lfs_pointer(path):  # a small shard may be a pointer the range fits in
+            f.close()
+            raise MissingShardError(path, f"{LFS_PROBLEM} (needed for {entry.name!r})")
         if entry.offset + entry.size > file_size:
             f.close()
             raise MissingShardError(
@@ -353,6 +356,8 @@ def bundle_problem(prefix: str) -> str | None:
             size = os.path.getsize(path) if os.path.exists(path) else None
             if size is None:
                 return f"{path}: data shard missing (needed for {name!r})"
+            if is_lfs_pointer(path):
+                return f"{path}: {LFS_PROBLEM}"
             if size < end:
                 return f"{path}: data shard is {size} bytes, shorter than the index says ({name!r} ends at byte {end})"
         return None

@@ -43,6 +43,38 @@ def tf1_slot_parts(key: str) -> tuple[str, str] | None:
     return (match.group("variable"), match.group("slot")) if match else None
 
 
+_PARTITION_PART = re.compile(r"/part_\d+$")
+OPTIMIZER_SLOT_MARK = "/.OPTIMIZER_SLOT/"
+
+
+def slot_of_key(key: str, names) -> tuple[str, str] | None:
+    """(variable's key, slot name) when the key's shape says it is an optimizer slot of a variable among
+    `names`: TF1 `<variable>/Adam_1`, a partition's `<variable>/part_0/Ftrl` (Estimators), TF2
+    `<path>/.OPTIMIZER_SLOT/<optimizer>/<slot>/.ATTRIBUTES/VARIABLE_VALUE`."""
+    if OPTIMIZER_SLOT_MARK in key:
+        base, rest = key.split(OPTIMIZER_SLOT_MARK, 1)
+        variable = base + VARIABLE_VALUE_SUFFIX
+        slot = object_path_of_key(rest).rsplit("/", 1)[-1]
+        return (variable, slot) if variable in names else None
+    parts = tf1_slot_parts(key)
+    if parts is None:
+        return None
+    variable, slot = parts
+    if variable in names:
+        return variable, slot
+    whole = _PARTITION_PART.sub("", variable)
+    return (whole, slot) if whole != variable and whole in names else None
+
+
+def optimizer_state_by_key(key: str) -> bool:
+    """Optimizer state a key names without the object graph: TF1 beta powers, a TF2 optimizer's own
+    variables (`optimizer/iter`, `optimizer/beta_1`, Keras 3 `optimizer/_iterations`, its `_variables`
+    lists), but not Keras 3's `optimizer/_trainable_variables/N`, which are the model's weights."""
+    if TF1_OPTIMIZER_STATE.search(key):
+        return True
+    return key.startswith("optimizer/") and not key.startswith("optimizer/_trainable_variables/")
+
+
 def escape_path_part(local_name: str) -> str:
     """How TensorFlow writes one object path part into a key: `.` as `..`, `/` as `.S`."""
     return local_name.replace(".", "..").replace("/", ".S")

@@ -15,6 +15,20 @@ from ..errors import ChecksumMismatchError, CorruptCheckpointError, DecodeError,
 from .protowire import read_varint
 
 TABLE_MAGIC = 0xDB4775248B80FB57
+LFS_POINTER_START = b"version https://git-lfs.github.com/spec/v1"
+LFS_PROBLEM = "is a Git LFS pointer, not the file itself: run `git lfs pull` in its repository"
+
+
+def is_lfs_pointer(path: str) -> bool:
+    """A fresh clone of a repository that keeps checkpoints in Git LFS has ~130-byte text files in
+    their place."""
+    try:
+        if os.path.getsize(path) > 1024:
+            return False
+        with open(path, "rb") as f:
+            return f.read(len(LFS_POINTER_START)) == LFS_POINTER_START
+    except OSError:
+        return False
 FOOTER_SIZE = 48
 BLOCK_TRAILER_SIZE = 5
 NO_COMPRESSION, SNAPPY_COMPRESSION = 0, 1
@@ -33,6 +47,8 @@ def read_table(path: str | os.PathLike) -> list[tuple[bytes, bytes]]:
 
 def parse_table(data: bytes, path: str) -> list[tuple[bytes, bytes]]:
     """Parse the bytes of a table file; `path` is only used in error messages."""
+    if data.startswith(LFS_POINTER_START):
+        raise NotACheckpointError(path, LFS_PROBLEM)
     view = memoryview(data)
     entries: list[tuple[bytes, bytes]] = []
     for _, offset, size in block_handles(view, path):
@@ -88,6 +104,8 @@ class TableFile:
                 self._map = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
         except IsADirectoryError:
             raise NotACheckpointError(path, "is a folder, not a checkpoint file") from None
+        if bytes(self._map[:len(LFS_POINTER_START)]) == LFS_POINTER_START:
+            raise NotACheckpointError(path, LFS_PROBLEM)
         self._view = memoryview(self._map)
         self.handles = block_handles(self._view, path)
         self._separators = [separator for separator, _, _ in self.handles]

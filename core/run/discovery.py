@@ -18,6 +18,7 @@ from ..errors import CheckpointError, NotACheckpointError, SeveralRunsError
 from ..format.bundle_commit import leftovers
 from ..format.bundle_reader import CheckpointReader
 from ..format.readers import main_file, open_reader
+from ..format.sstable import LFS_PROBLEM, is_lfs_pointer
 from ..format.v1_table import is_v1_file, v1_files, v1_prefix_of
 from ..format.checkpoint_keys import STEP_KEYS
 from ..format.checkpoint_state import STATE_FILE_NAME, CheckpointState, read_state_file, resolve
@@ -26,6 +27,10 @@ _DATA_SUFFIX = re.compile(r"\.data-\d{5}-of-\d{5}$")
 _NOT_V1_SUFFIXES = (".index", ".meta", ".json", ".txt", ".md", ".py", ".pb", ".pbtxt", ".png", ".jpg", ".csv", ".npy",
                     ".npz", ".h5", ".hdf5", ".keras", ".log", ".yaml", ".yml", ".partial", ".aside", ".zip", ".tar")
 _STEP_SUFFIX = re.compile(r"-(\d+)$")
+# Numbers other savers put in names (Keras ModelCheckpoint's `cp-0005.ckpt`, `weights.05-0.42`, `epoch_005`):
+# trusted only after the step variables, since `weights.05-0.42` also holds a loss.
+_STEP_IN_NAME = re.compile(r"(?:^|[-_.])(?:cp|ckpt|epoch|step|weights|model|iter|it)[-_.]?(\d+)", re.IGNORECASE)
+_ITERATION_KEYS = ("optimizer/iter/.ATTRIBUTES/VARIABLE_VALUE", "optimizer/_iterations/.ATTRIBUTES/VARIABLE_VALUE")
 _SAVED_MODEL_VARIABLES = os.path.join("variables", "variables")
 _MAX_SUBRUN_DEPTH = 4
 _MAX_FOLDERS_SCANNED = 2000  # a person may point us at their home folder: stop looking after this many
@@ -37,7 +42,7 @@ class CheckpointInfo:
 
     prefix: str
     step: int | None
-    step_source: str | None          # "name", "variable" or None
+    step_source: str | None          # "name", "variable", "optimizer iterations", "version" or None
     listed: bool                     # named by the run's `checkpoint` state file
     is_latest: bool                  # the state file's model_checkpoint_path
     timestamp: float | None          # from the state file, when it has one
@@ -50,6 +55,8 @@ class CheckpointInfo:
 
     @property
     def name(self) -> str:
+        if self.prefix.endswith(os.sep + _SAVED_MODEL_VARIABLES):  # a SavedModel: its folder (a version)
+            return os.path.basename(os.path.dirname(os.path.dirname(self.prefix)))
         return os.path.basename(self.prefix)
 
     def open_reader(self) -> CheckpointReader:
@@ -140,26 +147,63 @@ def discover(path: str | os.PathLike) -> Run:
     """The run that `path` belongs to, with all its checkpoints; raises CheckpointError if none."""
     path = os.path.abspath(os.fspath(path))
     if os.path.isdir(path):
+        serving = _serving_run(path)
+        if serving is not None:
+            return serving
         saved_model = saved_model_prefix(path)
         if saved_model and not _has_index_files(path):
             return _discover_folder(os.path.dirname(saved_model), selected=saved_model, depth=0)
-        run = _discover_folder(path, selected=None, depth=0)
-        if not any(r.checkpoints for r in run.all_runs()):
-            left = [w.split(": ", 1)[1] for w in run.warnings if "interrupted save" in w]
-            raise NotACheckpointError(path, "holds no TensorFlow checkpoint (no .index file here or in "
-                                            "its sub-folders, no SavedModel)" + "".join(f"; {w}" for w in left))
-        return run
+        return _with_checkpoints(_discover_folder(path, selected=None, depth=0), path)
     if os.path.basename(path) == STATE_FILE_NAME and os.path.isfile(path):
-        return _discover_folder(os.path.dirname(path), selected=None, depth=0, state_path=path)
+        return _with_checkpoints(_discover_folder(os.path.dirname(path), selected=None, depth=0, state_path=path), path)
     prefix = prefix_of_file(path) if os.path.isfile(path) else None
     if prefix is None:
         prefix = v1_prefix_of(path) if is_v1_file(path) else path
     if not os.path.exists(prefix + ".index") and not is_v1_file(v1_files(prefix)[0]):
+        if path.endswith(".meta") and os.path.isfile(path):
+            raise NotACheckpointError(path, f"is a TF1 graph whose checkpoint data is not there (no "
+                                            f"{os.path.basename(prefix)}.index nor a V1 file {os.path.basename(prefix)})")
+        if is_lfs_pointer(path):
+            raise NotACheckpointError(path, LFS_PROBLEM)
         if os.path.exists(path):
             raise NotACheckpointError(path, "is not a checkpoint file (expected a .index, .data-*, "
                                             ".meta or `checkpoint` file, a run folder or a SavedModel)")
         raise NotACheckpointError(path, "no such file or folder")
     return _discover_folder(os.path.dirname(prefix), selected=prefix, depth=0, scan_subruns=False)
+
+
+def _serving_run(folder: str) -> Run | None:
+    """A TF Serving base folder (`model/00000123/`, `model/00000124/`, each a SavedModel): one run whose
+    versions are its steps, the highest version the latest."""
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return None
+    versions = [(int(n), saved_model_prefix(os.path.join(folder, n))) for n in names if n.isdigit()]
+    versions = [(version, prefix) for version, prefix in versions if prefix]
+    if not versions or _has_index_files(folder):
+        return None
+    run = Run(folder=folder, checkpoints=[])
+    newest = max(version for version, _ in versions)
+    for version, prefix in versions:
+        variables_folder = os.path.dirname(prefix)
+        data = _data_files_by_prefix(variables_folder, sorted(os.listdir(variables_folder)))
+        info = _describe(prefix, None, False, version == newest, data.get(prefix, []), run)
+        info.step, info.step_source = version, "version"
+        run.checkpoints.append(info)
+    _sort_oldest_first(run.checkpoints)
+    return run
+
+
+def _with_checkpoints(run: Run, path: str) -> Run:
+    """The run, or an error that says why it has no checkpoint: what its state file lists that is not
+    on disk, what an interrupted save left."""
+    if any(r.checkpoints for r in run.all_runs()):
+        return run
+    why = [w.split(": ", 1)[1] for r in run.all_runs() for w in r.warnings
+           if "interrupted save" in w or "not on disk" in w]
+    raise NotACheckpointError(path, "holds no TensorFlow checkpoint (no .index file here or in its sub-folders, "
+                                    "no SavedModel)" + "".join(f"; {w}" for w in why))
 
 
 def _has_index_files(folder: str) -> bool:
@@ -294,15 +338,19 @@ def _step_from_name(prefix: str) -> tuple[int | None, str | None]:
 
 
 def _step_from_variables(prefix: str, run: Run) -> tuple[int | None, str | None, CheckpointReader | None]:
+    """A step counter stored in the checkpoint; else the optimizer's iteration count (a SavedModel has
+    nothing better); else a number the name carries in another saver's pattern."""
+    reader = None
     try:
         reader = open_reader(prefix)
-        for name in STEP_KEYS:
-            if name in reader and reader.entry(name).shape == () and reader.entry(name).dtype_name.startswith("int"):
-                return int(reader.read(name)), "variable", reader
+        for names, source in ((STEP_KEYS, "variable"), (_ITERATION_KEYS, "optimizer iterations")):
+            for name in names:
+                if name in reader and reader.entry(name).shape == () and reader.entry(name).dtype_name.startswith("int"):
+                    return int(reader.read(name)), source, reader
     except CheckpointError as exc:
         run.warnings.append(str(exc))
-        return None, None, None
-    return None, None, reader
+    match = _STEP_IN_NAME.search(os.path.basename(prefix).split("-?????-of-")[0])
+    return (int(match.group(1)), "name", reader) if match else (None, None, reader)
 
 
 def _sort_oldest_first(checkpoints: list[CheckpointInfo]) -> None:

@@ -12,7 +12,8 @@ from dataclasses import dataclass, replace
 from ..errors import CheckpointError
 from ..format.bundle_entry import BundleEntry
 from ..format.bundle_reader import CheckpointReader
-from ..format.checkpoint_keys import BOOKKEEPING_KEYS, TF1_OPTIMIZER_STATE, tf1_slot_parts
+from ..format.checkpoint_keys import (BOOKKEEPING_KEYS, TF1_OPTIMIZER_STATE, is_attribute_key, optimizer_state_by_key,
+                                     slot_of_key)
 from ..format.object_graph import ObjectInfo, describe_keys, stored_object_graph
 
 
@@ -51,9 +52,7 @@ def describe_variables(reader: CheckpointReader) -> list[VariableInfo]:
         info = graph.get(entry.name)
         slot_of, slot_name = (info.slot_of, info.slot_name) if info else (None, None)
         if slot_of is None:
-            parts = tf1_slot_parts(entry.name)
-            if parts and parts[0] in names:
-                slot_of, slot_name = parts
+            slot_of, slot_name = slot_of_key(entry.name, names) or (None, None)
         result.append(VariableInfo(
             entry=entry,
             kind=_kind(entry.name, slot_of, info),
@@ -85,6 +84,9 @@ def _kind(name: str, slot_of: str | None, info: ObjectInfo | None) -> str:
         return "slot"
     if name in BOOKKEEPING_KEYS:
         return "bookkeeping"
-    if (info is not None and info.optimizer_state) or TF1_OPTIMIZER_STATE.search(name):
+    if info is not None:
+        return "optimizer" if info.optimizer_state else "variable"
+    # No object graph to ask (a TF1 checkpoint, or a TF2 one whose graph cannot be read): the key says.
+    if TF1_OPTIMIZER_STATE.search(name) or (is_attribute_key(name) and optimizer_state_by_key(name)):
         return "optimizer"
     return "variable"

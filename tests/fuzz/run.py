@@ -41,7 +41,8 @@ FIXTURE_PATHS = {"tf1_run": "tf1_run", "tf1_kept_run": "tf1_kept_run", "tf1_part
                  "sharded": "sharded/sharded", "partitioned": "partitioned/partitioned.ckpt",
                  "all_dtypes": "all_dtypes/all_dtypes", "saved_model": "saved_model", "many_vars": "many_vars/many_vars",
                  "nested_runs": "nested_runs", "stale_abs_run": "stale_abs_run", "tf2_slot_keys": "tf2_slot_keys/slots",
-                 "v1_run": "v1_run", "v1_sharded": "v1_sharded"}
+                 "v1_run": "v1_run", "v1_sharded": "v1_sharded", "estimator_like": "estimator/model.ckpt",
+                 "keras_cp_run": "keras_cp_run", "optimizer_steps": "optimizer_steps/final", "serving": "serving"}
 
 if __name__ == "__main__":
     sys.exit(main())
