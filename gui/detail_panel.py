@@ -17,6 +17,17 @@ from core.run.variables import VariableInfo
 from .plots import HeatmapView, HistogramView
 from .value_table import ValueTableModel, ValueTableView
 
+def readable_json(array) -> str:
+    """A configuration string as indented JSON (as it is, when it is not JSON)."""
+    import json
+
+    text = bytes(array.reshape(-1)[0]).decode("utf-8", "replace") if array.size else ""
+    try:
+        return json.dumps(json.loads(text), indent=2)
+    except ValueError:
+        return text
+
+
 _STAT_FIELDS = (("min", "min"), ("max", "max"), ("mean", "mean"), ("std", "std"), ("L2 norm", "l2"),
                 ("zeros", "zero_fraction"), ("NaN", "nan_count"), ("Inf", "inf_count"))
 
@@ -141,6 +152,8 @@ class DetailPanel(QWidget):
         # A private, writable copy: typed-in cells change it, never the reader's data.
         self.array = array.copy() if array.dtype != object else array
         self._show_statistics(self.statistics)
+        if self.info.kind == "config":  # Keras configuration: the JSON, readable
+            self.stats_note.setText(readable_json(self.array))
         self.choice = SliceChoice.default_for(self.array.shape)
         self._build_axis_pickers()
         self._refresh_values()

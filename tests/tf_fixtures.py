@@ -79,6 +79,8 @@ class Fixtures:
     keras_cp_run: Path  # folder: `cp-0005.ckpt`... (the Keras tutorial's names), mtimes reversed
     optimizer_steps: Path  # prefix: unnumbered, no step variable; Adam's iteration counter is 3
     serving: Path  # folder: a TF Serving base folder with SavedModel versions 1 and 2
+    object_config: Path  # prefix: TF2 checkpoint with an `.ATTRIBUTES/OBJECT_CONFIG_JSON` string
+    sgd_state: Path  # prefix: a Keras 2 style SGD (`SGD/iter`, `SGD/learning_rate`, `SGD/momentum`)
 
 
 def write_all(root: Path) -> Fixtures:
@@ -104,6 +106,8 @@ def write_all(root: Path) -> Fixtures:
         keras_cp_run=write_keras_cp_run(root / "keras_cp_run"),
         optimizer_steps=write_optimizer_steps(root / "optimizer_steps" / "final"),
         serving=write_serving(root / "serving"),
+        object_config=write_object_config(root / "object_config" / "ckpt"),
+        sgd_state=write_sgd_state(root / "sgd_state" / "ckpt"),
     )
 
 
@@ -280,6 +284,46 @@ def write_serving(base: Path) -> Path:
         module.weights = tf.Variable(np.full((2, 2), version, np.float32), name="weights")
         tf.saved_model.save(module, str(base / str(version)))
     return base
+
+
+OBJECT_CONFIG = {"class_name": "Dense", "config": {"name": "dense", "units": 2, "activation": "relu"}}
+
+
+def write_object_config(prefix: Path) -> Path:
+    """A layer saving its configuration as Keras 2 did (`.ATTRIBUTES/OBJECT_CONFIG_JSON`), written by
+    tf.train.Checkpoint from a module that serializes it as a tensor."""
+    import json
+
+    tf = _tf()
+
+    class Configured(tf.Module):
+        def __init__(self):
+            super().__init__()
+            self.kernel = tf.Variable(tf.ones((2, 2)), name="kernel")
+
+        def _serialize_to_tensors(self):
+            return {"OBJECT_CONFIG_JSON": tf.constant(json.dumps(OBJECT_CONFIG))}
+
+        def _restore_from_tensors(self, restored_tensors):
+            return tf.no_op()
+
+    tf.train.Checkpoint(layer=Configured()).write(str(prefix))
+    return prefix
+
+
+def write_sgd_state(prefix: Path) -> Path:
+    """The layout Keras 2 SavedModels have for SGD without momentum slots: an `SGD` object holding
+    `iter`, `learning_rate`, `momentum` and `decay`, beside the model (written by tf.train.Checkpoint)."""
+    tf = _tf()
+    model, sgd = tf.Module(), tf.Module()
+    model.dense = tf.Module()
+    model.dense.kernel = tf.Variable(tf.ones((2, 2)), name="kernel")
+    sgd.iter = tf.Variable(7, dtype=tf.int64, name="iter")
+    sgd.learning_rate = tf.Variable(0.01, name="learning_rate")
+    sgd.momentum = tf.Variable(0.9, name="momentum")
+    sgd.decay = tf.Variable(0.0, name="decay")
+    tf.train.Checkpoint(model=model, SGD=sgd).write(str(prefix))
+    return prefix
 
 
 V1_STEPS = (10, 20)

@@ -14,10 +14,14 @@ import re
 OBJECT_GRAPH_KEY = "_CHECKPOINTABLE_OBJECT_GRAPH"
 ATTRIBUTE_MARK = "/.ATTRIBUTES/"
 VARIABLE_VALUE_SUFFIX = ATTRIBUTE_MARK + "VARIABLE_VALUE"
+CONFIG_SUFFIX = ATTRIBUTE_MARK + "OBJECT_CONFIG_JSON"  # Keras layers' configuration, a JSON string
 
 # TF1 optimizers store slots as `<variable>/<Optimizer>[_N]` (e.g. `dense/kernel/Adam_1`).
 TF1_SLOT_NAMES = ("Adam", "Momentum", "RMSProp", "Adagrad", "AdagradDA", "Adadelta", "Ftrl", "Nadam",
-                  "Adamax", "ExponentialMovingAverage", "LazyAdam", "ProximalAdagrad")
+                  "Adamax", "ExponentialMovingAverage", "LazyAdam", "ProximalAdagrad", "AdamW", "Lion", "LAMB")
+# Names under which Keras saves an optimizer object (`SGD/iter`, `Adam/learning_rate` in SavedModels).
+OPTIMIZER_OBJECT_NAMES = ("optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Ftrl", "Adadelta", "Adamax",
+                          "Nadam", "Lion", "LAMB")
 TF1_SLOT = re.compile(r"^(?P<variable>.+)/(?P<slot>(?:" + "|".join(TF1_SLOT_NAMES) + r")(?:_\d+)?)$")
 TF1_OPTIMIZER_STATE = re.compile(r"(^|/)(beta1_power|beta2_power)(_\d+)?$")
 
@@ -72,7 +76,8 @@ def optimizer_state_by_key(key: str) -> bool:
     lists), but not Keras 3's `optimizer/_trainable_variables/N`, which are the model's weights."""
     if TF1_OPTIMIZER_STATE.search(key):
         return True
-    return key.startswith("optimizer/") and not key.startswith("optimizer/_trainable_variables/")
+    first = key.split("/", 1)[0]
+    return first in OPTIMIZER_OBJECT_NAMES and not key.startswith(first + "/_trainable_variables/")
 
 
 def escape_path_part(local_name: str) -> str:

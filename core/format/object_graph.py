@@ -141,11 +141,18 @@ def _all_paths(nodes: list[_Node]) -> dict[int, list[tuple[tuple[str, ...], tupl
     return paths
 
 
+_ITERATION_NAMES = {"iter", "iterations", "_iterations"}
+_LEARNING_RATE_NAMES = {"learning_rate", "lr", "_learning_rate"}
+
+
 def _optimizer_nodes(nodes: list[_Node]) -> set[int]:
-    """Nodes that are optimizers: they own slot variables or a Keras 3 `_trainable_variables` list."""
+    """Nodes that are optimizers: they own slot variables or a Keras 3 `_trainable_variables` list, or,
+    like a Keras 2 SGD without momentum slots, hold an iteration counter beside a learning rate."""
     found = set()
     for node_id, node in enumerate(nodes):
-        if node.slot_variables or any(name == _KERAS_TRAINABLE_LIST for _, name in node.children):
+        names = {name for _, name in node.children}
+        if node.slot_variables or _KERAS_TRAINABLE_LIST in names or \
+                (names & _ITERATION_NAMES and names & _LEARNING_RATE_NAMES):
             found.add(node_id)
     return found
 

@@ -3,7 +3,8 @@ and naming conventions tell (friendly object path, optimizer slot of which varia
 
 Kinds: "variable" (model weights), "slot" (optimizer state of one variable), "optimizer" (other
 optimizer state: iterations, learning rate, beta powers), "bookkeeping" (object graph, save counter,
-global step). The GUI hides all but variables with one toggle; the CLI lists the kind.
+global step), "config" (a Keras object's configuration, `.ATTRIBUTES/OBJECT_CONFIG_JSON`). The GUI
+hides all but variables with one toggle; the CLI lists the kind.
 """
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from dataclasses import dataclass, replace
 from ..errors import CheckpointError
 from ..format.bundle_entry import BundleEntry
 from ..format.bundle_reader import CheckpointReader
-from ..format.checkpoint_keys import (BOOKKEEPING_KEYS, TF1_OPTIMIZER_STATE, is_attribute_key, optimizer_state_by_key,
+from ..format.checkpoint_keys import (BOOKKEEPING_KEYS, CONFIG_SUFFIX, TF1_OPTIMIZER_STATE, is_attribute_key, optimizer_state_by_key,
                                      slot_of_key)
 from ..format.object_graph import ObjectInfo, describe_keys, stored_object_graph
 
@@ -80,6 +81,8 @@ def _object_graph(reader: CheckpointReader) -> dict[str, ObjectInfo]:
 
 
 def _kind(name: str, slot_of: str | None, info: ObjectInfo | None) -> str:
+    if name.endswith(CONFIG_SUFFIX):
+        return "config"
     if slot_of is not None:
         return "slot"
     if name in BOOKKEEPING_KEYS:

@@ -302,3 +302,16 @@ def test_a_v1_run_opens_in_the_window(qtbot, window, tf_ckpts):
         window.run_panel._checked_prefixes = None
         window.run_panel._check(window.current.run)
     assert checked.args[0] == {}  # V1 checkpoints are healthy, not "no .index"
+
+
+def test_keras_configuration_reads_as_json(qtbot, window, tf_ckpts):
+    import json
+
+    from tests.tf_fixtures import OBJECT_CONFIG
+
+    open_and_wait(qtbot, window, tf_ckpts.object_config)
+    assert "layer/.ATTRIBUTES/OBJECT_CONFIG_JSON" not in window.browser.shown_names()  # not a weight
+    window.browser.hidden_box.setChecked(True)
+    with qtbot.waitSignal(window.detail.shown, timeout=20000):
+        assert window.browser.select_name("layer/.ATTRIBUTES/OBJECT_CONFIG_JSON")
+    assert json.loads(window.detail.stats_note.text()) == OBJECT_CONFIG and "\n  " in window.detail.stats_note.text()

@@ -114,3 +114,29 @@ def test_a_meta_file_without_its_checkpoint(tf_ckpts, tmp_path):
     with pytest.raises(InspectorError, match="is a TF1 graph whose checkpoint data is not there"):
         discover(meta)
     assert not os.path.exists(str(meta)[:-5] + ".index")
+
+
+def test_keras_object_configuration_is_config_not_a_variable(tf_ckpts):
+    from tests.tf_fixtures import OBJECT_CONFIG
+
+    kinds = {v.name: v.kind for v in describe_variables(CheckpointReader(tf_ckpts.object_config))}
+    assert kinds["layer/.ATTRIBUTES/OBJECT_CONFIG_JSON"] == "config"
+    assert kinds["layer/kernel/.ATTRIBUTES/VARIABLE_VALUE"] == "variable"
+    listed = json.loads(_cli("list", tf_ckpts.object_config, "--json").stdout)["variables"]
+    assert {v["name"]: v["kind"] for v in listed}["layer/.ATTRIBUTES/OBJECT_CONFIG_JSON"] == "config"
+    value = CheckpointReader(tf_ckpts.object_config).read("layer/.ATTRIBUTES/OBJECT_CONFIG_JSON")
+    assert json.loads(bytes(value.reshape(-1)[0])) == OBJECT_CONFIG
+
+
+def test_sgd_state_is_optimizer_state_like_adams(tf_ckpts, tmp_path):
+    kinds = {v.name: v.kind for v in describe_variables(CheckpointReader(tf_ckpts.sgd_state))}
+    for name in ("iter", "learning_rate", "momentum", "decay"):
+        assert kinds[f"SGD/{name}/.ATTRIBUTES/VARIABLE_VALUE"] == "optimizer", name
+    assert kinds["model/dense/kernel/.ATTRIBUTES/VARIABLE_VALUE"] == "variable"
+    # and the same from the keys alone, when the graph cannot be read
+    shutil.copytree(tf_ckpts.sgd_state.parent, tmp_path / "copy")
+    for shard in (tmp_path / "copy").glob("ckpt.data-*"):
+        shard.unlink()
+    kinds = {v.name: v.kind for v in describe_variables(CheckpointReader(tmp_path / "copy" / "ckpt"))}
+    assert kinds["SGD/iter/.ATTRIBUTES/VARIABLE_VALUE"] == "optimizer"
+    assert kinds["model/dense/kernel/.ATTRIBUTES/VARIABLE_VALUE"] == "variable"
