@@ -11,6 +11,9 @@ from core.formatting import format_bytes
 from core.run.discovery import CheckpointInfo, Run
 
 COLUMNS = ("Step", "Written", "Size", "Checkpoint")  # the tooltip has the full path and date
+STEP_SOURCES = {"name": "step from the number in its name", "variable": "step read from its step counter variable",
+                "optimizer iterations": "step read from its optimizer's iteration counter",
+                "version": "step is its TF Serving version"}
 
 
 class CheckpointListModel(QAbstractTableModel):
@@ -66,8 +69,7 @@ class CheckpointListModel(QAbstractTableModel):
                 notes.append("latest according to the `checkpoint` state file")
             if not info.listed:
                 notes.append("on disk but not listed in the state file")
-            if info.step_source == "variable":
-                notes.append("step read from its global step variable")
+            notes.append(STEP_SOURCES.get(info.step_source, "no step: ordered by write time"))
             if info.prefix in self.problems:
                 notes.append(f"damaged: {self.problems[info.prefix]}")
             return "\n".join(notes)
