@@ -315,3 +315,18 @@ def test_keras_configuration_reads_as_json(qtbot, window, tf_ckpts):
     with qtbot.waitSignal(window.detail.shown, timeout=20000):
         assert window.browser.select_name("layer/.ATTRIBUTES/OBJECT_CONFIG_JSON")
     assert json.loads(window.detail.stats_note.text()) == OBJECT_CONFIG and "\n  " in window.detail.stats_note.text()
+
+
+def test_steps_say_where_they_came_from_and_lfs_pointers_say_what_to_do(qtbot, window, tf_ckpts, tmp_path):
+    import shutil
+
+    open_and_wait(qtbot, window, tf_ckpts.serving)
+    model = window.checkpoint_model
+    assert [model.data(model.index(r, 3)) for r in range(model.rowCount())] == ["1", "2"]
+    assert "step is its TF Serving version" in model.data(model.index(1, 0), Qt.ToolTipRole)
+    run = tmp_path / "run"
+    shutil.copytree(tf_ckpts.tf1_run, run)
+    (run / "model.ckpt-60.index").write_bytes(b"version https://git-lfs.github.com/spec/v1\noid sha256:00\nsize 9\n")
+    with qtbot.waitSignal(window.load_failed, timeout=20000) as failed:
+        window.open_path(str(run))
+    assert "model.ckpt-60.index: is a Git LFS pointer, not the file itself: run `git lfs pull`" in failed.args[0]
