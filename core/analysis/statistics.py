@@ -53,7 +53,8 @@ class StatisticsAccumulator:
         raw = np.asarray(values).reshape(-1)
         if raw.size == 0:
             return
-        chunk = raw.astype(np.float64)
+        with np.errstate(invalid="ignore", over="ignore"):  # NaN patterns of narrow floats: counted below
+            chunk = raw.astype(np.float64)
         total = float(np.add.reduce(chunk))
         # A finite sum means no NaN or Inf in the chunk (float32 and narrower cannot overflow a float64
         # sum), so the common case skips the masks: a few passes over the chunk instead of ten.
@@ -133,7 +134,8 @@ def compute_histogram(array, stats: Statistics, bins: int = 64) -> Histogram | N
     flat = values.reshape(-1)
     counts = np.zeros(edges.size - 1, dtype=np.int64)
     for start in range(0, flat.size, CHUNK_ELEMENTS):
-        chunk = flat[start:start + CHUNK_ELEMENTS].astype(np.float64)
+        with np.errstate(invalid="ignore", over="ignore"):
+            chunk = flat[start:start + CHUNK_ELEMENTS].astype(np.float64)
         counts += histogram_counts(chunk[np.isfinite(chunk)], edges)
     return Histogram(counts, edges)
 

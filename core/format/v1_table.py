@@ -121,6 +121,8 @@ class V1Reader(EntryListing):
                 dtype_number = value
             else:
                 extents.append(decode_slice(value))
+        if not extents:
+            raise DecodeError(f"the meta of {name!r} lists no slice of it")
         stored = self._stored.setdefault(name, [])
         stored += [_Stored(number, tuple(e) if e else tuple((0, -1) for _ in shape)) for e in extents]
         whole = len(stored) == 1 and all(length == -1 for _, length in stored[0].extents)
@@ -142,8 +144,13 @@ class V1Reader(EntryListing):
 
         entry = self.entry(name)
         dtype = dtypes.from_number(entry.dtype_number)
-        if dtype is None or dtype.is_opaque:
+        if dtype is None or dtype.number not in _VALUE_FIELDS:
             raise UnsupportedDtypeError(self.prefix, f"{name!r} has dtype {entry.dtype_name}, which V1 cannot hold")
+        if entry.num_elements > sum(os.path.getsize(path) for path in self.files):
+            # Every value takes at least a byte in the table: a shape the files cannot back is damage,
+            # refused before anything that size is allocated.
+            raise CorruptCheckpointError(self.prefix, f"{name!r} has shape {list(entry.shape)}, more values "
+                                                      f"than its files can hold")
         stored = self._stored[name]
         if not entry.slices:
             return self._read_slice(name, stored[0], entry.shape, dtype)
@@ -230,22 +237,37 @@ def _values(fields: dict[int, list], dtype: dtypes.DType, count: int):
         if dtype.is_numeric and dtype.numpy_dtype().kind == "c":
             numbers = numbers.view(f"<c{2 * width}")
     else:
-        numbers = np.array(_varints(items), dtype=object) if items else np.zeros(0, dtype=np.int64)
+        unsigned = dtype.number in (22, 23)  # uint32 / uint64 take the varint as it is
+        numbers = np.array(_varints(items, signed=not unsigned), dtype=np.uint64 if unsigned else np.int64)
     if numbers.size != count:
         raise DecodeError(f"{numbers.size} values for {count} elements")
     if dtype.number in (19, 14):  # float16 / bfloat16 are kept as their 16-bit patterns
+        _check_range(numbers, np.uint16, dtype)
         return numbers.astype(np.uint16).view(dtype.numpy_dtype())
+    if numbers.dtype.kind in "iu":
+        target = dtype.numpy_dtype()
+        _check_range(numbers, np.bool_ if target.kind == "b" else target, dtype)
     return numbers.astype(dtype.numpy_dtype())
 
 
-def _varints(items) -> list[int]:
+def _check_range(numbers, storage, dtype: dtypes.DType) -> None:
+    """Integers TensorFlow wrote for `dtype` fit it; others mean the bytes are damaged."""
+    import numpy as np
+
+    low, high = (0, 1) if storage is np.bool_ else (np.iinfo(storage).min, np.iinfo(storage).max)
+    if numbers.size and (int(numbers.min()) < low or int(numbers.max()) > high):
+        raise DecodeError(f"a value out of the range of {dtype.name}")
+
+
+def _varints(items, signed: bool = True) -> list[int]:
+    convert = as_int64 if signed else (lambda number: number)
     out = []
     for wire_type, item in items:
         if wire_type == VARINT:
-            out.append(as_int64(item))
+            out.append(convert(item))
         elif wire_type == LENGTH_DELIMITED:  # packed
             pos, data = 0, bytes(item)
             while pos < len(data):
                 number, pos = read_varint(data, pos)
-                out.append(as_int64(number))
+                out.append(convert(number))
     return out

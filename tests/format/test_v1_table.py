@@ -106,3 +106,23 @@ def test_a_damaged_v1_file_is_one_clear_error(tf_ckpts, tmp_path):
         V1Reader(str(victim)).read("v1/f32")
     assert str(victim) in str(caught.value)
     assert isinstance(caught.value, CorruptCheckpointError)
+
+
+def test_v1_values_that_no_writer_could_have_written_are_damage(tf_ckpts, tmp_path):
+    from core.format.ordered_code import encode_slice_key
+    from core.format.protowire import encode_varint
+    from core.format.sstable import read_table
+    from tests.fuzz.mutators import encode_fields, write_rows
+
+    source = tf_ckpts.v1_run / "model.ckpt-20"
+    key = encode_slice_key(b"v1/i8", [(0, -1)])
+    rows = read_table(str(source))
+    proto = encode_fields([[7, 2, encode_varint(300) + encode_varint(4)]])  # int_val: 300 does not fit int8
+    saved_slice = encode_fields([[1, 2, b"v1/i8"], [2, 2, b"\n\x00"], [3, 2, proto]])
+    damaged = [(k, encode_fields([[2, 2, saved_slice]]) if k == key else v) for k, v in rows]
+    target = tmp_path / "model.ckpt-20"
+    target.write_bytes(write_rows(damaged))
+    reader = V1Reader(str(target))
+    with pytest.raises(CorruptCheckpointError, match=r"damaged values of 'v1/i8' \(a value out of the range of int8\)"):
+        reader.read("v1/i8")
+    assert _equal(reader.read("v1/f32"), _held(tf_ckpts.v1_run, 20)["v1/f32"])  # the rest still reads

@@ -170,14 +170,16 @@ class Fuzzer:
 
 def seeds_from(fixtures) -> list:
     """The fuzz seeds from TensorFlow-written fixtures (tests.tf_fixtures.Fixtures): many dtypes with
-    strings, a TF1 Saver run, Keras 3 with Adam and its object graph, partitioned, three shards."""
+    strings, a TF1 Saver run, Keras 3 with Adam and its object graph, partitioned, three shards, and a V1
+    table file (values inside the table)."""
     from tests.fuzz.mutators import Seed
 
     chosen = [("all_dtypes", str(fixtures.all_dtypes), None),
               ("tf1_saver", str(fixtures.tf1_run / "model.ckpt-60"), str(fixtures.tf1_run / "checkpoint")),
               ("keras_adam", str(fixtures.tf2_keras_run / "ckpt-4"), str(fixtures.tf2_keras_run / "checkpoint")),
               ("partitioned", str(fixtures.partitioned), None),
-              ("sharded", str(fixtures.sharded), None)]
+              ("sharded", str(fixtures.sharded), None),
+              ("v1", str(fixtures.v1_run / "model.ckpt-20"), str(fixtures.v1_run / "checkpoint"))]
     return [Seed.of(name, prefix, state) for name, prefix, state in chosen]
 
 

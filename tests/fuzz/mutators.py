@@ -35,14 +35,17 @@ class Seed:
     def of(cls, name: str, prefix: str, state_file: str | None = None) -> "Seed":
         folder, base = os.path.split(prefix)
         files = {n: open(os.path.join(folder, n), "rb").read() for n in os.listdir(folder)
-                 if n.startswith(base + ".index") or n.startswith(base + ".data-")}
+                 if n.startswith(base + ".index") or n.startswith(base + ".data-") or n == base}
         if state_file is not None:
             files["checkpoint"] = open(state_file, "rb").read()
-        return cls(name, files, base, prefix, read_table(prefix + ".index"))
+        table = prefix + ".index" if os.path.exists(prefix + ".index") else prefix  # V2, or a V1 file
+        return cls(name, files, base, prefix, read_table(table))
 
     @property
     def index_name(self) -> str:
-        return self.prefix_name + ".index"
+        """The table file: a V2 `.index`, or a V1 checkpoint's one file (its values inside)."""
+        v2 = self.prefix_name + ".index"
+        return v2 if v2 in self.files else self.prefix_name
 
     def data_names(self) -> list[str]:
         return sorted(n for n in self.files if n.startswith(self.prefix_name + ".data-"))
