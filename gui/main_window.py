@@ -281,6 +281,8 @@ class MainWindow(QMainWindow):
         if busy:
             self.progress.setRange(0, 0)
             self.status_text.setText(text)
+        else:  # a finished job's last progress line ("Writing the index") must not stay behind
+            self._update_status()
 
     def _update_status(self) -> None:
         if self.current is None:

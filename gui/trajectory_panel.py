@@ -53,7 +53,7 @@ class TrajectoryPanel(QWidget):
         # Two short rows rather than one long one, so the window can still be made small.
         bar = QHBoxLayout()
         for widget in (self.add_button, self.clear_button, QLabel("metric"), self.metric, self.element,
-                       self.view_choice):
+                       QLabel("plot"), self.view_choice):
             bar.addWidget(widget)
         bar.addStretch(1)
         second_bar = QHBoxLayout()

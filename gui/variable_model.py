@@ -112,6 +112,8 @@ class _VariableColumns:
     def variable_data(info: VariableInfo, column: int, role, name: str | None = None):
         if role == Qt.DisplayRole:
             return cell_text(info, column, name)
+        if role == Qt.EditRole and column == KEY:  # the editor starts from the current stored key
+            return info.name
         if role == VARIABLE_ROLE:
             return info
         if role == Qt.ToolTipRole:

@@ -55,8 +55,8 @@ def check_destination(source_prefix: str, destination_prefix: str, overwrite: bo
             raise DestinationError(destination_prefix, "is another checkpoint of the source's run: replacing it "
                                                        "would change that run; save under a new name")
     folder = os.path.dirname(destination) or "."
-    if not os.path.isdir(folder):
-        raise DestinationError(folder, "no such folder")
+    if os.path.exists(folder) and not os.path.isdir(folder):
+        raise DestinationError(folder, "is a file, not a folder to save into")
 
 
 def save_remapped(reader: CheckpointReader, plan: RemapPlan, destination: str, overwrite: bool = False,
@@ -77,6 +77,7 @@ def save_remapped(reader: CheckpointReader, plan: RemapPlan, destination: str, o
     if os.path.exists(reader.prefix + ".meta"):
         report.notes.append("The TF1 .meta graph file was not copied: its variable names would no longer match.")
     planned = [p for p in result.planned if not (p.source == OBJECT_GRAPH_KEY)]
+    os.makedirs(os.path.dirname(destination), exist_ok=True)  # new parent folders, as tf.train.Checkpoint.write
     writer = BundleWriter(destination, reader.header.producer or 1)
     report.notes += writer.recovered
     try:

@@ -285,3 +285,14 @@ def test_verify_with_tensorflow_in_a_child_process(tf_ckpts, tmp_path):
     remap(source, other, tmp_path / "bad")
     verdict = run_to_end(verify_saved(source, str(tmp_path / "bad"), result))
     assert not verdict.ok and any("dtype float32, expected float64" in m for m in verdict.mismatches)
+
+
+def test_a_remap_creates_the_destinations_parent_folders(tf_ckpts, tmp_path):
+    source = str(tf_ckpts.tf1_run / "model.ckpt-60")
+    result = subprocess.run([sys.executable, str(ROOT / "main.py"), "remap", source, str(tmp_path / "new" / "dir" / "ckpt"),
+                             "--rename", "^dense/=layer/"], capture_output=True, text=True, cwd=ROOT)
+    assert result.returncode == 0, result.stderr
+    assert "layer/kernel" in CheckpointReader(str(tmp_path / "new" / "dir" / "ckpt"))
+    failing = subprocess.run([sys.executable, str(ROOT / "main.py"), "remap", source, str(tmp_path / "bad" / "ckpt"),
+                              "--rename", "^nothing/=x/"], capture_output=True, text=True, cwd=ROOT)
+    assert failing.returncode == 2 and not (tmp_path / "bad").exists()  # a refused plan creates nothing

@@ -330,3 +330,21 @@ def test_steps_say_where_they_came_from_and_lfs_pointers_say_what_to_do(qtbot, w
     with qtbot.waitSignal(window.load_failed, timeout=20000) as failed:
         window.open_path(str(run))
     assert "model.ckpt-60.index: is a Git LFS pointer, not the file itself: run `git lfs pull`" in failed.args[0]
+
+
+def test_renaming_in_place_starts_from_the_current_key(qtbot, window, tf_ckpts):
+    from gui.variable_model import KEY
+
+    open_and_wait(qtbot, window, tf_ckpts.tf1_run)
+    window.browser.tree_box.setChecked(False)
+    model = window.browser.flat_model
+    row = next(r for r in range(model.rowCount()) if model.rows[r].name == "dense/kernel")
+    assert model.data(model.index(row, KEY), Qt.EditRole) == "dense/kernel"
+
+
+def test_the_status_line_drops_a_finished_jobs_last_step(qtbot, window, tf_ckpts, tmp_path):
+    open_and_wait(qtbot, window, tf_ckpts.tf1_run)
+    with qtbot.waitSignal(window.exports.finished, timeout=20000):
+        window.exports.table(str(tmp_path / "table.csv"))
+    assert window.status_text.text().endswith(window.current.checkpoint.prefix)
+    assert "Exporting" not in window.status_text.text() and "Wrote" not in window.status_text.text()
