@@ -18,7 +18,7 @@ from . import dialogs
 from .detail_panel import DetailPanel
 from .edit_actions import EditActions
 from .export_actions import ExportActions
-from .paths import ICON, SAMPLE_RUN  # a checkout or a PyInstaller bundle
+from .paths import APP_VERSION, ICON, SAMPLE_RUN  # a checkout or a PyInstaller bundle
 from .remap_panel import RemapPanel
 from .run_panel import RunPanel
 from .settings import AppSettings
@@ -29,6 +29,11 @@ from .window_context import JobSlot, WindowContext
 from .worker import JobRunner
 
 DEFAULT_COLUMN_WIDTHS = [300, 80, 70, 80, 70, 300]
+
+
+def about_text() -> str:
+    return (f"Checkpoint Inspector {APP_VERSION}\n\nSee what is inside TensorFlow and Keras checkpoints and "
+            f"how it changed over training.")
 
 
 class MainWindow(QMainWindow):
@@ -123,7 +128,7 @@ class MainWindow(QMainWindow):
         file_menu.addSeparator()
         self._action(file_menu, "&Reload", self.reload, QKeySequence.Refresh)
         file_menu.addSeparator()
-        self._action(file_menu, "&Quit", self.close, QKeySequence.Quit)
+        self._action(file_menu, "&Quit", self.quit_app, QKeySequence.Quit)
         edit_menu = self.menuBar().addMenu("&Edit")
         self._action(edit_menu, "&Find Variable", self.focus_filter, QKeySequence.Find)
         self._action(edit_menu, "&Copy Values", self.detail.table.copy_selection)
@@ -299,17 +304,22 @@ class MainWindow(QMainWindow):
         self.browser.filter_edit.setFocus()
         self.browser.filter_edit.selectAll()
 
+    def quit_app(self) -> None:
+        """Quit means the app, not this window: every window closes (each saves its layout)."""
+        from PySide6.QtWidgets import QApplication
+
+        QApplication.instance().closeAllWindows()
+
     def _about(self) -> None:
         from PySide6.QtWidgets import QMessageBox
 
-        QMessageBox.about(self, "Checkpoint Inspector",
-                          "Checkpoint Inspector\n\nSee what is inside TensorFlow and Keras checkpoints and how "
-                          "it changed over training.")
+        QMessageBox.about(self, "Checkpoint Inspector", about_text())
 
     # ---- drag and drop ---------------------------------------------------------------------------
     def dragEnterEvent(self, event) -> None:
         if self._dropped_path(event.mimeData()):
-            event.acceptProposedAction()
+            event.setDropAction(Qt.CopyAction)  # never a move: the person's files stay where they are
+            event.accept()
             self.drop_hint.setGeometry(self.rect().adjusted(40, 40, -40, -40))
             self.drop_hint.raise_()
             self.drop_hint.show()
@@ -321,7 +331,8 @@ class MainWindow(QMainWindow):
         self.drop_hint.hide()
         path = self._dropped_path(event.mimeData())
         if path:
-            event.acceptProposedAction()
+            event.setDropAction(Qt.CopyAction)
+            event.accept()
             self.open_path(path)
 
     @staticmethod

@@ -13,6 +13,7 @@ import os
 import sys
 
 APP_ID = "checkpoint-inspector"  # the desktop entry's and the icon's name (packaging/install.sh)
+APP_VERSION = "0.4.0"
 
 
 def bundle_root() -> str:

@@ -19,7 +19,10 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="main.py", description="Inspect TensorFlow checkpoints from the command line.")
+    parser = _Parser(prog="main.py", description="Inspect TensorFlow checkpoints from the command line. Without a "
+                                                 "command, `main.py [PATH]` opens the window on PATH (a run folder, "
+                                                 "a checkpoint file, a SavedModel; the bundled sample run without "
+                                                 "one).")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     listing = commands.add_parser("list", help="variables of one checkpoint: name, dtype, shape, size, path")

@@ -348,3 +348,22 @@ def test_the_status_line_drops_a_finished_jobs_last_step(qtbot, window, tf_ckpts
         window.exports.table(str(tmp_path / "table.csv"))
     assert window.status_text.text().endswith(window.current.checkpoint.prefix)
     assert "Exporting" not in window.status_text.text() and "Wrote" not in window.status_text.text()
+
+
+def test_quit_closes_every_window_and_drops_are_copies(qtbot, window, tmp_path):
+    from PySide6.QtGui import QDragEnterEvent
+
+    from gui.main_window import about_text
+    from gui.paths import APP_VERSION
+
+    other = MainWindow(window.settings)
+    qtbot.addWidget(other)
+    other.show()
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(tmp_path))])
+    enter = QDragEnterEvent(QPointF(5, 5).toPoint(), Qt.MoveAction | Qt.CopyAction, mime, Qt.LeftButton, Qt.NoModifier)
+    window.dragEnterEvent(enter)
+    assert enter.isAccepted() and enter.dropAction() == Qt.CopyAction
+    assert APP_VERSION in about_text()
+    window.quit_app()
+    assert not window.isVisible() and not other.isVisible()
