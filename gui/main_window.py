@@ -229,6 +229,8 @@ class MainWindow(QMainWindow):
         if self.current_run_folder != loaded.run.folder:
             self.trajectory.clear()
             self.trajectory.set_checkpoints(loaded.run.checkpoints)
+            self.edits.switch_run(loaded.run.folder)
+            self.tensorboard.run_opened(loaded.run.folder)
         self.current_run_folder = loaded.run.folder
         self.run_panel.show_run(loaded.run, loaded.checkpoint.prefix)
         self.browser.set_variables(loaded.variables)
@@ -366,6 +368,10 @@ class MainWindow(QMainWindow):
         self.settings.sync()
 
     def closeEvent(self, event) -> None:
+        if self.edits.unsaved and not dialogs.ask_yes_no(
+                self, "Unsaved edits", "The edit plan has not been saved. Close the window and lose it?"):
+            event.ignore()
+            return
         self.run_panel.stop()
         self.tensorboard.stop()  # the child never outlives the window (nor the app: see core.tensorboard.process)
         self.save_layout()

@@ -49,6 +49,9 @@ class RemapPanel(QWidget):
         self.undo_stack = QUndoStack(self)
         self.last_save: tuple[str, str, object] | None = None  # (source prefix, destination, preview)
         self.slot = JobSlot(context, "Cannot save", "Saving cancelled: nothing was written")
+        self._folder: str | None = None
+        self._plans: dict[str, tuple] = {}     # run folder -> the edits set aside when another run opened
+        self._saved_plan: str | None = None    # the plan (as JSON) when it was last saved
 
         self.operations = QListWidget()
         self.undo_button = QPushButton("Undo")
@@ -126,6 +129,30 @@ class RemapPanel(QWidget):
         self.plan.operations.clear()
         self.refresh()
 
+    @property
+    def unsaved(self) -> bool:
+        """Operations in the plan that no save has written since they were added."""
+        return bool(self.plan.operations) and self.plan.to_json() != self._saved_plan
+
+    def switch_run(self, folder: str) -> None:
+        """Each run keeps its own edits: the plan of the run left is set aside, the one of `folder`
+        (if any) comes back, with no result or Verify of another run left showing."""
+        if self._folder is not None:
+            self._plans[self._folder] = (list(self.plan.operations), self.plan.slots_follow, self.plan.name_based,
+                                         self._saved_plan)
+        self._folder = folder
+        operations, slots_follow, name_based, saved = self._plans.pop(folder, ([], True, False, None))
+        self.clear()
+        self.slots_follow.setChecked(slots_follow)
+        self.name_based.setChecked(name_based)
+        for operation in operations:
+            self.push(operation)
+        self.undo_stack.clear()  # undo does not reach into another run's history
+        self._saved_plan = saved
+        self.last_save = None
+        self.verify_button.setEnabled(False)
+        self.result.setText("")
+
     def _options_changed(self, *_) -> None:
         self.plan.slots_follow = self.slots_follow.isChecked()
         self.plan.name_based = self.name_based.isChecked()
@@ -198,6 +225,7 @@ class RemapPanel(QWidget):
                         busy_text=f"Saving to {destination}…", on_failed=self._failed, on_cancelled=self._cancelled)
 
     def _saved(self, reports, verify_source, result) -> None:
+        self._saved_plan = self.plan.to_json()
         reports = reports if isinstance(reports, list) else [reports]
         self.last_save = (verify_source[0], verify_source[1], result)
         lines = [f"Saved {sum(r.written for r in reports)} variables to {reports[-1].prefix}"

@@ -3,6 +3,8 @@ status bar (starting, running at URL, exited with its last lines), stop it, and 
 history (histograms and metric scalars per checkpoint) for a run that logged none."""
 from __future__ import annotations
 
+import os
+
 from PySide6.QtCore import QObject, QTimer, QUrl, Signal
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QLabel
@@ -32,6 +34,15 @@ class TensorBoardActions(QObject):
         self.poll = QTimer(self)
         self.poll.setInterval(1000)
         self.poll.timeout.connect(self._check_alive)
+
+    def run_opened(self, folder: str) -> None:
+        """The status bar speaks of the open run: a board started for another run is named as such."""
+        if self.board is None:
+            self.state_label.setText("")
+        elif self.board.logdir != folder:
+            self.state_label.setText(f"TensorBoard (another run: {os.path.basename(self.board.logdir)}) at {self.board.url}")
+        else:
+            self.state_label.setText(f"TensorBoard: running at {self.board.url}")
 
     def build_menu(self, menu) -> None:
         menu.addAction("Launch &TensorBoard").triggered.connect(lambda *_: self.launch())

@@ -38,13 +38,14 @@ def main_window(qtbot, tmp_path, monkeypatch, gc_in_gui_thread):
     `window.shown_errors` instead of shown; at the end no worker job may be left running."""
     from PySide6.QtCore import QSettings
 
-    from gui import errors
+    from gui import dialogs, errors
     from gui.main_window import MainWindow
     from gui.settings import AppSettings
 
     shown_errors = []
     monkeypatch.setattr(errors, "show_error",
                         lambda parent, title, message, details="": shown_errors.append(message))
+    monkeypatch.setattr(dialogs, "ask_yes_no", lambda parent, title, question: True)  # tests answer for themselves
     window = MainWindow(AppSettings(QSettings(str(tmp_path / "settings.ini"), QSettings.IniFormat)))
     window.shown_errors = shown_errors
     window.tensorboard.open_browser = False

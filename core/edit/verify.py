@@ -25,10 +25,12 @@ class VerifyResult:
     ok: bool
     checked: int
     mismatches: list[str]
+    prefix: str = ""  # the checkpoint that was reloaded
 
     def summary(self) -> str:
         if self.ok:
-            return f"TensorFlow reloaded all {self.checked} tensors and each equals what the plan promised."
+            where = f" of {os.path.basename(self.prefix)}" if self.prefix else ""
+            return f"TensorFlow reloaded all {self.checked} tensors{where} and each equals what the plan promised."
         return f"{len(self.mismatches)} problem(s): " + "; ".join(self.mismatches[:5])
 
 
@@ -70,6 +72,6 @@ def verify_saved(source_prefix: str, destination_prefix: str, result: Preview) -
     lines = [line for line in stdout.splitlines() if line.startswith("{")]
     if process.returncode != 0 or not lines:
         last = stderr.strip().splitlines()[-1:] or ["no output"]
-        return VerifyResult(False, 0, [f"the TensorFlow check could not run: {last[0]}"])
+        return VerifyResult(False, 0, [f"the TensorFlow check could not run: {last[0]}"], destination_prefix)
     verdict = json.loads(lines[-1])
-    return VerifyResult(verdict["ok"], verdict["checked"], verdict["mismatches"])
+    return VerifyResult(verdict["ok"], verdict["checked"], verdict["mismatches"], destination_prefix)

@@ -119,3 +119,22 @@ def test_graph_only_renames_show_in_the_preview(qtbot, window, tf_ckpts):
     rows = [(table.item(r, 0).text(), table.item(r, 1).text(), table.item(r, 4).text()) for r in range(table.rowCount())]
     assert rows and all(action == "object path" and new.startswith("network/") for _, new, action in rows)
     assert not window.edits.problems.text()
+
+
+def test_each_run_keeps_its_own_edits_and_closing_asks_first(qtbot, window, tf_ckpts, monkeypatch):
+    from gui import dialogs
+
+    window.edits.push(RegexRename(pattern="^dense/", replacement="layer/"))
+    assert window.edits.unsaved
+    with qtbot.waitSignal(window.loaded, timeout=20000):
+        window.open_path(str(tf_ckpts.tf2_keras_run))
+    assert window.edits.plan.operations == [] and not window.edits.undo_stack.canUndo()
+    assert not window.edits.verify_button.isEnabled() and window.edits.result.text() == ""
+    with qtbot.waitSignal(window.loaded, timeout=20000):
+        window.open_path(str(tf_ckpts.tf1_run))
+    assert [op.describe() for op in window.edits.plan.operations] == ["rename /^dense// → layer/"]
+    questions = []
+    monkeypatch.setattr(dialogs, "ask_yes_no", lambda parent, title, question: questions.append(question) or False)
+    window.close()
+    assert questions and "not been saved" in questions[0] and window.isVisible()  # kept open
+    monkeypatch.setattr(dialogs, "ask_yes_no", lambda parent, title, question: True)
