@@ -124,11 +124,12 @@ class DetailPanel(QWidget):
         self.title.setText(info.display_name)
         self.fact_labels["Stored key"].setText(info.name)
         variable = info.variable_name or ""
-        if info.slot_of:
-            variable = f"{variable}  ({info.slot_name} slot)".strip()
+        if info.slot_of:  # "Adam (Adam)" said nothing: say whose slot it is
+            variable = f"{info.slot_name} slot of {info.slot_of}"
         self.fact_labels["Variable"].setText(variable or "–")
         self.fact_labels["Dtype"].setText(entry.dtype_name)
-        self.fact_labels["Shape"].setText(f"{format_shape(entry.shape)}  ·  {entry.num_elements:,} elements")
+        count = entry.num_elements
+        self.fact_labels["Shape"].setText(f"{format_shape(entry.shape)}  ·  {count:,} element{'' if count == 1 else 's'}")
         self.fact_labels["Size"].setText(format_bytes(entry.nbytes))
         if entry.is_partitioned:
             where = f"{len(entry.slices)} partition slices"

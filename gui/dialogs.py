@@ -2,6 +2,7 @@
 
 Every one returns the answer, or None (False for yes/no) when the person cancels, so callers read the
 same whichever way it was answered, and tests replace a function here to answer without a modal dialog.
+File dialogs start in the folder given (the open run's), else where the person last picked a file.
 Callers use them as `dialogs.ask_text(...)` (not imported by name) so a replaced function is seen.
 """
 from __future__ import annotations
@@ -37,15 +38,31 @@ def ask_number(parent, title: str, label: str) -> float | None:
     return value if ok else None
 
 
-def open_file(parent, title: str, pattern: str, folder: str = "") -> str | None:
-    path, _ = QFileDialog.getOpenFileName(parent, title, folder, pattern)
+last_folder = ""  # where the person last picked a file: the next dialog starts there
+
+
+def _remember(path: str | None) -> str | None:
+    global last_folder
+    if path:
+        import os
+
+        last_folder = path if os.path.isdir(path) else os.path.dirname(path)
     return path or None
+
+
+def open_file(parent, title: str, pattern: str, folder: str = "") -> str | None:
+    path, _ = QFileDialog.getOpenFileName(parent, title, folder or last_folder, pattern)
+    return _remember(path)
 
 
 def save_file(parent, title: str, suggestion: str, pattern: str = "") -> str | None:
+    import os
+
+    if not os.path.dirname(suggestion) and last_folder:
+        suggestion = os.path.join(last_folder, suggestion)
     path, _ = QFileDialog.getSaveFileName(parent, title, suggestion, pattern)
-    return path or None
+    return _remember(path)
 
 
-def choose_folder(parent, title: str) -> str | None:
-    return QFileDialog.getExistingDirectory(parent, title) or None
+def choose_folder(parent, title: str, folder: str = "") -> str | None:
+    return _remember(QFileDialog.getExistingDirectory(parent, title, folder or last_folder))

@@ -144,6 +144,13 @@ class MainWindow(QMainWindow):
         tree.setChecked(self.browser.tree_box.isChecked())
         tree.toggled.connect(self.browser.tree_box.setChecked)
         self.browser.tree_box.toggled.connect(tree.setChecked)
+        view_menu.addSeparator()
+        self._action(view_menu, "&Next Checkpoint", lambda: self.run_panel.step(1), "Alt+Down")
+        self._action(view_menu, "&Previous Checkpoint", lambda: self.run_panel.step(-1), "Alt+Up")
+        self._action(view_menu, "Add Selected Variable to the &Plot", self.add_selected_to_trajectory, "Ctrl+T")
+        for number, tab in enumerate(("Values", "Heatmap", "Histogram")):
+            self._action(view_menu, f"Show {tab}", lambda n=number: self._show_tab(n), f"Ctrl+{number + 1}")
+        view_menu.addSeparator()
         hidden = view_menu.addAction("Show Optimizer Slots and Bookkeeping")
         hidden.setCheckable(True)
         hidden.toggled.connect(self.browser.hidden_box.setChecked)
@@ -161,15 +168,19 @@ class MainWindow(QMainWindow):
 
     # ---- opening ---------------------------------------------------------------------------------
     def open_folder_dialog(self) -> None:
-        folder = dialogs.choose_folder(self, "Open a run folder or SavedModel")
+        folder = dialogs.choose_folder(self, "Open a run folder or SavedModel", self._dialog_folder())
         if folder:
             self.open_path(folder)
 
     def open_files_dialog(self) -> None:
-        path = dialogs.open_file(self, "Open a checkpoint",
+        path = dialogs.open_file(self, "Open a checkpoint", folder=self.current_run_folder or "", pattern=
                                  "Checkpoint files (*.index *.meta *.data-* checkpoint);;All files (*)")
         if path:
             self.open_path(path)
+
+    def _dialog_folder(self) -> str:
+        """Where file dialogs start: beside the open run (its parent, to pick a sibling run)."""
+        return os.path.dirname(self.current_run_folder) if self.current_run_folder else ""
 
     def _fill_recent_menu(self) -> None:
         self.recent_menu.clear()
@@ -301,6 +312,11 @@ class MainWindow(QMainWindow):
         counts = f"{format_count(total)} variables" if shown == total else f"{shown:,} of {total:,} variables shown"
         self.status_text.setText(f"{counts} · {format_count(loaded.total_elements)} values · "
                                  f"{format_bytes(loaded.total_bytes)} · {loaded.checkpoint.prefix}")
+
+    def _show_tab(self, number: int) -> None:
+        self.detail_dock.show()
+        self.detail_dock.raise_()
+        self.detail.tabs.setCurrentIndex(number)
 
     def focus_filter(self) -> None:
         self.browser.filter_edit.setFocus()

@@ -63,6 +63,8 @@ class HistogramView(_MessageOr):
         super().__init__(self.plot, parent)
         self.plot.setLabel("left", "count")
         self.plot.setLabel("bottom", "value")
+        for side in ("left", "bottom"):  # "value (x0.001)" reads as a different quantity: plain numbers
+            self.plot.getAxis(side).enableAutoSIPrefix(False)
         self.curve = pg.PlotDataItem(stepMode="center", fillLevel=0, brush=(70, 130, 180, 160))
         self.plot.addItem(self.curve)
         self.counts: np.ndarray | None = None

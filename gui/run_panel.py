@@ -33,6 +33,8 @@ class RunPanel(QTableView):
         self.horizontalHeader().setStretchLastSection(True)
         self.clicked.connect(self._clicked)
         self.activated.connect(self._clicked)
+        # Arrow keys move the current row: that opens the checkpoint, as a click does.
+        self.selectionModel().currentRowChanged.connect(lambda current, _previous: self._clicked(current))
         self.watcher: RunWatcher | None = None
         self._watch_job = None
         self._check_job = None
@@ -61,8 +63,16 @@ class RunPanel(QTableView):
             self.selectRow(row)
 
     def _clicked(self, index) -> None:
+        if not index.isValid() or not 0 <= index.row() < len(self.checkpoint_model.checkpoints):
+            return
         if self.checkpoint_model.checkpoints[index.row()].prefix != self.checkpoint_model.current_prefix:
             self.checkpoint_chosen.emit(index.row())
+
+    def step(self, offset: int) -> None:
+        """Open the next (+1) or previous (-1) checkpoint of the run."""
+        row = self.checkpoint_model.row_of(self.checkpoint_model.current_prefix or "") + offset
+        if 0 <= row < len(self.checkpoint_model.checkpoints):
+            self.selectRow(row)
 
     # ---- watching --------------------------------------------------------------------------------------
     def _poll(self) -> None:

@@ -183,7 +183,8 @@ class RegexRename(_Renaming):
         named = [v.variable_name for v in draft.variables if v.variable_name and compiled.search(v.variable_name)]
         if named:
             draft.problem(self, f"the regex matches no stored key or object path, only variable names such as "
-                                f"{named[0]!r}, which TensorFlow does not restore by")
+                                f"{named[0]!r}; TensorFlow restores by stored keys and object paths, so match "
+                                f"one of those")
         else:
             draft.problem(self, "the regex matches no variable")
 

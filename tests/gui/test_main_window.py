@@ -367,3 +367,34 @@ def test_quit_closes_every_window_and_drops_are_copies(qtbot, window, tmp_path):
     assert APP_VERSION in about_text()
     window.quit_app()
     assert not window.isVisible() and not other.isVisible()
+
+
+def test_the_keyboard_moves_through_the_run_and_the_tabs(qtbot, window, tf_ckpts):
+    from PySide6.QtTest import QTest
+
+    open_and_wait(qtbot, window, tf_ckpts.tf1_run)
+    assert window.current.checkpoint.step == 60
+    window.run_panel.setFocus()
+    with qtbot.waitSignal(window.loaded, timeout=20000):
+        QTest.keyClick(window.run_panel, Qt.Key_Up)  # the arrow key opens the checkpoint it moves to
+    assert window.current.checkpoint.step == 50
+    with qtbot.waitSignal(window.loaded, timeout=20000):
+        window.run_panel.step(1)
+    assert window.current.checkpoint.step == 60
+    shortcuts = {a.text(): a.shortcut().toString() for m in window.menuBar().findChildren(type(window.menuBar().actions()[0].menu()))
+                 for a in m.actions()}
+    assert shortcuts["Show Heatmap"] == "Ctrl+2" and shortcuts["&Next Checkpoint"] == "Alt+Down"
+    window._show_tab(2)
+    assert window.detail.tabs.currentIndex() == 2
+
+
+def test_file_dialogs_start_beside_the_open_run(qtbot, window, tf_ckpts, monkeypatch):
+    from PySide6.QtWidgets import QFileDialog
+
+    open_and_wait(qtbot, window, tf_ckpts.tf1_run)
+    asked = []
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda parent, title, folder, pattern: asked.append(folder) or ("", ""))
+    monkeypatch.setattr(QFileDialog, "getExistingDirectory", lambda parent, title, folder: asked.append(folder) or "")
+    window.open_files_dialog()
+    window.open_folder_dialog()
+    assert asked == [str(tf_ckpts.tf1_run), str(tf_ckpts.tf1_run.parent)]
