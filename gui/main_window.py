@@ -17,6 +17,7 @@ from core.run.loading import LoadedCheckpoint, open_checkpoint, open_run
 from . import dialogs
 from .detail_panel import DetailPanel
 from .edit_actions import EditActions
+from .elided_label import ElidedLabel
 from .export_actions import ExportActions
 from .paths import APP_VERSION, ICON, SAMPLE_RUN  # a checkout or a PyInstaller bundle
 from .remap_panel import RemapPanel
@@ -83,7 +84,7 @@ class MainWindow(QMainWindow):
         self.trajectory.add_button.clicked.connect(self.add_selected_to_trajectory)
         self.trajectory.checkpoint_clicked.connect(self.open_checkpoint_prefix)
 
-        self.status_text = QLabel("")
+        self.status_text = ElidedLabel("")
         self.progress = QProgressBar()
         self.progress.setMaximumWidth(200)
         self.cancel_button = QToolButton(text="✕")
@@ -366,6 +367,8 @@ class MainWindow(QMainWindow):
         geometry = self.settings.load_bytes("geometry")
         if geometry is not None:
             self.restoreGeometry(geometry)
+        else:
+            self._fit_to_screen()
         state = self.settings.load_bytes("state")
         if state is not None:
             self.restoreState(state)
@@ -376,6 +379,15 @@ class MainWindow(QMainWindow):
             self.browser.set_column_widths(DEFAULT_COLUMN_WIDTHS)
             self.resizeDocks([self.run_dock, self.detail_dock], [330, 470], Qt.Horizontal)
             self.resizeDocks([self.trajectory_dock], [260], Qt.Vertical)
+
+    def _fit_to_screen(self) -> None:
+        """The first window: 1280x800 where the screen allows, else the screen's free area less a margin
+        (a 1366x768 laptop has about 1366x720 once its panel is counted)."""
+        screen = self.screen()
+        if screen is None:
+            return
+        available = screen.availableGeometry()
+        self.resize(min(1280, available.width() - 16), min(800, available.height() - 40))
 
     def save_layout(self) -> None:
         self.settings.save_bytes("geometry", self.saveGeometry())

@@ -15,6 +15,7 @@ from core.export.tables import write_csv
 from core.analysis.trajectory import DISTRIBUTION_PERCENTILES, METRICS, PointProgress, compute_distribution, compute_trajectory
 
 from . import errors
+from .elided_label import ElidedLabel
 
 X_AXES = ("global step", "checkpoint index", "wall time")
 _COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf")
@@ -48,7 +49,7 @@ class TrajectoryPanel(QWidget):
         self.clear_button = QPushButton("Clear")
         self.export_csv = QPushButton("CSV…")
         self.export_image = QPushButton("Image…")
-        self.status = QLabel("")
+        self.status = ElidedLabel("")  # one line per plotted variable's gaps must not widen the window
 
         # Two short rows rather than one long one, so the window can still be made small.
         bar = QHBoxLayout()

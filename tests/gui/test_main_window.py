@@ -398,3 +398,20 @@ def test_file_dialogs_start_beside_the_open_run(qtbot, window, tf_ckpts, monkeyp
     window.open_files_dialog()
     window.open_folder_dialog()
     assert asked == [str(tf_ckpts.tf1_run), str(tf_ckpts.tf1_run.parent)]
+
+
+def test_long_messages_do_not_widen_the_window_and_the_first_window_fits_the_screen(qtbot, tmp_path,
+                                                                                    gc_in_gui_thread):
+    settings = AppSettings(QSettings(str(tmp_path / "fresh.ini"), QSettings.IniFormat))
+    window = MainWindow(settings)
+    qtbot.addWidget(window)
+    window.show()
+    available = window.screen().availableGeometry()
+    assert window.width() <= available.width() and window.height() <= available.height()
+    before = window.minimumSizeHint().width()
+    window.trajectory.status.setText("  ·  ".join(f"scope_{i}/kernel: 1 without a value (first checkpoint)"
+                                                  for i in range(40)))
+    window.status_text.setText("x" * 3000)
+    assert window.minimumSizeHint().width() <= max(before, 900)
+    assert window.trajectory.status.toolTip().startswith("scope_0/kernel")
+    window.close()
