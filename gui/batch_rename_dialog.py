@@ -11,6 +11,9 @@ from core.edit.operations import DropRegex, Operation, RegexRename
 from core.edit.plan import RemapPlan, preview
 
 
+MAX_PROBLEM_LINES = 8  # a regex that clashes everywhere lists a few, not thousands (the dialog must fit)
+
+
 class BatchRenameDialog(QDialog):
     def __init__(self, plan: RemapPlan, variables, parent=None):
         super().__init__(parent)
@@ -39,7 +42,11 @@ class BatchRenameDialog(QDialog):
         layout.addWidget(self.table, 1)
         layout.addWidget(self.problems)
         layout.addWidget(self.buttons)
-        self.resize(760, 480)
+        screen = (parent.screen() if parent is not None else None) or self.screen()
+        available = screen.availableGeometry() if screen is not None else None
+        # The dialog fits the screen (OK and Cancel stay on it); the table scrolls inside.
+        self.resize(min(760, available.width() - 40) if available else 760,
+                    min(480, available.height() - 80) if available else 480)
         for widget in (self.pattern, self.replacement):
             widget.textChanged.connect(self.refresh)
         self.drop_instead.toggled.connect(self.refresh)
@@ -66,7 +73,8 @@ class BatchRenameDialog(QDialog):
             ok.setEnabled(False)
             return
         trial = RemapPlan(self.plan.operations + [self.operation()], self.plan.slots_follow, self.plan.name_based)
-        before = {p.source: p.target for p in preview(self.plan, self.variables).planned if p.source}
+        base = preview(self.plan, self.variables)  # once: the plan as it is, to tell this rename's problems
+        before = {p.source: p.target for p in base.planned if p.source}
         result = preview(trial, self.variables)
         after = {p.source: p.target for p in result.planned if p.source}
         changed = [(before[s], after.get(s, "(dropped)")) for s in before if after.get(s) != before[s]]
@@ -74,7 +82,10 @@ class BatchRenameDialog(QDialog):
         for row, (now, new) in enumerate(changed):
             self.table.setItem(row, 0, QTableWidgetItem(now))
             self.table.setItem(row, 1, QTableWidgetItem(new))
-        own = [p for p in result.problems if p not in preview(self.plan, self.variables).problems]
-        self.problems.setText("\n".join(own) or f"{len(changed)} variable(s) change")
+        known = set(base.problems)
+        own = [p for p in result.problems if p not in known]
+        shown = own[:MAX_PROBLEM_LINES] + ([f"… and {len(own) - MAX_PROBLEM_LINES:,} more"]
+                                           if len(own) > MAX_PROBLEM_LINES else [])
+        self.problems.setText("\n".join(shown) or f"{len(changed)} variable(s) change")
         self.problems.setStyleSheet("color: #c0392b" if own else "color: palette(text)")
         ok.setEnabled(not own and bool(changed))

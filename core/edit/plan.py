@@ -55,9 +55,10 @@ class Draft:
     def rename(self, mapping: dict[str, str], operation: "Operation") -> None:
         """Rename targets (keys of `mapping` are current names); slots follow their variable."""
         if self.slots_follow:
+            target_of = {p.source: t for t, p in self.current.items()}  # one pass, not one per slot
             for old, new in list(mapping.items()):
                 for slot in self.slots_of.get(self.current[old].source, []):
-                    slot_target = next((t for t, p in self.current.items() if p.source == slot), None)
+                    slot_target = target_of.get(slot)
                     # A slot is named after its variable: TF1 `dense/kernel/Adam`, TF2
                     # `dense/kernel/.OPTIMIZER_SLOT/...` (the variable's key without `/.ATTRIBUTES/...`).
                     old_base, new_base = object_path_of_key(old), object_path_of_key(new)
@@ -75,9 +76,10 @@ class Draft:
 
     def drop(self, doomed: set[str]) -> None:
         if self.slots_follow:
+            target_of = {p.source: t for t, p in self.current.items()}
             for name in list(doomed):
                 source = self.current[name].source if name in self.current else None
-                doomed |= {t for t, p in self.current.items() if p.source in self.slots_of.get(source, [])}
+                doomed |= {target_of[slot] for slot in self.slots_of.get(source, []) if slot in target_of}
         for name in doomed & set(self.current):
             self.dropped.append(self.current.pop(name).source or name)
 

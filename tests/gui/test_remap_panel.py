@@ -138,3 +138,18 @@ def test_each_run_keeps_its_own_edits_and_closing_asks_first(qtbot, window, tf_c
     window.close()
     assert questions and "not been saved" in questions[0] and window.isVisible()  # kept open
     monkeypatch.setattr(dialogs, "ask_yes_no", lambda parent, title, question: True)
+
+
+def test_the_rename_dialog_fits_the_screen_on_a_big_run(qtbot, main_window, tf_ckpts):
+    from core.format.bundle_reader import CheckpointReader
+    from core.run.variables import describe_variables
+
+    variables = describe_variables(CheckpointReader(tf_ckpts.many_vars))  # 12,000 variables
+    dialog = BatchRenameDialog(main_window.edits.plan, variables, main_window)
+    qtbot.addWidget(dialog)
+    dialog.pattern.setText("^.*$")
+    dialog.replacement.setText("same")  # every variable clashes with every other
+    available = main_window.screen().availableGeometry()
+    assert dialog.sizeHint().height() <= available.height() and dialog.height() <= available.height()
+    assert dialog.problems.text().count("\n") <= 9 and "more" in dialog.problems.text()
+    assert not dialog.buttons.button(dialog.buttons.StandardButton.Ok).isEnabled()
