@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QProgressBar, QT
 from core.formatting import format_bytes, format_count
 from core.run.loading import LoadedCheckpoint, open_checkpoint, open_run
 
-from . import dialogs
+from . import dialogs, window_layout
 from .detail_panel import DetailPanel
 from .edit_actions import EditActions
 from .elided_label import ElidedLabel
@@ -29,7 +29,6 @@ from .variable_browser import VariableBrowser
 from .window_context import JobSlot, WindowContext
 from .worker import JobRunner
 
-DEFAULT_COLUMN_WIDTHS = [300, 80, 70, 80, 70, 300]
 
 
 def about_text() -> str:
@@ -107,7 +106,7 @@ class MainWindow(QMainWindow):
         self.exports = ExportActions(self.context)
         self.tensorboard = TensorBoardActions(self.context, self.statusBar())
         self._build_menus()
-        self._restore_layout()
+        window_layout.restore(self)
 
     # ---- construction ----------------------------------------------------------------------------
     def _dock(self, title: str, name: str, widget: QWidget, area) -> QDockWidget:
@@ -363,38 +362,6 @@ class MainWindow(QMainWindow):
         return None
 
     # ---- layout memory ---------------------------------------------------------------------------
-    def _restore_layout(self) -> None:
-        geometry = self.settings.load_bytes("geometry")
-        if geometry is not None:
-            self.restoreGeometry(geometry)
-        else:
-            self._fit_to_screen()
-        state = self.settings.load_bytes("state")
-        if state is not None:
-            self.restoreState(state)
-        widths = self.settings.column_widths()
-        if widths:
-            self.browser.set_column_widths(widths)
-        else:
-            self.browser.set_column_widths(DEFAULT_COLUMN_WIDTHS)
-            self.resizeDocks([self.run_dock, self.detail_dock], [330, 470], Qt.Horizontal)
-            self.resizeDocks([self.trajectory_dock], [260], Qt.Vertical)
-
-    def _fit_to_screen(self) -> None:
-        """The first window: 1280x800 where the screen allows, else the screen's free area less a margin
-        (a 1366x768 laptop has about 1366x720 once its panel is counted)."""
-        screen = self.screen()
-        if screen is None:
-            return
-        available = screen.availableGeometry()
-        self.resize(min(1280, available.width() - 16), min(800, available.height() - 40))
-
-    def save_layout(self) -> None:
-        self.settings.save_bytes("geometry", self.saveGeometry())
-        self.settings.save_bytes("state", self.saveState())
-        self.settings.save_column_widths(self.browser.column_widths())
-        self.settings.sync()
-
     def closeEvent(self, event) -> None:
         if self.edits.unsaved and not dialogs.ask_yes_no(
                 self, "Unsaved edits", "The edit plan has not been saved. Close the window and lose it?"):
@@ -402,7 +369,7 @@ class MainWindow(QMainWindow):
             return
         self.run_panel.stop()
         self.tensorboard.stop()  # the child never outlives the window (nor the app: see core.tensorboard.process)
-        self.save_layout()
+        window_layout.save(self)
         self.runner.cancel_all()
         self.runner.wait(5000)
         super().closeEvent(event)

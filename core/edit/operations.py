@@ -11,6 +11,7 @@ new values); no tensor data is read while planning, only a .npy header for new v
 from __future__ import annotations
 
 import dataclasses
+from abc import ABC, abstractmethod
 import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
@@ -83,17 +84,19 @@ class Planned:
 
 
 @dataclass
-class Operation:
+class Operation(ABC):
     """Base of the plan's operations; `kind` names the subclass in a plan's JSON."""
 
     kind: ClassVar[str] = ""
     renames: ClassVar[bool] = False  # changes names (and so TF2 object paths)
 
+    @abstractmethod
     def describe(self) -> str:
-        raise NotImplementedError
+        """How the operation reads to a person (the Edits list, problems)."""
 
+    @abstractmethod
     def apply(self, draft: Draft) -> None:
-        raise NotImplementedError
+        """Change the draft result, recording the problems this operation would cause."""
 
     def rename_name(self, name: str) -> str | None:
         """The new name of `name` (a stored key or an object path), or None when untouched."""
