@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import re
 
-from PySide6.QtWidgets import (QCheckBox, QDialog, QDialogButtonBox, QFormLayout, QHeaderView, QLabel,
-                               QLineEdit, QTableWidget, QTableWidgetItem, QVBoxLayout)
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (QCheckBox, QDialog, QDialogButtonBox, QFormLayout, QFrame, QHeaderView, QLabel,
+                               QLineEdit, QScrollArea, QTableWidget, QTableWidgetItem, QVBoxLayout)
 
 from core.edit.operations import DropRegex, Operation, RegexRename
 from core.edit.plan import RemapPlan, preview
@@ -30,6 +31,12 @@ class BatchRenameDialog(QDialog):
         self.problems = QLabel("")
         self.problems.setWordWrap(True)
         self.problems.setStyleSheet("color: #c0392b")
+        self.problems.setAlignment(Qt.AlignTop | Qt.AlignLeft)
+        problems_area = QScrollArea()  # a few lines high whatever they say; long ones scroll
+        problems_area.setWidget(self.problems)
+        problems_area.setWidgetResizable(True)
+        problems_area.setFrameShape(QFrame.NoFrame)
+        problems_area.setMaximumHeight(self.fontMetrics().lineSpacing() * 6 + 8)
         self.buttons = QDialogButtonBox(QDialogButtonBox.Ok | QDialogButtonBox.Cancel)
         self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)
@@ -40,7 +47,7 @@ class BatchRenameDialog(QDialog):
         layout.addLayout(form)
         layout.addWidget(self.drop_instead)
         layout.addWidget(self.table, 1)
-        layout.addWidget(self.problems)
+        layout.addWidget(problems_area)
         layout.addWidget(self.buttons)
         screen = (parent.screen() if parent is not None else None) or self.screen()
         available = screen.availableGeometry() if screen is not None else None

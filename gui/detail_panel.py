@@ -6,8 +6,8 @@ The tensor is read and summarised on a worker thread; a newer selection supersed
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import (QComboBox, QFormLayout, QGridLayout, QHBoxLayout, QLabel, QSpinBox, QTabWidget,
-                               QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QComboBox, QFormLayout, QFrame, QGridLayout, QHBoxLayout, QLabel, QScrollArea,
+                               QSpinBox, QSplitter, QTabWidget, QVBoxLayout, QWidget)
 
 from core.analysis.statistics import Histogram, Statistics, read_with_statistics
 from core.analysis.tensor_slicing import SliceChoice, format_value, plottable
@@ -28,6 +28,7 @@ def readable_json(array) -> str:
         return text
 
 
+ABOUT_HEIGHT = 300  # the first height of the part above the tabs: a variable's facts, statistics and slice
 _STAT_FIELDS = (("min", "min"), ("max", "max"), ("mean", "mean"), ("std", "std"), ("L2 norm", "l2"),
                 ("zeros", "zero_fraction"), ("NaN", "nan_count"), ("Inf", "inf_count"))
 
@@ -74,6 +75,8 @@ class DetailPanel(QWidget):
 
         self.row_axis = QComboBox()
         self.col_axis = QComboBox()
+        for combo in (self.row_axis, self.col_axis):  # "axis 0 (3" said nothing: the whole text, always
+            combo.setSizeAdjustPolicy(QComboBox.AdjustToContents)
         self.index_boxes: dict[int, QSpinBox] = {}
         self.axes_bar = QHBoxLayout()
         self.axes_bar.addWidget(QLabel("rows"))
@@ -99,13 +102,33 @@ class DetailPanel(QWidget):
         self.tabs.addTab(self.heatmap, "Heatmap")
         self.tabs.addTab(self.histogram_view, "Histogram")
 
+        # What the variable is sits in a scroll area above a splitter, the tabs below it: a long name, a
+        # wrapped key or the slice pickers of a 4-D kernel scroll inside their part, so neither the dock's
+        # size nor the tabs' place changes from one selection to the next (only the person's drag does).
+        about = QWidget()
+        about_layout = QVBoxLayout(about)
+        about_layout.addWidget(self.title)
+        about_layout.addLayout(self.facts)
+        about_layout.addLayout(self.stats_grid)
+        about_layout.addWidget(self.stats_note)
+        about_layout.addWidget(self.axes_widget)
+        about_layout.addStretch(1)
+        self.stats_note.setWordWrap(True)
+        self.about_area = QScrollArea()
+        self.about_area.setWidget(about)
+        self.about_area.setWidgetResizable(True)
+        self.about_area.setFrameShape(QFrame.NoFrame)
+        self.splitter = QSplitter(Qt.Vertical)
+        self.splitter.setObjectName("detail_splitter")
+        self.splitter.addWidget(self.about_area)
+        self.splitter.addWidget(self.tabs)
+        self.splitter.setChildrenCollapsible(False)
+        self.splitter.setStretchFactor(0, 0)
+        self.splitter.setStretchFactor(1, 1)
+        self.splitter.setSizes([ABOUT_HEIGHT, 400])
         layout = QVBoxLayout(self)
-        layout.addWidget(self.title)
-        layout.addLayout(self.facts)
-        layout.addLayout(self.stats_grid)
-        layout.addWidget(self.stats_note)
-        layout.addWidget(self.axes_widget)
-        layout.addWidget(self.tabs, 1)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.splitter)
         self.axes_widget.hide()
 
     # ---- showing a variable ----------------------------------------------------------------------
@@ -213,6 +236,7 @@ class DetailPanel(QWidget):
         for combo in (self.row_axis, self.col_axis):
             combo.clear()
             combo.addItems([f"axis {a} ({self.array.shape[a]})" for a in range(rank)])
+            combo.setMinimumWidth(combo.sizeHint().width())  # the area scrolls sideways rather than cut it
         self.row_axis.setCurrentIndex(self.choice.row_axis)
         self.col_axis.setCurrentIndex(self.choice.col_axis)
         self._build_index_boxes()

@@ -66,6 +66,9 @@ class MainWindow(QMainWindow):
         self.detail_dock = self._dock("Variable", "detail", self.detail, Qt.RightDockWidgetArea)
         self.trajectory = TrajectoryPanel(self.runner)
         self.trajectory_dock = self._dock("Trajectory", "trajectory", self.trajectory, Qt.BottomDockWidgetArea)
+        # The Variable panel keeps the window's whole height (its tabs need it on a laptop); the plot
+        # spans the Run list and the variables.
+        self.setCorner(Qt.BottomRightCorner, Qt.RightDockWidgetArea)
         self.context = WindowContext(
             self.runner, self, current=lambda: self.current, selected=lambda: self.detail.info,
             shown_names=self.browser.shown_names, show_busy=self.show_busy, show_progress=self.show_progress,
@@ -101,6 +104,7 @@ class MainWindow(QMainWindow):
         self.drop_hint.hide()
 
         self.browser.selected.connect(self._variable_selected)
+        self.browser.plot_requested.connect(self.plot_variables)
         self.browser.counts_changed.connect(lambda *_: self._update_status())
         self.detail.status.connect(lambda text: self.statusBar().showMessage(text, 8000))
         self.exports = ExportActions(self.context)
@@ -147,7 +151,7 @@ class MainWindow(QMainWindow):
         view_menu.addSeparator()
         self._action(view_menu, "&Next Checkpoint", lambda: self.run_panel.step(1), "Alt+Down")
         self._action(view_menu, "&Previous Checkpoint", lambda: self.run_panel.step(-1), "Alt+Up")
-        self._action(view_menu, "Add Selected Variable to the &Plot", self.add_selected_to_trajectory, "Ctrl+T")
+        self._action(view_menu, "Add Selected Variables to the &Plot", self.add_selected_to_trajectory, "Ctrl+T")
         for number, tab in enumerate(("Values", "Heatmap", "Histogram")):
             self._action(view_menu, f"Show {tab}", lambda n=number: self._show_tab(n), f"Ctrl+{number + 1}")
         view_menu.addSeparator()
@@ -237,7 +241,8 @@ class MainWindow(QMainWindow):
         self.current_path = path
         if path != SAMPLE_RUN:
             self.settings.add_recent(path)
-        if self.current_run_folder != loaded.run.folder:
+        new_run = self.current_run_folder != loaded.run.folder
+        if new_run:
             self.trajectory.clear()
             self.trajectory.set_checkpoints(loaded.run.checkpoints)
             self.edits.switch_run(loaded.run.folder)
@@ -245,6 +250,8 @@ class MainWindow(QMainWindow):
         self.current_run_folder = loaded.run.folder
         self.run_panel.show_run(loaded.run, loaded.checkpoint.prefix)
         self.browser.set_variables(loaded.variables)
+        if new_run:
+            self.browser.fit_columns()
         step = "" if loaded.checkpoint.step is None else f" · step {loaded.checkpoint.step:,}"
         self.setWindowTitle(f"{loaded.checkpoint.name}{step} — {loaded.run.folder} — Checkpoint Inspector [*]")
         self.edits.refresh()
@@ -263,12 +270,16 @@ class MainWindow(QMainWindow):
             self.open_checkpoint_row(row)
 
     def add_selected_to_trajectory(self) -> None:
-        info = self.detail.info
-        if info is None:
+        """“+ selected”: every selected variable goes on the plot (Shift/Ctrl-click several first)."""
+        self.plot_variables(self.browser.selected_variables())
+
+    def plot_variables(self, infos) -> None:
+        if not infos:
             self.statusBar().showMessage("Select a variable first", 4000)
             return
         self.trajectory_dock.show()
-        self.trajectory.add_variable(info.name, info.display_name)
+        for info in infos:
+            self.trajectory.add_variable(info.name, info.display_name)
 
     # ---- editing ----------------------------------------------------------------------------------------
     def _reveal_edits(self) -> None:

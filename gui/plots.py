@@ -1,4 +1,4 @@
-"""pyqtgraph views of one tensor slice: a heatmap with a colour bar, and a histogram."""
+"""pyqtgraph views of one tensor slice (a heatmap with a colour bar, a histogram), and saving any plot as an image."""
 from __future__ import annotations
 
 import numpy as np
@@ -79,3 +79,25 @@ class HistogramView(_MessageOr):
         self.curve.setData(self.edges, self.counts)
         self.plot.autoRange()
         self.show_plot()
+
+
+def export_plot_image(widget, path: str, title: str) -> None:
+    """A pyqtgraph PlotWidget as PNG through pyqtgraph, or as SVG through Qt's own SVG generator
+    (pyqtgraph 0.14's SVG exporter cannot parse the path data Qt 6.12 writes)."""
+    if not path.lower().endswith(".svg"):
+        from pyqtgraph.exporters import ImageExporter
+
+        ImageExporter(widget.getPlotItem()).export(path)
+        return
+    from PySide6.QtCore import QRect, QSize
+    from PySide6.QtGui import QPainter
+    from PySide6.QtSvg import QSvgGenerator
+
+    generator = QSvgGenerator()
+    generator.setFileName(path)
+    generator.setSize(QSize(widget.width(), widget.height()))
+    generator.setViewBox(QRect(0, 0, widget.width(), widget.height()))
+    generator.setTitle(title)
+    painter = QPainter(generator)
+    widget.render(painter)
+    painter.end()

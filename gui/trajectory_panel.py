@@ -8,14 +8,15 @@ import time
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QFileDialog, QHBoxLayout, QLabel, QPushButton, QSpinBox,
-                               QStackedWidget, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QFileDialog, QHBoxLayout, QLabel, QProgressBar, QPushButton,
+                               QSizePolicy, QSpinBox, QStackedWidget, QToolBar, QToolButton, QVBoxLayout, QWidget)
 
 from core.export.tables import write_csv
 from core.analysis.trajectory import DISTRIBUTION_PERCENTILES, METRICS, PointProgress, compute_distribution, compute_trajectory
 
 from . import errors
 from .elided_label import ElidedLabel
+from .plots import export_plot_image
 
 X_AXES = ("global step", "checkpoint index", "wall time")
 _COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf")
@@ -32,6 +33,7 @@ class TrajectoryPanel(QWidget):
         self.series: dict[str, dict] = {}  # stored name -> {"label", "points": {prefix: Point}, "curve"}
         self.distribution = None
         self._jobs = set()
+        self._distribution_job = None
 
         self.metric = QComboBox()
         self.metric.addItems(METRICS)
@@ -39,35 +41,46 @@ class TrajectoryPanel(QWidget):
         self.element = QSpinBox()
         self.element.setRange(0, 2**31 - 1)
         self.element.setPrefix("index ")
-        self.element.setVisible(False)
         self.x_axis = QComboBox()
         self.x_axis.addItems(X_AXES)
         self.log_scale = QCheckBox("log y")
         self.view_choice = QComboBox()
         self.view_choice.addItems(["metric", "distribution (bands)", "distribution (histograms)"])
-        self.add_button = QPushButton("+ selected variable")
+        self.add_button = QPushButton("+ selected")
+        self.add_button.setToolTip("Plot every selected variable (Ctrl+T); right-click the variables to select "
+                                   "all of a scope, or all its kernels")
         self.clear_button = QPushButton("Clear")
         self.export_csv = QPushButton("CSV…")
         self.export_image = QPushButton("Image…")
         self.status = ElidedLabel("")  # one line per plotted variable's gaps must not widen the window
 
-        # Two short rows rather than one long one, so the window can still be made small.
-        bar = QHBoxLayout()
-        for widget in (self.add_button, self.clear_button, QLabel("metric"), self.metric, self.element,
-                       QLabel("plot"), self.view_choice):
-            bar.addWidget(widget)
-        bar.addStretch(1)
-        second_bar = QHBoxLayout()
-        for widget in (QLabel("x"), self.x_axis, self.log_scale):
-            second_bar.addWidget(widget)
-        second_bar.addStretch(1)
-        for widget in (QLabel("export"), self.export_csv, self.export_image):
-            second_bar.addWidget(widget)
+        # One toolbar row: what does not fit a narrow window goes behind its » button, so the controls
+        # never set the window's minimum width (nor take a second row of a laptop's height).
+        self.toolbar = QToolBar()
+        self.toolbar.setObjectName("trajectory_tools")
+        spacer = QWidget()
+        spacer.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Preferred)
+        for widget in (self.add_button, self.clear_button, QLabel(" metric "), self.metric, self.element,
+                       QLabel(" plot "), self.view_choice, QLabel(" x "), self.x_axis, self.log_scale, spacer,
+                       QLabel("export "), self.export_csv, self.export_image):
+            self.toolbar.addWidget(widget)
+        self.element_action = self.toolbar.actions()[4]  # a toolbar hides its widgets through their actions
+        self.element_action.setVisible(False)
+        self.progress = QProgressBar()
+        self.progress.setMaximumWidth(160)
+        self.progress.setMaximumHeight(16)
+        self.cancel_button = QToolButton(text="✕")
+        self.cancel_button.setToolTip("Stop computing the plot")
+        self.cancel_button.clicked.connect(self.cancel)
+        status_bar = QHBoxLayout()
+        status_bar.addWidget(self.status, 1)
+        status_bar.addWidget(self.progress)
+        status_bar.addWidget(self.cancel_button)
 
         self.plot = pg.PlotWidget()
         self.plot.showGrid(x=True, y=True, alpha=0.3)
         self.plot.getAxis("left").enableAutoSIPrefix(False)  # "(x0.001)" on a log axis only confuses
-        self.legend = self.plot.addLegend(offset=(10, 10))
+        self.legend = self.plot.addLegend(offset=(10, 10), brush=(0, 0, 0, 150))  # readable over the curves
         self.hover = pg.TextItem(color="w", anchor=(0, 1), fill=(0, 0, 0, 160))
         self.hover.setZValue(10)
         self.plot.addItem(self.hover, ignoreBounds=True)
@@ -85,10 +98,10 @@ class TrajectoryPanel(QWidget):
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
-        layout.addLayout(bar)
-        layout.addLayout(second_bar)
+        layout.addWidget(self.toolbar)
         layout.addWidget(self.stack, 1)
-        layout.addWidget(self.status)
+        layout.addLayout(status_bar)
+        self._show_working()
 
         self._show_hint()
         self.metric.currentTextChanged.connect(self._metric_changed)
@@ -108,8 +121,8 @@ class TrajectoryPanel(QWidget):
 
     def _show_hint(self) -> None:
         """An empty plot says what to do rather than show empty axes."""
-        self.plot.setTitle("Select a variable, then press “+ selected variable” to plot it over the run's "
-                           "checkpoints", color="#aaa")
+        self.plot.setTitle("Select variables (Shift or Ctrl for several), then press “+ selected” to plot them "
+                           "over the run's checkpoints", color="#aaa")
         self.status.setText("")
 
     def add_variable(self, name: str, label: str) -> None:
@@ -143,7 +156,7 @@ class TrajectoryPanel(QWidget):
             self._view_changed()
 
     def _metric_changed(self, metric: str) -> None:
-        self.element.setVisible(metric == "element")
+        self.element_action.setVisible(metric == "element")
         self.plot.setLabel("left", metric)
         self.recompute()
 
@@ -163,19 +176,41 @@ class TrajectoryPanel(QWidget):
         self._start(f"trajectory {name}", lambda: compute_trajectory(checkpoints, name, metric, element),
                     on_progress=progress, on_failed=self._failed)
 
-    def _start(self, name: str, make_job, **callbacks) -> None:
-        """Start a job and count it in flight; `updated` is emitted when none is left."""
+    def _start(self, name: str, make_job, on_progress=None, **callbacks):
+        """Start a job and count it in flight: the progress bar and ✕ show while any is running, and
+        `updated` is emitted when none is left."""
         handles = []
+
+        def progress(step):
+            self.progress.setRange(0, step.total or 0)
+            self.progress.setValue(step.done)
+            if on_progress is not None:
+                on_progress(step)
 
         def done():
             self._jobs.discard(handles[0] if handles else None)
+            self._show_working()
             if not self._jobs:
                 self.status.setText(self._summary())
                 self.updated.emit()
 
-        handle = self.runner.start(name, make_job, on_done=done, **callbacks)
+        handle = self.runner.start(name, make_job, on_done=done, on_progress=progress, **callbacks)
         handles.append(handle)
         self._jobs.add(handle)
+        self._show_working()
+        return handle
+
+    def _show_working(self) -> None:
+        working = bool(self._jobs)
+        if working and not self.progress.isVisibleTo(self):
+            self.progress.setRange(0, 0)
+        self.progress.setVisible(working)
+        self.cancel_button.setVisible(working)
+
+    def cancel(self) -> None:
+        """The ✕ beside the plot: every computation of this panel stops; points already in stay."""
+        for handle in list(self._jobs):
+            handle.cancel()
 
     def _failed(self, exc) -> None:
         self.status.setText(errors.describe(exc))
@@ -253,14 +288,32 @@ class TrajectoryPanel(QWidget):
         self.legend.setVisible(choice == 0)
         self._clear_bands()
         if choice == 0 or not self.series:
+            if self._distribution_job is not None:
+                self._distribution_job.cancel()
+                self._distribution_job = None
             self.plot.setTitle(None)
             self.plot.setLabel("left", self.metric.currentText())
             return
         name = next(iter(self.series))  # the first variable added
         checkpoints = list(self.checkpoints)
-        self._start(f"distribution {name}", lambda: compute_distribution(checkpoints, name),
-                    on_finished=self._show_distribution, on_failed=self._failed,
-                    on_progress=lambda p: self.status.setText(p.message))
+        if self._distribution_job is not None:
+            self._distribution_job.cancel()  # a mode switch or a new run supersedes the older computation
+        # No stale picture while the new one is computed: the axes say what is coming.
+        self.histogram_image.clear()
+        waiting = f"computing the distribution of {self.series[name]['label']}…"
+        self.plot.setTitle(waiting, color="#aaa")
+        self.histogram_plot.setTitle(waiting, color="#aaa")
+        job = self._start(f"distribution {name}", lambda: compute_distribution(checkpoints, name),
+                          on_finished=lambda d: self._show_distribution(d) if job is self._distribution_job else None,
+                          on_failed=self._failed, on_progress=lambda p: self.status.setText(p.message),
+                          on_cancelled=lambda: self._distribution_stopped(job))
+        self._distribution_job = job
+
+    def _distribution_stopped(self, job) -> None:
+        if job is self._distribution_job:
+            stopped = "stopped: pick the plot mode again to compute the distribution"
+            self.plot.setTitle(stopped, color="#aaa")
+            self.histogram_plot.setTitle(stopped, color="#aaa")
 
     def _clear_bands(self) -> None:
         for item in getattr(self, "_band_items", []):
@@ -322,26 +375,8 @@ class TrajectoryPanel(QWidget):
         write_csv(path, header, rows)
 
     def export_image_to(self, path: str) -> None:
-        """PNG through pyqtgraph; SVG through Qt's own SVG generator (pyqtgraph 0.14's SVG exporter cannot
-        parse the path data Qt 6.12 writes)."""
         widget = self.histogram_plot if self.stack.currentWidget() is self.histogram_plot else self.plot
-        if not path.lower().endswith(".svg"):
-            from pyqtgraph.exporters import ImageExporter
-
-            ImageExporter(widget.getPlotItem()).export(path)
-            return
-        from PySide6.QtCore import QRect, QSize
-        from PySide6.QtGui import QPainter
-        from PySide6.QtSvg import QSvgGenerator
-
-        generator = QSvgGenerator()
-        generator.setFileName(path)
-        generator.setSize(QSize(widget.width(), widget.height()))
-        generator.setViewBox(QRect(0, 0, widget.width(), widget.height()))
-        generator.setTitle("Checkpoint Inspector trajectory")
-        painter = QPainter(generator)
-        widget.render(painter)
-        painter.end()
+        export_plot_image(widget, path, "Checkpoint Inspector trajectory")
 
     def _export_csv_dialog(self) -> None:
         path, _ = QFileDialog.getSaveFileName(self, "Export trajectory as CSV", "trajectory.csv", "CSV (*.csv)")

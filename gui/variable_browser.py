@@ -2,18 +2,21 @@
 bookkeeping' toggles over the two variable models, keeping the selection when the contents change."""
 from __future__ import annotations
 
-from PySide6.QtCore import QItemSelectionModel, Qt, Signal
-from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QHBoxLayout, QLabel, QLineEdit, QStackedWidget,
-                               QTableView, QTreeView, QVBoxLayout, QWidget)
+from PySide6.QtCore import QItemSelection, QItemSelectionModel, Qt, Signal
+from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QHBoxLayout, QLabel, QLineEdit, QMenu,
+                               QStackedWidget, QTableView, QTreeView, QVBoxLayout, QWidget)
 
 from core.errors import FilterError
 from core.run.variables import VariableInfo
 
-from .variable_model import NAME, VARIABLE_ROLE, FlatVariableModel, TreeVariableModel, VisibleSet
+from .variable_model import (BYTES, DTYPE, ELEMENTS, NAME, SHAPE, VARIABLE_ROLE, cell_text, FlatVariableModel,
+                             TreeVariableModel, VisibleSet)
+from .scope_selection import commonest_leaves, scope_of, selected_infos, variables_in_scope
 
 
 class VariableBrowser(QWidget):
-    selected = Signal(object)          # VariableInfo or None
+    selected = Signal(object)          # VariableInfo or None: the current row, shown in the detail panel
+    plot_requested = Signal(list)      # VariableInfos chosen for the trajectory plot (context menu)
     rename_requested = Signal(str, str)  # stored name, new name (an in-place edit of the key column)
     counts_changed = Signal(int, int)  # visible, total
 
@@ -48,7 +51,9 @@ class VariableBrowser(QWidget):
         self.tree_view.setUniformRowHeights(True)  # keeps 100,000 rows smooth
         for view in (self.flat_view, self.tree_view):
             view.setSelectionBehavior(QAbstractItemView.SelectRows)
-            view.setSelectionMode(QAbstractItemView.SingleSelection)
+            view.setSelectionMode(QAbstractItemView.ExtendedSelection)  # Shift and Ctrl pick several to plot
+            view.setContextMenuPolicy(Qt.CustomContextMenu)
+            view.customContextMenuRequested.connect(lambda point, v=view: self._context_menu(v, point))
             view.setAlternatingRowColors(True)
             view.setEditTriggers(QAbstractItemView.DoubleClicked)  # only the stored-key column is editable
         self.flat_model.rename_requested.connect(self.rename_requested)
@@ -141,6 +146,63 @@ class VariableBrowser(QWidget):
         view.scrollTo(index)
         return True
 
+    def selected_variables(self) -> list[VariableInfo]:
+        """Every selected variable, in the order shown; the current one alone when no row is selected."""
+        if self.visible_set is None:
+            return []
+        position = self.visible_set.position
+        infos = selected_infos(self.view, position)
+        if not infos and self.current_name in position:
+            infos = [self.visible_set.variables[position[self.current_name]]]
+        return infos
+
+    def select_names(self, names: list[str]) -> int:
+        """Select these variables (the first becomes current and is shown); how many were found."""
+        view = self.view
+        found = [index for index in (self.model.index_of(name) for name in names) if index.isValid()]
+        if not found:
+            return 0
+        self.select_name(self.model.data(found[0], VARIABLE_ROLE).name)
+        selection = QItemSelection()
+        for index in found:
+            selection.select(index, index)
+        view.selectionModel().select(selection, QItemSelectionModel.ClearAndSelect | QItemSelectionModel.Rows)
+        return len(found)
+
+    def _context_menu(self, view, point) -> None:
+        """Plot the selection; select a scope's variables, or all of one kind (every kernel) in a scope:
+        on a variable row, of its kind in each scope around it; on a scope row, its commonest kinds."""
+        if self.visible_set is None:
+            return
+        visible = self.visible_set
+        index = view.indexAt(point)
+        info, scope = index.data(VARIABLE_ROLE) if index.isValid() else None, scope_of(index)
+        menu = QMenu(view)
+        chosen = self.selected_variables()
+        plot = menu.addAction(f"Plot {len(chosen)} selected variable{'s' if len(chosen) != 1 else ''}")
+        plot.setEnabled(bool(chosen))
+        plot.triggered.connect(lambda: self.plot_requested.emit(self.selected_variables()))
+        menu.addSeparator()
+        in_scope = variables_in_scope(visible, self.visible_indexes, scope)
+        self._add_selection(menu, f"Select all in {'/'.join(scope) or 'the model'}", in_scope)
+        if info is not None and info.name in visible.position and not info.slot_of:
+            leaf, found = visible.parts[visible.position[info.name]][-1], 1
+            for depth in range(len(scope), -1, -1):  # the layer's scope, the model's, …, everything
+                kind = variables_in_scope(visible, self.visible_indexes, scope[:depth], leaf)
+                if len(kind) > found:
+                    self._add_selection(menu, f"Select all “{leaf}” in {'/'.join(scope[:depth]) or 'the model'}", kind)
+                    found = len(kind)
+        else:
+            for leaf, _ in commonest_leaves(visible, in_scope):
+                kind = variables_in_scope(visible, in_scope, scope, leaf)
+                self._add_selection(menu, f"Select all “{leaf}” in {'/'.join(scope) or 'the model'}", kind)
+        self.context_menu = menu  # kept for tests, which cannot click into a popup's event loop
+        menu.popup(view.viewport().mapToGlobal(point))
+
+    def _add_selection(self, menu, text: str, indexes: list[int]) -> None:
+        names = [self.visible_set.variables[i].name for i in indexes]
+        menu.addAction(f"{text} ({len(names):,})").triggered.connect(lambda _=False: self.select_names(names))
+
     def _restore_selection(self) -> None:
         """Select the same stored name again; if it is gone, clear the detail panel but remember the
         name, so switching back to a checkpoint that has it selects it again."""
@@ -157,6 +219,34 @@ class VariableBrowser(QWidget):
             return
         self.current_name = name
         self.selected.emit(info)
+
+    def fit_columns(self) -> None:
+        """A new run: widen each column its contents would be cut in (never narrow one the person set);
+        the name column to at most half the view, the stored key takes the rest. Text widths come from
+        the font, not from Qt's per-cell size hints, which cost seconds on a big model."""
+        if self.visible_set is None or not self.visible_indexes:
+            return
+        variables, parts = self.visible_set.variables, self.visible_set.parts
+        step = max(1, len(self.visible_indexes) // 2000)  # a sample is enough to find the longest texts
+        sample = self.visible_indexes[::step]
+        longest = {column: [(text, 0) for text in sorted({cell_text(variables[i], column) for i in sample},
+                                                         key=len)[-3:]]
+                   for column in (NAME, SHAPE, DTYPE, ELEMENTS, BYTES)}
+        # In the tree a row shows its leaf label, indented once per scope above it.
+        leaves = sorted(((parts[i][-1], len(parts[i])) for i in sample), key=lambda t: len(t[0]) + 3 * t[1])
+        for view in (self.tree_view, self.flat_view):
+            tree = view is self.tree_view
+            metrics, header = view.fontMetrics(), view.header() if tree else view.horizontalHeader()
+            for column, texts in longest.items():
+                if column == NAME and tree:
+                    texts = leaves[-3:]
+                indent = view.indentation() if tree else 0
+                wanted = max(metrics.horizontalAdvance(text) + indent * depth for text, depth in texts) + 16
+                wanted = max(wanted, header.sectionSizeHint(column))
+                if column == NAME:
+                    wanted = min(wanted, max(view.viewport().width() // 2, 200))
+                if view.columnWidth(column) < wanted:
+                    view.setColumnWidth(column, wanted)
 
     def column_widths(self) -> list[int]:
         return [self.tree_view.columnWidth(c) for c in range(self.tree_model.columnCount())]

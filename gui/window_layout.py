@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt
 
-DEFAULT_COLUMN_WIDTHS = [300, 80, 70, 80, 70, 300]
+DEFAULT_COLUMN_WIDTHS = [240, 70, 70, 70, 60, 300]  # widened to the contents of each run opened
 
 
 def restore(window) -> None:
@@ -16,12 +16,15 @@ def restore(window) -> None:
     state = window.settings.load_bytes("state")
     if state is not None:
         window.restoreState(state)
+    split = window.settings.load_bytes("detail_splitter")
+    if split is not None:
+        window.detail.splitter.restoreState(split)
     widths = window.settings.column_widths()
     if widths:
         window.browser.set_column_widths(widths)
     else:
         window.browser.set_column_widths(DEFAULT_COLUMN_WIDTHS)
-        window.resizeDocks([window.run_dock, window.detail_dock], [330, 470], Qt.Horizontal)
+        window.resizeDocks([window.run_dock, window.detail_dock], [290, 470], Qt.Horizontal)
         window.resizeDocks([window.trajectory_dock], [260], Qt.Vertical)
 
 
@@ -38,5 +41,6 @@ def fit_to_screen(window) -> None:
 def save(window) -> None:
     window.settings.save_bytes("geometry", window.saveGeometry())
     window.settings.save_bytes("state", window.saveState())
+    window.settings.save_bytes("detail_splitter", window.detail.splitter.saveState())
     window.settings.save_column_widths(window.browser.column_widths())
     window.settings.sync()

@@ -6,8 +6,12 @@ import pytest
 
 from tests.tf_fixtures import Fixtures, write_all
 
-# GUI tests run without a display; set before pytest-qt creates the QApplication.
-os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+from tests.gui.screens import LAPTOP, offscreen_platform
+
+# GUI tests run without a display, on a 1366x768 screen (the smallest the window is made for); set
+# before pytest-qt creates the QApplication.
+if os.environ.get("QT_QPA_PLATFORM", "offscreen") == "offscreen":  # a chosen platform (xcb on Xvfb) stays
+    os.environ["QT_QPA_PLATFORM"] = offscreen_platform(*LAPTOP)
 
 
 @pytest.fixture(scope="session")

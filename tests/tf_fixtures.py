@@ -81,6 +81,7 @@ class Fixtures:
     serving: Path  # folder: a TF Serving base folder with SavedModel versions 1 and 2
     object_config: Path  # prefix: TF2 checkpoint with an `.ATTRIBUTES/OBJECT_CONFIG_JSON` string
     sgd_state: Path  # prefix: a Keras 2 style SGD (`SGD/iter`, `SGD/learning_rate`, `SGD/momentum`)
+    cnn_run: Path  # folder: Keras 3 CNN (4-D conv kernels, a 90-character layer name) + Adam, ckpt-1, ckpt-2
 
 
 def write_all(root: Path) -> Fixtures:
@@ -108,6 +109,7 @@ def write_all(root: Path) -> Fixtures:
         serving=write_serving(root / "serving"),
         object_config=write_object_config(root / "object_config" / "ckpt"),
         sgd_state=write_sgd_state(root / "sgd_state" / "ckpt"),
+        cnn_run=write_cnn_run(root / "cnn_run"),
     )
 
 
@@ -261,6 +263,36 @@ def write_keras_cp_run(run_dir: Path) -> Path:
     for number, path in enumerate(sorted(run_dir.iterdir())):
         stamp = 2_000_000_000 - number * 1000  # the later the epoch, the older the file looks
         os.utime(path, (stamp, stamp))
+    return run_dir
+
+
+CNN_LONG_LAYER = "classifier_head_with_a_name_far_longer_than_any_panel_of_the_window_is_wide_by_default"
+
+
+def write_cnn_run(run_dir: Path) -> Path:
+    """A small Keras 3 CNN as the window meets it: 4-D conv kernels, batch-norm statistics, a layer name
+    with no place to wrap, Adam's moments; saved twice by a CheckpointManager."""
+    import keras
+
+    tf = _tf()
+    rng = np.random.default_rng(5)
+    model = keras.Sequential([
+        keras.Input((8, 8, 3)),
+        keras.layers.Conv2D(8, 3, name="conv_1"),
+        keras.layers.BatchNormalization(name="norm_1"),
+        keras.layers.Conv2D(16, 3, name="conv_2"),
+        keras.layers.Flatten(name="flatten"),
+        keras.layers.Dense(4, name=CNN_LONG_LAYER),
+    ])
+    model.compile(optimizer=keras.optimizers.Adam(0.01), loss="mse")
+    x = rng.normal(size=(8, 8, 8, 3)).astype(np.float32)
+    y = rng.normal(size=(8, 4)).astype(np.float32)
+    manager = tf.train.CheckpointManager(tf.train.Checkpoint(model=model, optimizer=model.optimizer),
+                                         str(run_dir), max_to_keep=None)
+    for _ in range(2):
+        model.fit(x, y, epochs=1, batch_size=8, verbose=0)
+        manager.save()
+    _require(prefixes_on_disk(run_dir) == {"ckpt-1", "ckpt-2"}, f"cnn_run has {prefixes_on_disk(run_dir)}")
     return run_dir
 
 

@@ -43,7 +43,8 @@ FIXTURE_PATHS = {"tf1_run": "tf1_run", "tf1_kept_run": "tf1_kept_run", "tf1_part
                  "nested_runs": "nested_runs", "stale_abs_run": "stale_abs_run", "tf2_slot_keys": "tf2_slot_keys/slots",
                  "v1_run": "v1_run", "v1_sharded": "v1_sharded", "estimator_like": "estimator/model.ckpt",
                  "keras_cp_run": "keras_cp_run", "optimizer_steps": "optimizer_steps/final", "serving": "serving",
-                 "object_config": "object_config/ckpt", "sgd_state": "sgd_state/ckpt"}
+                 "object_config": "object_config/ckpt", "sgd_state": "sgd_state/ckpt",
+                 "cnn_run": "cnn_run"}
 
 if __name__ == "__main__":
     sys.exit(main())

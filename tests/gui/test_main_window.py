@@ -244,23 +244,6 @@ def test_uncaught_exception_becomes_a_dialog(window, monkeypatch):
     assert any("boom" in m for m in window.shown_errors)
 
 
-def test_window_layout_and_column_widths_are_remembered(qtbot, tmp_path, gc_in_gui_thread):
-    settings_path = str(tmp_path / "layout.ini")
-    first = MainWindow(AppSettings(QSettings(settings_path, QSettings.IniFormat)))
-    qtbot.addWidget(first)
-    first.show()
-    first.resize(791, 713)  # inside the offscreen screen, which clamps bigger windows
-    first.browser.tree_view.setColumnWidth(0, 412)
-    first.run_dock.hide()
-    first.close()  # saves the layout
-    second = MainWindow(AppSettings(QSettings(settings_path, QSettings.IniFormat)))
-    qtbot.addWidget(second)
-    second.show()
-    assert (second.width(), second.height()) == (791, 713)
-    assert second.browser.tree_view.columnWidth(0) == 412
-    assert not second.run_dock.isVisible()
-
-
 def test_a_damaged_checkpoint_is_marked_in_the_run_list_before_it_is_clicked(qtbot, window, tf_ckpts, tmp_path):
     import shutil
 
@@ -398,20 +381,3 @@ def test_file_dialogs_start_beside_the_open_run(qtbot, window, tf_ckpts, monkeyp
     window.open_files_dialog()
     window.open_folder_dialog()
     assert asked == [str(tf_ckpts.tf1_run), str(tf_ckpts.tf1_run.parent)]
-
-
-def test_long_messages_do_not_widen_the_window_and_the_first_window_fits_the_screen(qtbot, tmp_path,
-                                                                                    gc_in_gui_thread):
-    settings = AppSettings(QSettings(str(tmp_path / "fresh.ini"), QSettings.IniFormat))
-    window = MainWindow(settings)
-    qtbot.addWidget(window)
-    window.show()
-    available = window.screen().availableGeometry()
-    assert window.width() <= available.width() and window.height() <= available.height()
-    before = window.minimumSizeHint().width()
-    window.trajectory.status.setText("  ·  ".join(f"scope_{i}/kernel: 1 without a value (first checkpoint)"
-                                                  for i in range(40)))
-    window.status_text.setText("x" * 3000)
-    assert window.minimumSizeHint().width() <= max(before, 900)
-    assert window.trajectory.status.toolTip().startswith("scope_0/kernel")
-    window.close()

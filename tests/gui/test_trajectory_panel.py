@@ -128,3 +128,94 @@ def test_a_checkpoint_written_while_open_extends_the_plot(qtbot, window, tf_ckpt
     xs, ys = plotted_values(window.trajectory, "dense/bias")
     assert xs[-1] == 70 and ys[-1] == pytest.approx(np.sqrt(3 * 49))
     assert window.current.checkpoint.step == 60  # the open checkpoint stays the one being looked at
+
+
+def test_a_distribution_shows_progress_and_can_be_cancelled(qtbot, window, tf_ckpts, monkeypatch):
+    import threading
+
+    from core.jobs import Progress
+    from gui import trajectory_panel
+
+    open_run(qtbot, window, tf_ckpts.tf1_run)
+    add_variable(qtbot, window, "dense/kernel")
+    panel = window.trajectory
+    assert not panel.cancel_button.isVisibleTo(panel)
+    released, closed = threading.Event(), threading.Event()
+
+    def slow_distribution(checkpoints, name):  # as slow as a 3.8 GB run's, until cancelled
+        try:
+            for done, info in enumerate(checkpoints):
+                yield Progress(done, len(checkpoints), f"{info.name}: range of {name}")
+                released.wait(5)
+        finally:
+            closed.set()
+
+    monkeypatch.setattr(trajectory_panel, "compute_distribution", slow_distribution)
+    panel.view_choice.setCurrentIndex(1)
+    qtbot.waitUntil(lambda: panel.progress.maximum() == 5, timeout=5000)
+    assert panel.cancel_button.isVisibleTo(panel) and panel.progress.isVisibleTo(panel)
+    assert "computing the distribution of dense/kernel" in panel.plot.getPlotItem().titleLabel.text
+    with qtbot.waitSignal(panel.updated, timeout=10000):
+        panel.cancel_button.click()
+        released.set()
+    assert closed.is_set() and not panel.cancel_button.isVisibleTo(panel)
+    assert "stopped" in panel.plot.getPlotItem().titleLabel.text
+    monkeypatch.undo()
+    with qtbot.waitSignal(panel.updated, timeout=20000):  # asked again, it is computed for real
+        panel.view_choice.setCurrentIndex(2)
+    assert panel.histogram_image.image.shape == (50, 5)
+
+
+def test_switching_plot_mode_supersedes_a_distribution_in_flight(qtbot, window, tf_ckpts, monkeypatch):
+    from gui import trajectory_panel
+
+    open_run(qtbot, window, tf_ckpts.tf1_run)
+    add_variable(qtbot, window, "dense/kernel")
+    panel = window.trajectory
+    real = trajectory_panel.compute_distribution
+    started = []
+    monkeypatch.setattr(trajectory_panel, "compute_distribution",
+                        lambda checkpoints, name: started.append(name) or real(checkpoints, name))
+    with qtbot.waitSignal(panel.updated, timeout=20000):
+        panel.view_choice.setCurrentIndex(1)
+        panel.view_choice.setCurrentIndex(0)  # back to the metric before the bands arrive
+    assert panel._distribution_job is None and not panel._band_items
+    assert not panel.plot.getPlotItem().titleLabel.isVisible()  # no "computing…" left behind
+    assert started == ["dense/kernel"]
+
+
+def test_several_variables_selected_are_plotted_at_once(qtbot, window, tf_ckpts):
+    from PySide6.QtCore import QItemSelectionModel
+
+    open_run(qtbot, window, tf_ckpts.cnn_run)
+    browser = window.browser
+    kernels = [v for v in window.current.variables if v.kind == "variable" and v.display_name.endswith("/kernel")]
+    assert len(kernels) == 3
+    # Ctrl-click style: two rows selected, then "+ selected" plots both.
+    browser.select_name(kernels[0].name)
+    second = browser.model.index_of(kernels[1].name)
+    browser.view.selectionModel().select(second, QItemSelectionModel.Select | QItemSelectionModel.Rows)
+    with qtbot.waitSignal(window.trajectory.updated, timeout=20000):
+        window.trajectory.add_button.click()
+    assert set(window.trajectory.series) == {kernels[0].name, kernels[1].name}
+    window.trajectory.clear()
+    # Right-click a kernel: "Select all “kernel” in …" picks every kernel of its scope; then plot them.
+    row = browser.model.index_of(kernels[0].name)
+    browser._context_menu(browser.view, browser.view.visualRect(row).center())
+    actions = {a.text(): a for a in browser.context_menu.actions()}
+    browser.context_menu.close()
+    kernel_action = next(a for text, a in actions.items() if text.startswith("Select all “kernel”"))
+    assert kernel_action.text().endswith("(3)")
+    kernel_action.trigger()
+    assert [v.name for v in browser.selected_variables()] == sorted(
+        (v.name for v in kernels), key=window.browser.visible_set.position.get)
+    browser._context_menu(browser.view, browser.view.visualRect(row).center())
+    plot = next(a for a in browser.context_menu.actions() if a.text().startswith("Plot"))
+    browser.context_menu.close()
+    assert plot.text() == "Plot 3 selected variables"
+    with qtbot.waitSignal(window.trajectory.updated, timeout=20000):
+        plot.trigger()
+    assert set(window.trajectory.series) == {v.name for v in kernels}
+    for kernel in kernels:  # each plotted value is TensorFlow's
+        _, ys = plotted_values(window.trajectory, kernel.name)
+        assert ys == pytest.approx([tf_l2(c.prefix, kernel.name) for c in window.current.run.checkpoints])
