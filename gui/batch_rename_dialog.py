@@ -1,15 +1,18 @@
-"""The batch rename dialog: a regex and its replacement (capture groups as \\1), with a live preview of
-every name it changes and the problems it would cause, before anything is added to the plan."""
+"""The batch rename dialog: a regex and its replacement (capture groups as \\1) over the names the window
+shows (core.edit.shown_names maps them to what is stored) or over stored keys and object paths, with a
+live preview of every name shown and stored key it changes and the problems it would cause, before
+anything is added to the plan."""
 from __future__ import annotations
 
 import re
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import (QCheckBox, QDialog, QDialogButtonBox, QFormLayout, QFrame, QHeaderView, QLabel,
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, QFormLayout, QFrame, QHeaderView, QLabel,
                                QLineEdit, QScrollArea, QTableWidget, QTableWidgetItem, QVBoxLayout)
 
-from core.edit.operations import DropRegex, Operation, RegexRename
+from core.edit.operations import Drop, DropRegex, Operation, RegexRename
 from core.edit.plan import RemapPlan, preview
+from core.edit.shown_names import RenameShown, shown_name_of
 
 
 MAX_PROBLEM_LINES = 8  # a regex that clashes everywhere lists a few, not thousands (the dialog must fit)
@@ -21,11 +24,16 @@ class BatchRenameDialog(QDialog):
         self.setWindowTitle("Rename by regular expression")
         self.plan = plan
         self.variables = variables
+        self._info = {v.name: v for v in variables}
         self.pattern = QLineEdit(placeholderText=r"e.g. ^encoder/(.*)$")
         self.replacement = QLineEdit(placeholderText=r"e.g. model/enc/\1")
+        self.match = QComboBox()
+        self.match.addItems(["the names shown", "stored keys and object paths"])
+        self.match.setToolTip("Names shown: what the variable tree shows (a Keras 3 weight's own name, an object "
+                              "path or a key), mapped to what is stored. Stored keys: the keys themselves.")
         self.drop_instead = QCheckBox("drop the matching variables instead")
-        self.table = QTableWidget(0, 2)
-        self.table.setHorizontalHeaderLabels(["now", "after"])
+        self.table = QTableWidget(0, 4)
+        self.table.setHorizontalHeaderLabels(["name shown", "becomes", "stored key", "stored as"])
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.Stretch)
         self.table.verticalHeader().hide()
         self.problems = QLabel("")
@@ -41,6 +49,7 @@ class BatchRenameDialog(QDialog):
         self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)
         form = QFormLayout()
+        form.addRow("match", self.match)
         form.addRow("regex", self.pattern)
         form.addRow("replace with", self.replacement)
         layout = QVBoxLayout(self)
@@ -57,12 +66,28 @@ class BatchRenameDialog(QDialog):
         for widget in (self.pattern, self.replacement):
             widget.textChanged.connect(self.refresh)
         self.drop_instead.toggled.connect(self.refresh)
+        self.match.currentIndexChanged.connect(self.refresh)
         self.refresh()
 
+    @property
+    def by_shown_names(self) -> bool:
+        return self.match.currentIndex() == 0
+
     def operation(self) -> Operation:
+        pattern = self.pattern.text()
         if self.drop_instead.isChecked():
-            return DropRegex(pattern=self.pattern.text())
-        return RegexRename(pattern=self.pattern.text(), replacement=self.replacement.text())
+            if not self.by_shown_names:
+                return DropRegex(pattern=pattern)
+            compiled = re.compile(pattern)
+            base = preview(self.plan, self.variables)
+            return Drop(names=[p.target for p in base.planned if p.source in self._info
+                               and compiled.search(self._shown(p))])
+        if self.by_shown_names:
+            return RenameShown(pattern=pattern, replacement=self.replacement.text())
+        return RegexRename(pattern=pattern, replacement=self.replacement.text())
+
+    def _shown(self, planned) -> str:
+        return planned.variable_name or shown_name_of(self._info[planned.source], planned.target)
 
     def refresh(self) -> None:
         self.replacement.setEnabled(not self.drop_instead.isChecked())
@@ -81,14 +106,20 @@ class BatchRenameDialog(QDialog):
             return
         trial = RemapPlan(self.plan.operations + [self.operation()], self.plan.slots_follow, self.plan.name_based)
         base = preview(self.plan, self.variables)  # once: the plan as it is, to tell this rename's problems
-        before = {p.source: p.target for p in base.planned if p.source}
+        before = {p.source: p for p in base.planned if p.source in self._info}
         result = preview(trial, self.variables)
-        after = {p.source: p.target for p in result.planned if p.source}
-        changed = [(before[s], after.get(s, "(dropped)")) for s in before if after.get(s) != before[s]]
+        after = {p.source: p for p in result.planned if p.source in self._info}
+        changed = []
+        for source, old in before.items():
+            new = after.get(source)
+            if new is None:
+                changed.append((self._shown(old), "(dropped)", old.target, "(dropped)"))
+            elif (new.target, new.variable_name) != (old.target, old.variable_name):
+                changed.append((self._shown(old), self._shown(new), old.target, new.target))
         self.table.setRowCount(len(changed))
-        for row, (now, new) in enumerate(changed):
-            self.table.setItem(row, 0, QTableWidgetItem(now))
-            self.table.setItem(row, 1, QTableWidgetItem(new))
+        for row, texts in enumerate(changed):
+            for column, text in enumerate(texts):
+                self.table.setItem(row, column, QTableWidgetItem(text))
         known = set(base.problems)
         own = [p for p in result.problems if p not in known]
         shown = own[:MAX_PROBLEM_LINES] + ([f"… and {len(own) - MAX_PROBLEM_LINES:,} more"]

@@ -168,7 +168,8 @@ class RemapPanel(QWidget):
         result = self.current_preview()
         changed_rows = []
         if result is not None:
-            changed_rows = [(p.source or "(new)", p.target, p.dtype, str(list(p.shape)), p.action)
+            changed_rows = [(p.source or "(new)", p.target if p.variable_name is None else
+                             f"{p.target} (named {p.variable_name})", p.dtype, str(list(p.shape)), p.action)
                             for p in result.planned if p.action != "copy"]
             changed_rows += [(name, "(dropped)", "", "", "drop") for name in result.dropped]
             changed_rows += self._object_path_rows(self.context.current().variables)

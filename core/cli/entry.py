@@ -71,7 +71,11 @@ def build_parser() -> argparse.ArgumentParser:
     remap = commands.add_parser("remap", help="save a renamed / edited copy of a checkpoint (never over the source)")
     remap.add_argument("src", help="a checkpoint (or, with --all-steps, a run)")
     remap.add_argument("dst", help="the new checkpoint prefix (or, with --all-steps, a new folder)")
-    remap.add_argument("--rename", action="append", default=[], metavar="REGEX=REPL")
+    remap.add_argument("--rename", action="append", default=[], metavar="REGEX=REPL",
+                       help="rename stored keys and TF2 object paths the regex matches")
+    remap.add_argument("--rename-shown", action="append", default=[], metavar="REGEX=REPL",
+                       help="rename by the names `list` shows (a Keras 3 weight's own name is rewritten in the "
+                            "object graph, its key stays)")
     remap.add_argument("--drop", action="append", default=[], metavar="REGEX")
     remap.add_argument("--cast", action="append", default=[], metavar="NAME=DTYPE")
     remap.add_argument("--set", action="append", default=[], metavar="NAME=FILE.npy")

@@ -92,19 +92,22 @@ def command_tensorboard(args) -> int:
 
 
 def build_plan(args):
-    """A RemapPlan from --plan, then --rename, --drop, --cast and --set in that order."""
+    """A RemapPlan from --plan, then --rename, --rename-shown, --drop, --cast and --set in that order."""
     from ..edit.operations import Cast, DropRegex, RegexRename, SetValues
     from ..edit.plan import RemapPlan
+    from ..edit.shown_names import RenameShown
 
     plan = RemapPlan()
     if args.plan:
         with open(args.plan, encoding="utf-8") as f:
             plan = RemapPlan.from_json(f.read(), args.plan)
-    for item in args.rename:
-        pattern, separator, replacement = item.partition("=")
-        if not separator:
-            raise UsageError("--rename", f"{item!r}: expected REGEX=REPLACEMENT")
-        plan.operations.append(RegexRename(pattern=pattern, replacement=replacement))
+    for option, items, operation in (("--rename", args.rename, RegexRename),
+                                     ("--rename-shown", args.rename_shown, RenameShown)):
+        for item in items:
+            pattern, separator, replacement = item.partition("=")
+            if not separator:
+                raise UsageError(option, f"{item!r}: expected REGEX=REPLACEMENT")
+            plan.operations.append(operation(pattern=pattern, replacement=replacement))
     for pattern in args.drop:
         plan.operations.append(DropRegex(pattern=pattern))
     for item in args.cast:
@@ -151,7 +154,8 @@ def command_remap(args) -> int:
 
 
 def _print_preview(result) -> None:
-    rows = [(p.source or "(new)", p.target, p.dtype, format_shape(p.shape), p.action) for p in result.planned]
+    rows = [(p.source or "(new)", p.target if p.variable_name is None else f"{p.target} (named {p.variable_name})",
+             p.dtype, format_shape(p.shape), p.action) for p in result.planned]
     rows += [(name, "(dropped)", "", "", "drop") for name in result.dropped]
     print_table(("source", "result", "dtype", "shape", "action"), rows)
     for problem in result.problems:

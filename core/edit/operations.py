@@ -23,6 +23,9 @@ if TYPE_CHECKING:  # the draft is handed in by core.edit.plan, which imports thi
     from .plan import Draft
 
 
+OPERATION_TYPES: dict[str, type["Operation"]] = {}  # kind -> class, filled as the classes are defined
+
+
 @dataclass(frozen=True)
 class ValueSource:
     """Where new values come from: an array in memory, a .npy file, or a constant fill."""
@@ -71,6 +74,7 @@ class Planned:
     shape: tuple
     source_dtype: str | None = None
     values: ValueSource | None = None  # when the values change (set/add)
+    variable_name: str | None = None   # the variable's new own name (object graph `full_name`), if renamed
 
     @property
     def action(self) -> str:
@@ -80,7 +84,7 @@ class Planned:
             return "set values"
         if self.dtype != self.source_dtype:
             return "cast"
-        return "rename" if self.target != self.source else "copy"
+        return "rename" if self.target != self.source or self.variable_name is not None else "copy"
 
 
 @dataclass
@@ -89,6 +93,11 @@ class Operation(ABC):
 
     kind: ClassVar[str] = ""
     renames: ClassVar[bool] = False  # changes names (and so TF2 object paths)
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if cls.kind:  # every concrete operation is known by its kind, wherever it is defined
+            OPERATION_TYPES[cls.kind] = cls
 
     @abstractmethod
     def describe(self) -> str:
@@ -185,9 +194,9 @@ class RegexRename(_Renaming):
             return
         named = [v.variable_name for v in draft.variables if v.variable_name and compiled.search(v.variable_name)]
         if named:
-            draft.problem(self, f"the regex matches no stored key or object path, only variable names such as "
-                                f"{named[0]!r}; TensorFlow restores by stored keys and object paths, so match "
-                                f"one of those")
+            draft.problem(self, f"the regex matches no stored key or object path, only names shown such as "
+                                f"{named[0]!r}: rename by the names shown for those (`--rename-shown`, or "
+                                f"“match: the names shown” in the window)")
         else:
             draft.problem(self, "the regex matches no variable")
 
@@ -359,5 +368,3 @@ class AddVariable(_NewValues):
                                            None, source)
 
 
-OPERATION_TYPES: dict[str, type[Operation]] = {cls.kind: cls for cls in (
-    Rename, RegexRename, AddPrefix, StripPrefix, Drop, DropRegex, Cast, SetValues, AddVariable)}

@@ -1,7 +1,8 @@
 """A remap plan: ordered operations (core.edit.operations) on a checkpoint's variables, and the preview
 of their result.
 
-Operations, applied in order: rename one variable, rename by regex (capture groups: `\\1`), add or strip
+Operations, applied in order: rename one variable, rename by regex (capture groups: `\\1`) over stored
+keys or over the names shown (core.edit.shown_names), add or strip
 a prefix, drop (names or a regex), cast (a name or a regex, to a dtype), set values (from a .npy file, a
 constant, or an array edited in the GUI), add a new variable (from a .npy or an array). Optimizer slots
 follow their variable when it is renamed or dropped (on by default).
@@ -21,9 +22,12 @@ import re
 from ..errors import PlanError
 from ..format.checkpoint_keys import object_path_of_key, tf1_slot_parts
 from ..run.variables import VariableInfo
+from . import shown_names
 from .operations import OPERATION_TYPES, Operation, Planned
 
 PLAN_VERSION = 1
+# Operations defined outside core.edit.operations; importing them registers their kind in OPERATION_TYPES.
+OPERATION_MODULES = (shown_names,)
 
 
 class Draft:

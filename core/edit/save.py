@@ -139,7 +139,8 @@ def _new_object_graph(reader, plan: RemapPlan, result) -> bytes | None:
         return None
     renamed = {p.source: p.target for p in result.planned if p.source and p.source != p.target}
     try:
-        return rewrite(data, renamed, set(result.dropped), plan.rename_path)
+        full_names = {p.source: p.variable_name for p in result.planned if p.source and p.variable_name is not None}
+        return rewrite(data, renamed, set(result.dropped), plan.rename_path, full_names)
     except GraphEditError as exc:
         raise GraphEditError(reader.prefix, exc.problem) from None
     except DecodeError as exc:

@@ -63,8 +63,10 @@ def _set_string(fields: list[list], number: int, text: str) -> list[list]:
 
 
 def rewrite(data: bytes, renamed_keys: dict[str, str], dropped_keys: set[str],
-            rename_path: Callable[[str], str]) -> bytes:
-    """The graph with renamed and dropped keys applied (see the module docstring)."""
+            rename_path: Callable[[str], str], full_names: dict[str, str] | None = None) -> bytes:
+    """The graph with renamed and dropped keys applied (see the module docstring); `full_names` gives
+    variables (by their old key) a new own name, the attribute's `full_name`."""
+    full_names = full_names or {}
     graph = _raw_fields(data)
     nodes = [_raw_fields(v) for f, w, v in graph if f == 1 and w == LENGTH_DELIMITED]
     children = [[(_int_field(_raw_fields(v), 1), _string_field(_raw_fields(v), 2)) for f, w, v in node
@@ -138,7 +140,10 @@ def rewrite(data: bytes, renamed_keys: dict[str, str], dropped_keys: set[str],
                 if key in dropped_keys:
                     dropped_nodes.add(node_id)
                     continue
-                fields.append([number, wire_type, _encode(_set_string(attribute, 3, renamed_keys.get(key, key)))])
+                attribute = _set_string(attribute, 3, renamed_keys.get(key, key))
+                if key in full_names:
+                    attribute = _set_string(attribute, 2, full_names[key])
+                fields.append([number, wire_type, _encode(attribute)])
             else:
                 fields.append([number, wire_type, value])
         new_nodes.append(fields)

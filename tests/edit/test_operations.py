@@ -2,6 +2,7 @@
 object-graph rewrite share it), and each survives a plan file's JSON round trip."""
 import pytest
 
+from core.edit.shown_names import RenameShown
 from core.edit.operations import (OPERATION_TYPES, AddPrefix, AddVariable, Cast, Drop, DropRegex, RegexRename,
                                   Rename, SetValues, StripPrefix)
 from core.edit.plan import RemapPlan, preview
@@ -49,7 +50,8 @@ def test_every_operation_survives_a_json_round_trip():
                   AddPrefix(prefix="p/"), StripPrefix(prefix="p/"), Drop(names=["a", "b"]), DropRegex(pattern="Adam"),
                   Cast(name="a", dtype="bfloat16"), Cast(pattern="^a/", dtype="float16"),
                   SetValues(name="a", npy="values.npy"), SetValues(name="a", constant=0.5),
-                  AddVariable(name="new", npy="new.npy", dtype="float32")]
+                  AddVariable(name="new", npy="new.npy", dtype="float32"),
+                  RenameShown(pattern="/fc1/", replacement="/dense_1/")]
     assert {type(op) for op in operations} == set(OPERATION_TYPES.values())
     plan = RemapPlan(operations, slots_follow=False, name_based=True)
     again = RemapPlan.from_json(plan.to_json())

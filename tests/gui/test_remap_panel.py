@@ -153,3 +153,26 @@ def test_the_rename_dialog_fits_the_screen_on_a_big_run(qtbot, main_window, tf_c
     assert dialog.sizeHint().height() <= available.height() and dialog.height() <= available.height()
     assert dialog.problems.text().count("\n") <= 9 and "more" in dialog.problems.text()
     assert not dialog.buttons.button(dialog.buttons.StandardButton.Ok).isEnabled()
+
+
+def test_the_rename_dialog_renames_by_the_names_shown(qtbot, main_window, tf_ckpts):
+    with qtbot.waitSignal(main_window.loaded, timeout=20000):
+        main_window.open_path(str(tf_ckpts.cnn_run))
+    variables = main_window.current.variables
+    kernel = next(v for v in variables if v.display_name.endswith("/conv_1/kernel"))
+    dialog = BatchRenameDialog(main_window.edits.plan, variables, main_window)
+    qtbot.addWidget(dialog)
+    assert dialog.match.currentText() == "the names shown"  # what the tree shows is what the regex sees
+    dialog.pattern.setText("/conv_1/")
+    dialog.replacement.setText("/stem/")
+    rows = {tuple(dialog.table.item(r, c).text() for c in range(4)) for r in range(dialog.table.rowCount())}
+    assert (kernel.display_name, kernel.display_name.replace("/conv_1/", "/stem/"), kernel.name, kernel.name) in rows
+    assert dialog.buttons.button(dialog.buttons.StandardButton.Ok).isEnabled()
+    assert dialog.operation().kind == "rename_shown"
+    dialog.match.setCurrentIndex(1)  # the stored keys do not say conv_1: the problem says what to do
+    assert "rename by the names shown" in dialog.problems.text()
+    assert not dialog.buttons.button(dialog.buttons.StandardButton.Ok).isEnabled()
+    dialog.match.setCurrentIndex(0)
+    dialog.drop_instead.setChecked(True)
+    dropped = dialog.operation()
+    assert dropped.kind == "drop" and kernel.name in dropped.names and len(dropped.names) == 2  # kernel, bias

@@ -1,0 +1,91 @@
+"""Renaming by the names the window shows, mapped to what the checkpoint stores.
+
+The variable tree shows each variable by its most recognisable name (core.run.variables'
+`display_name`): its stored key (TF1 names), its TF2 object path, or, for Keras 3 weights stored under
+`optimizer/_trainable_variables/N/...`, the variable's own name (`sequential/fc1/kernel`). A regex over
+those names means different things to the checkpoint:
+
+- shown name = stored key: the key is renamed;
+- shown name = object path: the key is renamed along (`path/.ATTRIBUTES/...` keeps its suffix), and
+  the object graph's edges follow, as for any key rename;
+- shown name = the variable's own name: the key stays (TF2 restores Keras 3 weights by object path,
+  which a name does not change); the name is rewritten in the object graph (`full_name`, which
+  name-based restores such as TF1's Saver match).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ..format.checkpoint_keys import OBJECT_GRAPH_KEY
+from .operations import Operation
+
+if TYPE_CHECKING:
+    from .plan import Draft
+
+
+@dataclass
+class RenameShown(Operation):
+    """Every variable whose shown name the regex matches: first match replaced (capture groups `\\1`)."""
+
+    kind = "rename_shown"
+    renames = True
+    pattern: str = ""
+    replacement: str = ""
+
+    def describe(self) -> str:
+        return f"rename shown names /{self.pattern}/ → {self.replacement}"
+
+    def apply(self, draft: Draft) -> None:
+        import re
+
+        compiled = draft.compile(self, self.pattern)
+        if compiled is None:
+            return
+        by_source = {v.name: v for v in draft.variables}
+        keys: dict[str, str] = {}
+        matched = 0
+        for target, planned in list(draft.current.items()):
+            info = by_source.get(planned.source or "")
+            if info is None or info.slot_of or target == OBJECT_GRAPH_KEY:  # slots follow their variable
+                continue
+            shown = planned.variable_name or shown_name_of(info, target)
+            if not compiled.search(shown):
+                continue
+            matched += 1
+            try:
+                new = compiled.sub(self.replacement, shown, count=1)
+            except (re.error, IndexError) as exc:
+                draft.problem(self, f"bad replacement ({exc})")
+                return
+            suffix = _key_suffix(info)
+            if info.use_variable_name and info.variable_name:
+                planned.variable_name = new
+            elif suffix is None:
+                draft.problem(self, f"{shown!r} is an object path that its key {target!r} does not spell out: "
+                                    f"rename it by regex on stored keys and object paths")
+            else:
+                keys[target] = new + suffix
+        if not matched:
+            draft.problem(self, "the regex matches no name shown")
+        draft.rename(keys, self)
+
+
+def shown_name_of(info, key: str) -> str:
+    """The name shown for a variable now stored under `key` (an earlier rename may have changed it)."""
+    if info.use_variable_name and info.variable_name:
+        return info.variable_name
+    suffix = _key_suffix(info)
+    if suffix is None:
+        return info.object_path
+    return key[: len(key) - len(suffix)] if suffix and key.endswith(suffix) else key
+
+
+def _key_suffix(info) -> str | None:
+    """What the stored key adds to the shown path (`/.ATTRIBUTES/VARIABLE_VALUE`; "" when the key is the
+    name shown), or None when the key does not contain the object path shown."""
+    if not info.object_path:
+        return ""
+    if info.name.startswith(info.object_path + "/"):
+        return info.name[len(info.object_path):]
+    return None
