@@ -135,7 +135,9 @@ class Windows:
         if not paths:
             window = self.active() or self.new_window()
         for path in paths:
+            others = bool(self.windows)
             window = self.new_window()
+            window.close_if_first_load_fails = others  # a path that cannot open leaves no empty window
             window.open_path(path)
         if window.isMinimized():
             window.showNormal()

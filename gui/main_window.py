@@ -49,6 +49,9 @@ class MainWindow(QMainWindow):
         self.current_path: str | None = None
         self.current_run_folder: str | None = None
         self._load_path: str | None = None
+        # Set for a window opened for a handed-over path beside other windows: if that path cannot be
+        # opened, the window goes once its error is read, rather than stay behind empty.
+        self.close_if_first_load_fails = False
         self.setWindowTitle("Checkpoint Inspector")
         if os.path.exists(ICON):
             self.setWindowIcon(QIcon(ICON))
@@ -221,7 +224,8 @@ class MainWindow(QMainWindow):
     def _start_load(self, name: str, make_job, path: str) -> None:
         self._load_path = path
         self.loading.start(name, make_job, self._loaded, busy_text=f"Opening {path}…",
-                           on_failed=self._load_failed, on_cancelled=self._update_status)
+                           on_failed=self._load_failed, on_cancelled=self._update_status,
+                           on_error_shown=self._load_error_shown)
 
     def cancel_loading(self) -> None:
         self.loading.cancel()
@@ -263,6 +267,10 @@ class MainWindow(QMainWindow):
     def _load_failed(self, message: str) -> None:
         self._update_status()
         self.load_failed.emit(message)
+
+    def _load_error_shown(self) -> None:
+        if self.close_if_first_load_fails and self.current is None:
+            self.close()
 
     def open_checkpoint_prefix(self, prefix: str) -> None:
         row = self.checkpoint_model.row_of(prefix)

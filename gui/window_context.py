@@ -77,10 +77,12 @@ class JobSlot(QObject):
         return self.handle is not None
 
     def start(self, name: str, make_job: Callable, on_finished: Callable, *, busy_text: str | None = None,
-              on_failed: Callable | None = None, on_cancelled: Callable | None = None):
+              on_failed: Callable | None = None, on_cancelled: Callable | None = None,
+              on_error_shown: Callable | None = None):
         """Run make_job() on the window's runner. busy_text: shown with the progress bar and the cancel
         button while it runs (None: a quiet job). on_failed gets the message after the error dialog
-        is arranged; on_cancelled is called after the status message."""
+        is arranged, on_error_shown once the person has closed that dialog; on_cancelled is called after
+        the status message."""
         self.cancel()
         quiet = busy_text is None
         started = []  # this job's handle; its signals arrive on the GUI thread after start() returned
@@ -103,6 +105,8 @@ class JobSlot(QObject):
             text = f"{self.failure_intro}\n\n{message}" if self.failure_intro else message
             errors.show_error(self.context.dialog_parent, self.failure_title, text,
                               getattr(exc, "formatted_traceback", ""))
+            if on_error_shown is not None:
+                on_error_shown()
 
         def cancelled() -> None:
             if not mine():

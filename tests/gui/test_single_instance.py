@@ -180,6 +180,39 @@ def test_each_handed_over_path_opens_its_own_window_which_is_kept(qtbot, server,
     assert all(w.isVisible() for w in windows.windows)
 
 
+def test_a_handed_over_path_that_cannot_open_leaves_no_empty_window(qtbot, server, name, windows, tf_ckpts,
+                                                                   tmp_path, monkeypatch):
+    from gui import errors
+
+    shown = []
+    monkeypatch.setattr(errors, "show_error", lambda parent, title, message, details="": shown.append(message))
+    first = windows.new_window()
+    server.paths_received.connect(windows.open_paths)
+    broken = tmp_path / "broken.ckpt.index"
+    broken.write_bytes(b"not an index at all" * 10)
+    paths = [str(broken), str(tf_ckpts.tf1_run)]
+    with qtbot.waitSignal(server.paths_received, timeout=20000):
+        child = subprocess.Popen([sys.executable, str(ROOT / "main.py"), *paths], cwd=ROOT,
+                                 env=_child_env(name, tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert _serve_until_exit(qtbot, child) == 0
+    qtbot.waitUntil(lambda: len(shown) == 1 and len(windows.windows) == 2, timeout=20000)
+    assert str(broken) in shown[0]  # the person is told which file and why, then the empty window goes
+    assert windows.windows[0] is first
+    qtbot.waitUntil(lambda: windows.windows[1].current is not None, timeout=20000)
+    assert windows.windows[1].current_path == str(tf_ckpts.tf1_run)
+
+
+def test_the_only_window_stays_when_its_path_cannot_open(qtbot, windows, tmp_path, monkeypatch):
+    from gui import errors
+
+    shown = []
+    monkeypatch.setattr(errors, "show_error", lambda parent, title, message, details="": shown.append(message))
+    windows.open_paths([str(tmp_path / "nothing-here")])
+    qtbot.waitUntil(lambda: len(shown) == 1, timeout=20000)
+    qtbot.wait(100)
+    assert len(windows.windows) == 1 and windows.windows[0].isVisible()  # somewhere to open the next one
+
+
 def test_a_closed_window_is_dropped(qtbot, windows):
     window = windows.new_window()
     second = windows.new_window()
