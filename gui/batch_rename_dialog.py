@@ -35,6 +35,8 @@ class BatchRenameDialog(QDialog):
         self.table = QTableWidget(0, 4)
         self.table.setHorizontalHeaderLabels(["name shown", "becomes", "stored key", "stored as"])
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.Stretch)
+        self.table.setWordWrap(False)
+        self.table.setTextElideMode(Qt.ElideMiddle)  # a long key keeps its start and its distinguishing end
         self.table.verticalHeader().hide()
         self.problems = QLabel("")
         self.problems.setWordWrap(True)
@@ -116,6 +118,10 @@ class BatchRenameDialog(QDialog):
                 changed.append((self._shown(old), "(dropped)", old.target, "(dropped)"))
             elif (new.target, new.variable_name) != (old.target, old.variable_name):
                 changed.append((self._shown(old), self._shown(new), old.target, new.target))
+        # Where every name shown is its stored key (TF1 names), one pair of columns says it all.
+        same = all(shown == key and after == stored for shown, after, key, stored in changed)
+        for column in (2, 3):
+            self.table.setColumnHidden(column, same)
         self.table.setRowCount(len(changed))
         for row, texts in enumerate(changed):
             for column, text in enumerate(texts):
@@ -124,6 +130,6 @@ class BatchRenameDialog(QDialog):
         own = [p for p in result.problems if p not in known]
         shown = own[:MAX_PROBLEM_LINES] + ([f"… and {len(own) - MAX_PROBLEM_LINES:,} more"]
                                            if len(own) > MAX_PROBLEM_LINES else [])
-        self.problems.setText("\n".join(shown) or f"{len(changed)} variable(s) change")
+        self.problems.setText("\n".join(shown) or f"{len(changed):,} variable{'' if len(changed) == 1 else 's'} change")
         self.problems.setStyleSheet("color: #c0392b" if own else "color: palette(text)")
         ok.setEnabled(not own and bool(changed))

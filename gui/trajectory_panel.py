@@ -121,8 +121,7 @@ class TrajectoryPanel(QWidget):
 
     def _show_hint(self) -> None:
         """An empty plot says what to do rather than show empty axes."""
-        self.plot.setTitle("Select variables (Shift or Ctrl for several), then press “+ selected” to plot them "
-                           "over the run's checkpoints", color="#aaa")
+        self.plot.setTitle("Select variables, then “+ selected” plots them over the run", color="#aaa")
         self.status.setText("")
 
     def add_variable(self, name: str, label: str) -> None:
@@ -146,6 +145,7 @@ class TrajectoryPanel(QWidget):
         self.legend.clear()
         self.series = {}
         self.distribution = None
+        self.plot.enableAutoRange()  # no axes left over from the previous run
         self._view_changed()
         self._show_hint()
 

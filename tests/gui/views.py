@@ -1,0 +1,216 @@
+"""The main views of the window rendered offscreen on a screen of a chosen size: the README's screenshots
+and the image tests' references are the same files (docs/screenshots/WIDTHxHEIGHT/VIEW.png), so the
+pictures in the README are always the window as it is.
+
+    .venv/bin/python -m tests.gui.views --size 1366x768 --out docs/screenshots/1366x768
+    .venv/bin/python -m tests.gui.views --update      # both sizes into docs/screenshots (writes many_vars)
+
+Views: browse (the sample run, a kernel's values, four trajectories), heatmap, histogram, distribution,
+rename (the regex rename dialog over the Edits dock on the 4,000-variable run), error (a corrupt file's
+message) and damaged (a truncated shard marked in the Run list). Everything that could differ between two
+renders is fixed: the sample run is copied with fixed modification times, the corrupt file has fixed
+bytes, settings go to a temporary file, the window fills the screen.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+SCREENSHOTS = ROOT / "docs" / "screenshots"
+VIEWS = ("browse", "heatmap", "histogram", "distribution", "rename", "error", "damaged")
+FIXED_MTIME = 1_796_040_000  # 2026-12-01 09:20 UTC: the Run list's "Written" column reads the same each time
+KERNEL = "optimizer/_trainable_variables/2/.ATTRIBUTES/VARIABLE_VALUE"  # hidden_2/kernel, 16x16
+PLOTTED = (KERNEL, "optimizer/_trainable_variables/0/.ATTRIBUTES/VARIABLE_VALUE",
+           "optimizer/_trainable_variables/4/.ATTRIBUTES/VARIABLE_VALUE",
+           "optimizer/_trainable_variables/1/.ATTRIBUTES/VARIABLE_VALUE")
+
+
+class _Render:
+    """What must outlive render()'s frame: the QApplication it made and the garbage collector's timer."""
+
+    app = None
+    collector = None
+
+
+_render = _Render()
+
+
+def render(out: Path, many_vars: Path | None, views=VIEWS) -> list[Path]:
+    """Render `views` into `out` with the QApplication of this process (its screen sets the size)."""
+    from PySide6.QtCore import QSettings
+    from PySide6.QtWidgets import QApplication
+
+    if QApplication.instance() is None:
+        _render.app = QApplication([])
+    from pyqtgraph.util.garbage_collector import GarbageCollector
+
+    _render.collector = GarbageCollector(interval=1.0)  # garbage collected in the GUI thread, as in the app
+    from gui import dialogs, errors
+    from gui.main_window import MainWindow
+    from gui.settings import AppSettings
+
+    out.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix="views-"))
+    shown_errors = []
+    errors.show_error = lambda parent, title, message, details="": shown_errors.append((title, message))
+    dialogs.ask_yes_no = lambda parent, title, question: True  # closing with the rename view's plan unsaved
+    window = MainWindow(AppSettings(QSettings(str(scratch / "settings.ini"), QSettings.IniFormat)))
+    window.setGeometry(window.screen().availableGeometry())  # what a maximised window gets
+    window.show()
+    written = []
+
+    def save(name, picture=None):
+        if name in views:
+            path = out / f"{name}.png"
+            (picture or window.grab()).save(str(path))
+            written.append(path)
+
+    run = _fixed_copy(scratch / "sample_run")
+    _open(window, run)
+    window.browser.select_name(KERNEL)
+    _wait(window.detail.shown)
+    for name in PLOTTED:
+        window.plot_variables([v for v in window.current.variables if v.name == name])
+        _wait(window.trajectory.updated)
+    _wait()
+    save("browse")
+    for tab, name in ((1, "heatmap"), (2, "histogram")):
+        window._show_tab(tab)
+        _wait()
+        save(name)
+    window._show_tab(0)
+    if "distribution" in views:
+        window.trajectory.view_choice.setCurrentIndex(1)
+        _wait(window.trajectory.updated)
+        _wait()
+        save("distribution")
+        window.trajectory.view_choice.setCurrentIndex(0)  # back to the metric: nothing to compute
+
+    if "rename" in views and many_vars is not None:
+        _open(window, _fixed_copy(scratch / "many_vars", many_vars.parent) / many_vars.name)
+        save("rename", _rename_dialog_over(window))
+
+    if "error" in views:
+        broken = scratch / "model.ckpt-500.index"
+        broken.write_bytes(bytes(range(256)) * 8)
+        window.open_path(str(broken))
+        _wait(window.load_failed)
+        _wait(ms=100)
+        save("error", _message_over(window, *shown_errors[-1]))
+
+    if "damaged" in views:
+        damaged = _fixed_copy(scratch / "damaged_run")
+        with open(damaged / "ckpt-150.data-00000-of-00001", "r+b") as f:
+            f.truncate(1000)
+        window.open_path(str(damaged))
+        _wait(window.loaded)
+        _wait(window.run_panel.checked)
+        _wait()
+        save("damaged")
+    window.close()
+    shutil.rmtree(scratch, ignore_errors=True)
+    return written
+
+
+def _fixed_copy(destination: Path, source: Path | None = None) -> Path:
+    from tests.locations import SAMPLE_RUN
+
+    shutil.copytree(source or SAMPLE_RUN, destination)
+    for path in destination.iterdir():
+        os.utime(path, (FIXED_MTIME, FIXED_MTIME))
+    return destination
+
+
+def _open(window, path) -> None:
+    window.open_path(str(path))
+    _wait(window.loaded)
+    _wait()
+
+
+def _rename_dialog_over(window):
+    """The Edits dock with a plan, and the regex rename dialog at its first size, drawn over the window."""
+    from PySide6.QtGui import QPainter
+
+    from core.edit.operations import Cast, RegexRename
+    from gui.batch_rename_dialog import BatchRenameDialog
+
+    window.edits.push(RegexRename(pattern="^encoder/", replacement="model/encoder/"))
+    window.edits.push(Cast(pattern="layer_norm", dtype="bfloat16"))
+    window.edits_dock.raise_()
+    dialog = BatchRenameDialog(window.edits.plan, window.current.variables, window)
+    dialog.pattern.setText(r"/block_(\d+)/")
+    dialog.replacement.setText(r"/layer_\1/")
+    dialog.show()
+    _wait()
+    picture = window.grab()
+    painter = QPainter(picture)
+    shot = dialog.grab()
+    painter.drawPixmap((picture.width() - shot.width()) // 2, (picture.height() - shot.height()) // 3, shot)
+    painter.end()
+    dialog.close()
+    window.detail_dock.raise_()
+    return picture
+
+
+def _message_over(window, title: str, message: str):
+    from PySide6.QtGui import QPainter
+    from PySide6.QtWidgets import QMessageBox
+
+    box = QMessageBox(QMessageBox.Critical, title, message, QMessageBox.Ok, window)
+    box.show()
+    _wait()
+    picture = window.grab()
+    painter = QPainter(picture)
+    shot = box.grab()
+    painter.drawPixmap((picture.width() - shot.width()) // 2, (picture.height() - shot.height()) // 3, shot)
+    painter.end()
+    box.close()
+    return picture
+
+
+def _wait(signal=None, ms: int = 300) -> None:
+    from PySide6.QtCore import QEventLoop, QTimer
+
+    loop = QEventLoop()
+    if signal is not None:
+        signal.connect(loop.quit)
+    QTimer.singleShot(ms if signal is None else 30000, loop.quit)
+    loop.exec()
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--size", default="1366x768", help="the offscreen screen, WIDTHxHEIGHT")
+    parser.add_argument("--out", type=Path, help="where the PNGs go")
+    parser.add_argument("--many-vars", type=Path, help="the 4,000-variable checkpoint (tests/tf_fixtures)")
+    parser.add_argument("--views", default=",".join(VIEWS))
+    parser.add_argument("--update", action="store_true",
+                        help="render both sizes into docs/screenshots (writes the 4,000-variable run first)")
+    args = parser.parse_args(argv)
+    if args.update:
+        import subprocess
+
+        from tests.tf_fixtures import write_many_vars
+
+        many_vars = write_many_vars(Path(tempfile.mkdtemp(prefix="many-vars-")) / "many_vars")
+        for size in ("1366x768", "1920x1080"):
+            subprocess.run([sys.executable, "-m", "tests.gui.views", "--size", size, "--out", str(SCREENSHOTS / size),
+                            "--many-vars", str(many_vars)], check=True, cwd=ROOT)
+        return 0
+    from tests.gui.screens import offscreen_platform
+
+    width, height = (int(n) for n in args.size.split("x"))
+    os.environ["QT_QPA_PLATFORM"] = offscreen_platform(width, height)
+    for path in render(args.out or SCREENSHOTS / args.size, args.many_vars, tuple(args.views.split(","))):
+        print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(ROOT))
+    sys.exit(main())
