@@ -134,8 +134,6 @@ def _open(window, path) -> None:
 
 def _rename_dialog_over(window):
     """The Edits dock with a plan, and the regex rename dialog at its first size, drawn over the window."""
-    from PySide6.QtGui import QPainter
-
     from core.edit.operations import Cast, RegexRename
     from gui.batch_rename_dialog import BatchRenameDialog
 
@@ -145,6 +143,22 @@ def _rename_dialog_over(window):
     dialog = BatchRenameDialog(window.edits.plan, window.current.variables, window)
     dialog.pattern.setText(r"/block_(\d+)/")
     dialog.replacement.setText(r"/layer_\1/")
+    picture = _drawn_over(window, dialog)
+    window.detail_dock.raise_()
+    return picture
+
+
+def _message_over(window, title: str, message: str):
+    from PySide6.QtWidgets import QMessageBox
+
+    return _drawn_over(window, QMessageBox(QMessageBox.Critical, title, message, QMessageBox.Ok, window))
+
+
+def _drawn_over(window, dialog):
+    """The window's picture with `dialog` drawn where a window manager would centre it (offscreen, a
+    window's grab() holds only itself); the dialog is closed after."""
+    from PySide6.QtGui import QPainter
+
     dialog.show()
     _wait()
     picture = window.grab()
@@ -153,23 +167,6 @@ def _rename_dialog_over(window):
     painter.drawPixmap((picture.width() - shot.width()) // 2, (picture.height() - shot.height()) // 3, shot)
     painter.end()
     dialog.close()
-    window.detail_dock.raise_()
-    return picture
-
-
-def _message_over(window, title: str, message: str):
-    from PySide6.QtGui import QPainter
-    from PySide6.QtWidgets import QMessageBox
-
-    box = QMessageBox(QMessageBox.Critical, title, message, QMessageBox.Ok, window)
-    box.show()
-    _wait()
-    picture = window.grab()
-    painter = QPainter(picture)
-    shot = box.grab()
-    painter.drawPixmap((picture.width() - shot.width()) // 2, (picture.height() - shot.height()) // 3, shot)
-    painter.end()
-    box.close()
     return picture
 
 
