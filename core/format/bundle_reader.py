@@ -48,6 +48,11 @@ class EntryListing:
         """Every variable in key order, partitioned ones under their full name."""
         return list(self._entries.values())
 
+    def naming(self):
+        """What the reader itself knows of its entries' names ({stored name: ObjectInfo}), or None when
+        the names come from the object graph and key conventions (core.run.variables asks them)."""
+        return None
+
     def warn(self, message: str) -> None:
         if message not in self.warnings:
             self.warnings.append(message)

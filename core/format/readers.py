@@ -1,27 +1,36 @@
-"""Which reader a checkpoint needs, and which files it is: a V2 bundle (`P.index` + `P.data-*`) or a V1
-table file (`P` itself, or the shards a `P-?????-of-N` pattern names)."""
+"""Which reader a checkpoint needs, and which files it is: a V2 bundle (`P.index` + `P.data-*`), a V1
+table file (`P` itself, or the shards a `P-?????-of-N` pattern names), or a Keras file (`P` itself: a
+`.keras` archive or an HDF5 weights file, recognised by its first bytes)."""
 from __future__ import annotations
 
 import os
 
 
 def open_reader(prefix: str | os.PathLike):
-    """A CheckpointReader for a V2 bundle, a V1Reader for a V1 checkpoint (same interface)."""
+    """A CheckpointReader for a V2 bundle, a V1Reader for a V1 checkpoint, a KerasReader for a Keras file
+    (the same interface)."""
     from .bundle_reader import CheckpointReader
+    from .keras_reader import KerasReader, is_keras_file
     from .v1_table import V1Reader, is_v1_file, v1_files
 
     prefix = os.fspath(prefix)
+    if is_keras_file(prefix):
+        return KerasReader(prefix)
     if not os.path.exists(prefix + ".index") and is_v1_file(v1_files(prefix)[0]):
         return V1Reader(prefix)
     return CheckpointReader(prefix)
 
 
 def main_file(prefix: str | os.PathLike) -> str:
-    """The file whose size and time stand for the checkpoint: its `.index`, or its (first) V1 file."""
+    """The file whose size and time stand for the checkpoint: its `.index`, its (first) V1 file, or the
+    Keras file itself."""
+    from .keras_reader import is_keras_file
     from .v1_table import v1_files
 
     prefix = os.fspath(prefix)
-    return prefix + ".index" if os.path.exists(prefix + ".index") else v1_files(prefix)[0]
+    if os.path.exists(prefix + ".index"):
+        return prefix + ".index"
+    return prefix if is_keras_file(prefix) else v1_files(prefix)[0]
 
 
 def checkpoint_problem(prefix: str) -> str | None:
@@ -29,8 +38,15 @@ def checkpoint_problem(prefix: str) -> str | None:
     and shard sizes (core.format.bundle_reader.bundle_problem), for V1 its table files' headers."""
     from ..errors import CheckpointError
     from .bundle_reader import bundle_problem
+    from .keras_reader import KerasReader, is_keras_file
     from .v1_table import V1Reader, is_v1_file, v1_files
 
+    if is_keras_file(prefix):
+        try:
+            KerasReader(prefix).close()
+        except CheckpointError as exc:
+            return str(exc)
+        return None
     if os.path.exists(prefix + ".index") or not is_v1_file(v1_files(prefix)[0]):
         return bundle_problem(prefix)
     try:

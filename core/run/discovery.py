@@ -17,6 +17,8 @@ from ..atomic_write import writer_is_gone
 from ..errors import CheckpointError, NotACheckpointError, SeveralRunsError
 from ..format.bundle_commit import leftovers
 from ..format.bundle_reader import CheckpointReader
+from ..format.keras_files import KERAS_SUFFIXES, has_keras_name
+from ..format.keras_reader import holds_keras_weights, is_keras_file
 from ..format.readers import main_file, open_reader
 from ..format.sstable import LFS_PROBLEM, is_lfs_pointer
 from ..format.v1_table import is_v1_file, v1_files, v1_prefix_of
@@ -156,6 +158,8 @@ def discover(path: str | os.PathLike) -> Run:
         return _with_checkpoints(_discover_folder(path, selected=None, depth=0), path)
     if os.path.basename(path) == STATE_FILE_NAME and os.path.isfile(path):
         return _with_checkpoints(_discover_folder(os.path.dirname(path), selected=None, depth=0, state_path=path), path)
+    if os.path.isfile(path) and (has_keras_name(path) or is_keras_file(path)) and not path.endswith(".index"):
+        return _discover_folder(os.path.dirname(path), selected=path, depth=0, scan_subruns=False)
     prefix = prefix_of_file(path) if os.path.isfile(path) else None
     if prefix is None:
         prefix = v1_prefix_of(path) if is_v1_file(path) else path
@@ -225,6 +229,10 @@ def _discover_folder(folder: str, selected: str | None, depth: int, state_path: 
     state = _read_state(folder, state_path, run)
     on_disk = [os.path.join(folder, n[:-len(".index")]) for n in names if n.endswith(".index")]
     on_disk += _v1_prefixes(folder, names)
+    on_disk += [os.path.join(folder, n) for n in names if has_keras_name(n) and not n.startswith(".")
+                and holds_keras_weights(os.path.join(folder, n))]
+    if selected is not None and selected not in on_disk and is_keras_file(selected):
+        on_disk.append(selected)  # a Keras file opened by name, whatever its extension
     listed = _listed_prefixes(state, folder)
     latest = resolve(state.latest, folder) if state and state.latest else None
     prefixes = list(dict.fromkeys(on_disk))
@@ -309,12 +317,17 @@ def _describe(prefix: str, state: CheckpointState | None, listed: bool, is_lates
     index_stat = os.stat(main_file(prefix))
     if os.path.exists(prefix + ".index"):
         size = index_stat.st_size + sum(_size(p) for p in data_files)
+    elif is_keras_file(prefix):
+        data_files, size = [prefix], index_stat.st_size
     else:
         data_files = v1_files(prefix)
         size = sum(_size(p) for p in data_files)
     step, source = _step_from_name(prefix)
     reader = None
-    if step is None:
+    if step is None and has_keras_name(prefix):  # ModelCheckpoint's epoch or batch number, else write time
+        match = _STEP_IN_NAME.search(_keras_stem(prefix))
+        step, source = (int(match.group(1)), "name") if match else (None, None)
+    elif step is None:
         step, source, reader = _step_from_variables(prefix, run)
     timestamp = None
     if state is not None:
@@ -332,8 +345,18 @@ def _size(path: str) -> int:
         return 0
 
 
+def _keras_stem(path: str) -> str:
+    """`weights.05-0.42.weights.h5` -> `weights.05-0.42`."""
+    name = os.path.basename(path)
+    for suffix in sorted(KERAS_SUFFIXES, key=len, reverse=True):
+        if name.lower().endswith(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
 def _step_from_name(prefix: str) -> tuple[int | None, str | None]:
-    match = _STEP_SUFFIX.search(os.path.basename(prefix).split("-?????-of-")[0])
+    stem = _keras_stem(prefix) if has_keras_name(prefix) else os.path.basename(prefix)
+    match = _STEP_SUFFIX.search(stem.split("-?????-of-")[0])
     return (int(match.group(1)), "name") if match else (None, None)
 
 

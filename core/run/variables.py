@@ -70,6 +70,9 @@ def describe_variables(reader: CheckpointReader) -> list[VariableInfo]:
 
 
 def _object_graph(reader: CheckpointReader) -> dict[str, ObjectInfo]:
+    named = reader.naming()
+    if named is not None:  # a Keras file names its weights itself (core.format.keras_reader)
+        return named
     try:
         data = stored_object_graph(reader)
         return describe_keys(data) if data is not None else {}

@@ -1,0 +1,102 @@
+"""Which files are Keras files, recognised by their bytes as well as their names, and the safe way into
+a `.keras` archive.
+
+- `.keras` (Keras 3 `model.save`): a zip holding `metadata.json`, `config.json` and the weights as
+  `model.weights.h5` (or `model.weights.npz`), maybe `assets/`. The weights member is read in place
+  through the zip (never extracted to disk, never copied whole into memory).
+- `.weights.h5` (Keras 3 `save_weights`), and legacy HDF5 `.h5` (tf.keras / Keras 2 `model.save` and
+  `save_weights`, which Keras 3 still writes for `model.save("x.h5")`): HDF5 files, told apart from
+  other HDF5 files by their layout (core.format.keras_names).
+
+A `.keras` file is data, not code: nothing here deserialises a layer or runs anything; member names with
+`..` or an absolute path are ignored; a member whose declared size is out of proportion to the archive
+(a zip bomb) is refused before it is read.
+"""
+from __future__ import annotations
+
+import json
+import os
+import zipfile
+
+from ..errors import CorruptCheckpointError, NotACheckpointError
+
+HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
+ZIP_SIGNATURE = b"PK\x03\x04"
+KERAS_SUFFIXES = (".keras", ".weights.h5", ".h5", ".hdf5")
+WEIGHTS_MEMBERS = ("model.weights.h5", "model.weights.npz")
+MAX_JSON_BYTES = 64 << 20       # config.json of a very big model is a few MB
+MAX_EXPANSION = 1000            # a member may expand at most this much over its compressed size
+# HDF5 allows a user block before its superblock; the signature then sits at 512, 1024, 2048, ...
+_HDF5_OFFSETS = (0, 512, 1024, 2048, 4096)
+
+
+def has_keras_name(path: str) -> bool:
+    return path.lower().endswith(KERAS_SUFFIXES)
+
+
+def file_kind(path: str) -> str | None:
+    """"zip" or "hdf5" by the file's first bytes (whatever its name), None for anything else."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(8)
+            if head.startswith(ZIP_SIGNATURE):
+                return "zip"
+            for offset in _HDF5_OFFSETS:
+                f.seek(offset)
+                if f.read(8) == HDF5_SIGNATURE:
+                    return "hdf5"
+    except OSError:
+        return None
+    return None
+
+
+class KerasArchive:
+    """An open `.keras` zip: its metadata, its config and a file object on its weights member."""
+
+    def __init__(self, path: str):
+        self.path = path
+        try:
+            self.zip = zipfile.ZipFile(path)
+        except (zipfile.BadZipFile, OSError, ValueError) as exc:
+            raise CorruptCheckpointError(path, f"is not a readable .keras archive ({exc})") from None
+        size = os.path.getsize(path)
+        self.members = {}
+        for info in self.zip.infolist():
+            name = info.filename
+            if name.startswith(("/", "\\")) or ".." in name.replace("\\", "/").split("/") or ":" in name:
+                continue  # never a path outside the archive's own tree
+            self.members[name] = info
+        for name in ("config.json", *WEIGHTS_MEMBERS):
+            info = self.members.get(name)
+            if info is not None and (info.file_size > max(info.compress_size, 1) * MAX_EXPANSION
+                                     or info.compress_size > size):
+                raise CorruptCheckpointError(path, f"its member {name} declares {info.file_size:,} bytes from "
+                                                   f"{info.compress_size:,} stored: refused as a zip bomb")
+        self.weights_member = next((m for m in WEIGHTS_MEMBERS if m in self.members), None)
+        if self.weights_member is None and "config.json" not in self.members:
+            raise NotACheckpointError(path, "is a zip file but not a Keras model (no config.json nor "
+                                            "model.weights.h5 inside)")
+
+    def json_member(self, name: str) -> dict:
+        """A JSON member (config.json, metadata.json) parsed, or {} when absent or not JSON."""
+        info = self.members.get(name)
+        if info is None or info.file_size > MAX_JSON_BYTES:
+            return {}
+        try:
+            with self.zip.open(info) as f:
+                data = json.loads(f.read(MAX_JSON_BYTES + 1).decode("utf-8"))
+        except (ValueError, zipfile.BadZipFile, OSError, EOFError) as exc:
+            raise CorruptCheckpointError(self.path, f"its {name} cannot be read ({exc})") from None
+        return data if isinstance(data, dict) else {}
+
+    def open_weights(self):
+        """A seekable file object on the weights member (h5py and numpy read it in place)."""
+        if self.weights_member is None:
+            raise NotACheckpointError(self.path, "is a Keras model without weights (no model.weights.h5 inside)")
+        try:
+            return self.zip.open(self.members[self.weights_member])
+        except (zipfile.BadZipFile, OSError, ValueError, NotImplementedError) as exc:
+            raise CorruptCheckpointError(self.path, f"its {self.weights_member} cannot be read ({exc})") from None
+
+    def close(self) -> None:
+        self.zip.close()

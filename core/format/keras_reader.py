@@ -1,0 +1,180 @@
+"""A Keras file as a checkpoint: `.keras`, Keras 3 `.weights.h5`, legacy HDF5 `.h5`, behind the same
+reader interface as the tensor bundles (core.format.bundle_reader.EntryListing), so listing, `show`,
+statistics, trajectories and the window need nothing of their own.
+
+Each weight is an entry named by its HDF5 dataset path (unique, what `show` accepts); `naming()` gives the
+friendly names, optimizer state and slots (core.format.keras_names) in the form the object graph gives
+them for bundles. Reading goes through h5py on the file, or on the `.keras` archive's weights member read
+in place (core.format.keras_files). The Keras version and the model config are kept for display.
+h5py's own exceptions never leave this module: damage is a CorruptCheckpointError naming the file.
+"""
+from __future__ import annotations
+
+import os
+import threading
+from math import prod
+
+from ..errors import CorruptCheckpointError, NotACheckpointError, UnsupportedDtypeError, VariableNotFoundError
+from . import dtypes
+from .bundle_entry import LITTLE_ENDIAN, BundleEntry, BundleHeader
+from .bundle_reader import EntryListing
+from .keras_files import KerasArchive, file_kind
+from .keras_names import KerasWeight, name_weights
+from .object_graph import ObjectInfo
+
+_LOCK = threading.Lock()  # one h5py call at a time on a file object (a zip member is not thread-safe)
+
+
+class KerasReader(EntryListing):
+    copies_bytes = False  # values are decoded from HDF5; a remap writes them anew
+
+    def __init__(self, path: str | os.PathLike):
+        self.prefix = os.fspath(path)
+        self.index_path = self.prefix
+        self.warnings: list[str] = []
+        self.archive: KerasArchive | None = None
+        self.config: dict = {}
+        self.metadata: dict = {}
+        kind = file_kind(self.prefix)
+        if kind is None:
+            raise NotACheckpointError(self.prefix, "is neither a .keras archive nor an HDF5 file")
+        self._h5 = self._open(kind)
+        try:
+            weights = name_weights(self._h5, self.config)
+        except (OSError, ValueError, KeyError, TypeError, RuntimeError) as exc:
+            raise CorruptCheckpointError(self.prefix, f"damaged Keras weights ({exc})") from None
+        if weights is None:
+            raise NotACheckpointError(self.prefix, "is an HDF5 file but not Keras weights (no `layers/`, "
+                                                   "`model_weights/` or `layer_names` in it)")
+        self.keras_version = str(self.metadata.get("keras_version") or self._h5.attrs.get("keras_version", "")
+                                 or "").strip("b'")
+        self._weights = {w.path: w for w in weights}
+        self._entries = {}
+        for weight in weights:
+            self._entries[weight.path] = self._entry(weight.path)
+        self.header = BundleHeader(1, LITTLE_ENDIAN, 0)
+
+    def _open(self, kind: str):
+        import h5py
+
+        try:
+            if kind == "zip":
+                self.archive = KerasArchive(self.prefix)
+                self.metadata = self.archive.json_member("metadata.json")
+                self.config = self.archive.json_member("config.json")
+                if self.archive.weights_member != "model.weights.h5":
+                    raise UnsupportedDtypeError(self.prefix, f"keeps its weights as {self.archive.weights_member}, "
+                                                             f"which is not read yet")
+                return h5py.File(self.archive.open_weights(), "r")
+            h5 = h5py.File(self.prefix, "r")
+            self.config = _json_attr(h5, "model_config")
+            return h5
+        except OSError as exc:
+            raise CorruptCheckpointError(self.prefix, f"is a damaged HDF5 file ({exc})") from None
+
+    def _entry(self, path: str) -> BundleEntry:
+        try:
+            dataset = self._h5[path]
+            shape, numpy_dtype = tuple(int(d) for d in dataset.shape), dataset.dtype
+        except (KeyError, OSError, ValueError, TypeError) as exc:
+            raise CorruptCheckpointError(self.prefix, f"{path}: damaged dataset ({exc})") from None
+        dtype = dtypes.from_name(numpy_dtype.name) if numpy_dtype.kind != "O" else dtypes.from_number(dtypes.STRING)
+        number = dtype.number if dtype is not None else 0
+        size = int(numpy_dtype.itemsize) * prod(shape)
+        return BundleEntry(path, path.encode("utf-8", "surrogateescape"), number, shape, 0, 0, size, 0)
+
+    # ---- naming ---------------------------------------------------------------------------------------
+    def naming(self) -> dict[str, ObjectInfo]:
+        """Stored name -> what it is (friendly name, optimizer state, slot), as an object graph says it."""
+        return {path: _info(weight) for path, weight in self._weights.items()}
+
+    def data_files(self) -> list[str]:
+        return [self.prefix]
+
+    def slices_of(self, key: bytes) -> list:
+        return []
+
+    # ---- reading ----------------------------------------------------------------------------------------
+    def read(self, name: str):
+        import numpy as np
+
+        self.entry(name)  # an unknown name is VariableNotFoundError, like every reader's
+        with _LOCK:
+            try:
+                return np.asarray(self._h5[name][()])
+            except (OSError, ValueError, TypeError, KeyError) as exc:
+                raise CorruptCheckpointError(self.prefix, f"{name}: cannot be read ({exc})") from None
+
+    def iter_chunks(self, name: str, chunk_bytes: int = 8 << 20):
+        """The values flat, a slab of leading rows at a time (memory: one chunk, not the tensor)."""
+        entry = self.entry(name)
+        if len(entry.shape) < 2:
+            yield self.read(name).reshape(-1)
+            return
+        row_bytes = max(entry.nbytes // max(entry.shape[0], 1), 1)
+        rows = max(chunk_bytes // row_bytes, 1)
+        for start in range(0, entry.shape[0], rows):
+            with _LOCK:
+                try:
+                    block = self._h5[name][start:start + rows]
+                except (OSError, ValueError, TypeError) as exc:
+                    raise CorruptCheckpointError(self.prefix, f"{name}: cannot be read ({exc})") from None
+            yield block.reshape(-1)
+
+    def read_element(self, name: str, flat_index: int):
+        import numpy as np
+
+        entry = self.entry(name)
+        if not 0 <= flat_index < entry.num_elements:
+            raise VariableNotFoundError(self.prefix, f"{name!r} has no element {flat_index} "
+                                                     f"(it has {entry.num_elements})")
+        index = np.unravel_index(flat_index, entry.shape) if entry.shape else ()
+        with _LOCK:
+            return self._h5[name][index]
+
+    def close(self) -> None:
+        try:
+            self._h5.close()
+        finally:
+            if self.archive is not None:
+                self.archive.close()
+
+
+def _info(weight: KerasWeight) -> ObjectInfo:
+    return ObjectInfo(object_paths=(weight.path,), friendly_path=weight.path, variable_name=weight.variable_name,
+                      slot_of=weight.slot_of, slot_name=weight.slot_name,
+                      optimizer_state=weight.optimizer or weight.slot_of is not None)
+
+
+def _json_attr(h5, key: str) -> dict:
+    import json
+
+    value = h5.attrs.get(key)
+    if value is None:
+        return {}
+    try:
+        data = json.loads(value.decode("utf-8") if isinstance(value, bytes) else str(value))
+    except ValueError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def is_keras_file(path: str) -> bool:
+    """A .keras archive or an HDF5 file, by its first bytes (whether it is Keras inside is the reader's)."""
+    return os.path.isfile(path) and file_kind(path) is not None
+
+
+def holds_keras_weights(path: str) -> bool:
+    """Whether a file in a run folder is a Keras checkpoint: a zip, or an HDF5 file laid out as Keras
+    writes (other HDF5 files, datasets say, are not listed as checkpoints)."""
+    kind = file_kind(path) if os.path.isfile(path) else None
+    if kind != "hdf5":
+        return kind == "zip"
+    import h5py
+
+    try:
+        with _LOCK, h5py.File(path, "r") as h5:
+            return "layers" in h5 or "model_weights" in h5 or "layer_names" in h5.attrs or (
+                "vars" in h5 and "optimizer" in h5)
+    except (OSError, ValueError):
+        return True  # damaged: listed, and marked as damaged, rather than hidden
