@@ -154,13 +154,7 @@ class DetailPanel(QWidget):
         count = entry.num_elements
         self.fact_labels["Shape"].setText(f"{format_shape(entry.shape)}  ·  {count:,} element{'' if count == 1 else 's'}")
         self.fact_labels["Size"].setText(format_bytes(entry.nbytes))
-        if entry.is_partitioned:
-            where = f"{len(entry.slices)} partition slices"
-        elif not reader.copies_bytes:  # a V1 table file holds the values inside the table
-            where = f"V1 table file {entry.shard_id + 1} of {reader.header.num_shards}"
-        else:
-            where = f"shard {entry.shard_id + 1} of {reader.header.num_shards}, byte {entry.offset:,}"
-        self.fact_labels["Stored in"].setText(where)
+        self.fact_labels["Stored in"].setText(reader.where_stored(entry))
         if entry.dtype is None or entry.dtype.is_opaque:
             self.stats_note.setText(f"{entry.dtype_name} entries are opaque: listed, not decoded.")
             return

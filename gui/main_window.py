@@ -180,8 +180,8 @@ class MainWindow(QMainWindow):
             self.open_path(folder)
 
     def open_files_dialog(self) -> None:
-        path = dialogs.open_file(self, "Open a checkpoint", folder=self.current_run_folder or "", pattern=
-                                 "Checkpoint files (*.index *.meta *.data-* checkpoint);;All files (*)")
+        pattern = "Checkpoints and Keras files (*.index *.meta *.data-* checkpoint *.keras *.h5 *.hdf5);;All files (*)"
+        path = dialogs.open_file(self, "Open a checkpoint", folder=self.current_run_folder or "", pattern=pattern)
         if path:
             self.open_path(path)
 

@@ -82,6 +82,9 @@ class Fixtures:
     object_config: Path  # prefix: TF2 checkpoint with an `.ATTRIBUTES/OBJECT_CONFIG_JSON` string
     sgd_state: Path  # prefix: a Keras 2 style SGD (`SGD/iter`, `SGD/learning_rate`, `SGD/momentum`)
     cnn_run: Path  # folder: Keras 3 CNN (4-D conv kernels, a 90-character layer name) + Adam, ckpt-1, ckpt-2
+    keras_files: Path  # folder: model.keras, model.weights.h5, legacy.h5 (Keras 3's legacy writer), nested.keras
+    keras2_h5: Path  # file: a tf.keras 2 whole-model .h5 (`dense/kernel:0`, `Adam/dense/kernel/m:0`), laid out with h5py
+    keras_run: Path  # folder: ModelCheckpoint's `epoch_{epoch:02d}.keras` and `weights.{epoch:02d}-{loss:.2f}.weights.h5`
 
 
 def write_all(root: Path) -> Fixtures:
@@ -110,6 +113,9 @@ def write_all(root: Path) -> Fixtures:
         object_config=write_object_config(root / "object_config" / "ckpt"),
         sgd_state=write_sgd_state(root / "sgd_state" / "ckpt"),
         cnn_run=write_cnn_run(root / "cnn_run"),
+        keras_files=write_keras_files(root / "keras_files"),
+        keras2_h5=write_keras2_h5(root / "keras2" / "model.h5"),
+        keras_run=write_keras_run(root / "keras_run"),
     )
 
 
@@ -294,6 +300,109 @@ def write_cnn_run(run_dir: Path) -> Path:
         manager.save()
     _require(prefixes_on_disk(run_dir) == {"ckpt-1", "ckpt-2"}, f"cnn_run has {prefixes_on_disk(run_dir)}")
     return run_dir
+
+
+KERAS_RUN_EPOCHS = 3
+
+
+def _keras_cnn(name: str = "conv_net"):
+    """A small Keras 3 model with every kind of weight the readers name: conv and dense kernels and
+    biases, batch-norm statistics, a Dense without bias, compiled with Adam and trained one step."""
+    import keras
+
+    model = keras.Sequential([
+        keras.Input((6, 6, 2)),
+        keras.layers.Conv2D(3, 3, name="conv"),
+        keras.layers.BatchNormalization(name="norm"),
+        keras.layers.Flatten(name="flat"),
+        keras.layers.Dense(4, name="hidden"),
+        keras.layers.Dense(2, use_bias=False, name="logits"),
+    ], name=name)
+    model.compile(optimizer=keras.optimizers.Adam(0.01), loss="mse")
+    return model
+
+
+def _keras_data(seed: int):
+    rng = np.random.default_rng(seed)
+    return rng.normal(size=(8, 6, 6, 2)).astype(np.float32), rng.normal(size=(8, 2)).astype(np.float32)
+
+
+def write_keras_files(folder: Path) -> Path:
+    """What Keras 3 itself writes: `model.save` as .keras and as legacy .h5, `save_weights` as .weights.h5,
+    and a .keras of a model nesting another (`layers/<key>/layers/...` in its weights)."""
+    import keras
+
+    folder.mkdir(parents=True, exist_ok=True)
+    model = _keras_cnn()
+    x, y = _keras_data(7)
+    model.fit(x, y, epochs=1, batch_size=8, verbose=0)
+    model.save(folder / "model.keras")
+    model.save_weights(folder / "model.weights.h5")
+    model.save(folder / "legacy.h5")
+    inner = keras.Sequential([keras.Input((4,)), keras.layers.Dense(3, name="inner_dense")], name="block")
+    outer = keras.Sequential([keras.Input((4,)), inner, keras.layers.Dense(1, name="head")], name="outer")
+    outer.compile(optimizer="sgd", loss="mse")
+    outer.fit(np.ones((4, 4), np.float32), np.ones((4, 1), np.float32), epochs=1, verbose=0)
+    outer.save(folder / "nested.keras")
+    return folder
+
+
+def write_keras2_h5(path: Path) -> Path:
+    """A whole-model .h5 as tf.keras 2 laid it out (`model_weights/<layer>/<layer>/kernel:0` named by the
+    `layer_names` and `weight_names` attributes, `optimizer_weights/Adam/...`), written with h5py from a
+    Keras 3 model's values: Keras 3 reads such files (keras.legacy) but no longer writes the `:0` names."""
+    import json
+
+    import h5py
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    model = _keras_cnn()
+    x, y = _keras_data(8)
+    model.fit(x, y, epochs=1, batch_size=8, verbose=0)
+    with h5py.File(path, "w") as h5:
+        h5.attrs["keras_version"] = b"2.11.0"
+        h5.attrs["backend"] = b"tensorflow"
+        h5.attrs["model_config"] = json.dumps({"class_name": "Sequential", "config": {"name": "conv_net"}}).encode()
+        weights = h5.create_group("model_weights")
+        layers = [layer for layer in model.layers if layer.weights]
+        weights.attrs["layer_names"] = [layer.name.encode() for layer in model.layers]
+        for layer in model.layers:
+            group = weights.create_group(layer.name)
+            names = [f"{layer.name}/{w.name}:0" for w in layer.weights]
+            group.attrs["weight_names"] = [n.encode() for n in names]
+            for name, weight in zip(names, layer.weights):
+                group.create_dataset(name, data=weight.numpy())
+        optimizer = h5.create_group("optimizer_weights")
+        names, values = ["Adam/iter:0"], [np.int64(model.optimizer.iterations.numpy())]
+        for layer in layers:
+            for weight in layer.trainable_weights:
+                for slot, prefix in (("m", "momentum"), ("v", "velocity")):
+                    names.append(f"Adam/{layer.name}/{weight.name}/{slot}:0")
+                    values.append(_keras_slot(model.optimizer, weight, prefix))
+        optimizer.attrs["weight_names"] = [n.encode() for n in names]
+        for name, value in zip(names, values):
+            optimizer.create_dataset(name, data=value)
+    return path
+
+
+def _keras_slot(optimizer, variable, kind: str):
+    """Adam's momentum or velocity of `variable`, as Keras 3 keeps it."""
+    index = optimizer._get_variable_index(variable)
+    return (optimizer._momentums if kind == "momentum" else optimizer._velocities)[index].numpy()
+
+
+def write_keras_run(folder: Path) -> Path:
+    """ModelCheckpoint of both kinds over KERAS_RUN_EPOCHS epochs: whole models and weights only."""
+    import keras
+
+    folder.mkdir(parents=True, exist_ok=True)
+    model = _keras_cnn()
+    x, y = _keras_data(9)
+    model.fit(x, y, epochs=KERAS_RUN_EPOCHS, batch_size=4, verbose=0, callbacks=[
+        keras.callbacks.ModelCheckpoint(str(folder / "epoch_{epoch:02d}.keras")),
+        keras.callbacks.ModelCheckpoint(str(folder / "weights.{epoch:02d}-{loss:.2f}.weights.h5"),
+                                        save_weights_only=True)])
+    return folder
 
 
 def write_optimizer_steps(prefix: Path) -> Path:

@@ -48,6 +48,12 @@ class EntryListing:
         """Every variable in key order, partitioned ones under their full name."""
         return list(self._entries.values())
 
+    def where_stored(self, entry: BundleEntry) -> str:
+        """Where a person would find the entry's values (the Variable panel's "Stored in")."""
+        if entry.is_partitioned:
+            return f"{len(entry.slices)} partition slices"
+        return f"shard {entry.shard_id + 1} of {self.header.num_shards}, byte {entry.offset:,}"
+
     def naming(self):
         """What the reader itself knows of its entries' names ({stored name: ObjectInfo}), or None when
         the names come from the object graph and key conventions (core.run.variables asks them)."""

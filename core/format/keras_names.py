@@ -4,7 +4,8 @@ Two layouts (read with h5py, nothing of Keras imported):
 
 - Keras 3 (`.weights.h5`, and the `model.weights.h5` inside a `.keras`): `layers/<key>/vars/<i>`, nested
   models as `layers/<key>/layers/...`, each layer's name on its `vars` group (attribute `name`); weights
-  are named as Keras names their paths (`conv/kernel`, `inner/dense/kernel`); the optimizer's variables as `optimizer/vars/<i>` (iteration, learning rate, then its
+  are named as a loaded Keras model names their paths, by their own layer (`conv/kernel`, also inside a
+  nested model); the optimizer's variables as `optimizer/vars/<i>` (iteration, learning rate, then its
   slots, variable by variable). The file does not name a layer's variables: their order follows the
   layer's class, so the built-in classes get their names (`kernel`, `bias`, `gamma`, ...; with the model
   config, exactly, e.g. without a bias); any other layer's are called `unnamed_<i>` rather than guessed.
@@ -97,7 +98,7 @@ def _keras3_layers(group, path: str, scope: str, configs, weights: list[KerasWei
     if "vars" in group and isinstance(group["vars"], h5py.Group) and path:
         variables = group["vars"]
         layer = _attr(variables, "name", path.rsplit("/", 1)[-1])
-        indexes = sorted((k for k in variables if k.isdigit()), key=int)
+        indexes = _dataset_indexes(variables)
         names = _variable_names(group.name.rsplit("/", 1)[-1], layer, configs, len(indexes))
         for i, name in zip(indexes, names):
             weights.append(KerasWeight(f"{path}/vars/{i}", f"{scope}/{name}", layer=layer))
@@ -106,8 +107,8 @@ def _keras3_layers(group, path: str, scope: str, configs, weights: list[KerasWei
             child = group["layers"][key]
             if isinstance(child, h5py.Group):
                 name = _attr(child["vars"], "name", key) if "vars" in child else key
-                _keras3_layers(child, f"{path}/layers/{key}" if path else f"layers/{key}",
-                               f"{scope}/{name}" if scope else name, configs, weights)
+                # Keras calls a nested model's weights by their own layer alone (`inner_dense/kernel`).
+                _keras3_layers(child, f"{path}/layers/{key}" if path else f"layers/{key}", name, configs, weights)
 
 
 def _variable_names(key: str, layer: str, configs, count: int) -> list[str]:
@@ -131,7 +132,7 @@ def _keras3_optimizer(group, weights: list[KerasWeight], layer_order: list[str])
     variable in the model's order (the config's; without one, the only order the shapes allow)."""
     variables = group["vars"]
     kind = _attr(variables, "name", "optimizer").lower()
-    indexes = sorted((k for k in variables if k.isdigit()), key=int)
+    indexes = _dataset_indexes(variables)
     own = [KerasWeight(f"optimizer/vars/{i}", f"{kind}/{_OPTIMIZER_OWN[n] if n < 2 else f'variable_{i}'}",
                        optimizer=True) for n, i in enumerate(indexes)]
     weights.extend(own)
@@ -147,7 +148,7 @@ def _keras3_optimizer(group, weights: list[KerasWeight], layer_order: list[str])
     owners = _slot_owners(layers, layer_order, shapes, per, group.file)
     if owners is None:
         return
-    names = _SLOT_NAMES.get(kind, ())
+    names = _SLOT_NAMES.get(re.sub(r"_\d+$", "", kind), ())  # `adam_4`: the fourth Adam of its process
     for n, (slot, owner) in enumerate(zip(slots, owners)):
         slot.slot_of = owner.path
         slot.slot_name = names[n % per] if len(names) == per else f"slot_{n % per}"
@@ -187,14 +188,14 @@ def _legacy(h5, group) -> list[KerasWeight]:
             continue
         for name in _strings(group[layer].attrs.get("weight_names")):
             path = "/".join(p for p in (base, layer, name) if p)
-            if path in h5:
+            if _is_dataset(h5, path):
                 weights.append(KerasWeight(path, name.removesuffix(":0")))
     if "optimizer_weights" in h5:
         by_name = {re.sub(r"[/:]", "_", w.variable_name): w for w in weights}
         by_path_name = {w.variable_name: w for w in weights}
         for name in _strings(h5["optimizer_weights"].attrs.get("weight_names")):
             path = f"optimizer_weights/{name}"
-            if path not in h5:
+            if not _is_dataset(h5, path):
                 continue
             weight = KerasWeight(path, name.removesuffix(":0"), optimizer=True)
             _legacy_slot(weight, by_name, by_path_name)
@@ -212,6 +213,17 @@ def _legacy_slot(weight: KerasWeight, by_name, by_path_name) -> None:
         owner = by_name.get(owner_name)
     if owner is not None:
         weight.slot_of, weight.slot_name = owner.path, slot
+
+
+def _dataset_indexes(variables) -> list[str]:
+    """The numbered datasets of a `vars` group, in number order (anything else there is not a weight)."""
+    return sorted((k for k in variables if k.isdigit() and _is_dataset(variables, k)), key=int)
+
+
+def _is_dataset(group, path: str) -> bool:
+    import h5py
+
+    return path in group and isinstance(group.get(path), h5py.Dataset)
 
 
 def _strings(values) -> list[str]:

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import os
 import threading
+import zipfile
 from math import prod
 
-from ..errors import CorruptCheckpointError, NotACheckpointError, UnsupportedDtypeError, VariableNotFoundError
+from ..errors import CorruptCheckpointError, NotACheckpointError, VariableNotFoundError
 from . import dtypes
 from .bundle_entry import LITTLE_ENDIAN, BundleEntry, BundleHeader
 from .bundle_reader import EntryListing
@@ -22,6 +23,8 @@ from .keras_files import KerasArchive, file_kind
 from .keras_names import KerasWeight, name_weights
 from .object_graph import ObjectInfo
 
+# What h5py (and zipfile under it, for a .keras) raise on damaged bytes; never let out of this module.
+H5_ERRORS = (OSError, RuntimeError, ValueError, KeyError, TypeError, AttributeError, EOFError, zipfile.BadZipFile)
 _LOCK = threading.Lock()  # one h5py call at a time on a file object (a zip member is not thread-safe)
 
 
@@ -33,6 +36,7 @@ class KerasReader(EntryListing):
         self.index_path = self.prefix
         self.warnings: list[str] = []
         self.archive: KerasArchive | None = None
+        self._h5 = None
         self.config: dict = {}
         self.metadata: dict = {}
         kind = file_kind(self.prefix)
@@ -41,13 +45,15 @@ class KerasReader(EntryListing):
         self._h5 = self._open(kind)
         try:
             weights = name_weights(self._h5, self.config)
-        except (OSError, ValueError, KeyError, TypeError, RuntimeError) as exc:
+            version = self.metadata.get("keras_version") or self._h5.attrs.get("keras_version", "")
+        except H5_ERRORS as exc:
+            self.close()
             raise CorruptCheckpointError(self.prefix, f"damaged Keras weights ({exc})") from None
         if weights is None:
+            self.close()
             raise NotACheckpointError(self.prefix, "is an HDF5 file but not Keras weights (no `layers/`, "
                                                    "`model_weights/` or `layer_names` in it)")
-        self.keras_version = str(self.metadata.get("keras_version") or self._h5.attrs.get("keras_version", "")
-                                 or "").strip("b'")
+        self.keras_version = version.decode("utf-8", "replace") if isinstance(version, bytes) else str(version)
         self._weights = {w.path: w for w in weights}
         self._entries = {}
         for weight in weights:
@@ -63,20 +69,20 @@ class KerasReader(EntryListing):
                 self.metadata = self.archive.json_member("metadata.json")
                 self.config = self.archive.json_member("config.json")
                 if self.archive.weights_member != "model.weights.h5":
-                    raise UnsupportedDtypeError(self.prefix, f"keeps its weights as {self.archive.weights_member}, "
+                    raise NotACheckpointError(self.prefix, f"keeps its weights as {self.archive.weights_member}, "
                                                              f"which is not read yet")
                 return h5py.File(self.archive.open_weights(), "r")
             h5 = h5py.File(self.prefix, "r")
             self.config = _json_attr(h5, "model_config")
             return h5
-        except OSError as exc:
+        except H5_ERRORS as exc:
             raise CorruptCheckpointError(self.prefix, f"is a damaged HDF5 file ({exc})") from None
 
     def _entry(self, path: str) -> BundleEntry:
         try:
             dataset = self._h5[path]
             shape, numpy_dtype = tuple(int(d) for d in dataset.shape), dataset.dtype
-        except (KeyError, OSError, ValueError, TypeError) as exc:
+        except H5_ERRORS as exc:
             raise CorruptCheckpointError(self.prefix, f"{path}: damaged dataset ({exc})") from None
         dtype = dtypes.from_name(numpy_dtype.name) if numpy_dtype.kind != "O" else dtypes.from_number(dtypes.STRING)
         number = dtype.number if dtype is not None else 0
@@ -91,6 +97,10 @@ class KerasReader(EntryListing):
     def data_files(self) -> list[str]:
         return [self.prefix]
 
+    def where_stored(self, entry: BundleEntry) -> str:
+        inside = f" in {self.archive.weights_member} inside the archive" if self.archive is not None else ""
+        return f"HDF5 dataset /{entry.name}{inside}"
+
     def slices_of(self, key: bytes) -> list:
         return []
 
@@ -102,7 +112,7 @@ class KerasReader(EntryListing):
         with _LOCK:
             try:
                 return np.asarray(self._h5[name][()])
-            except (OSError, ValueError, TypeError, KeyError) as exc:
+            except H5_ERRORS as exc:
                 raise CorruptCheckpointError(self.prefix, f"{name}: cannot be read ({exc})") from None
 
     def iter_chunks(self, name: str, chunk_bytes: int = 8 << 20):
@@ -117,7 +127,7 @@ class KerasReader(EntryListing):
             with _LOCK:
                 try:
                     block = self._h5[name][start:start + rows]
-                except (OSError, ValueError, TypeError) as exc:
+                except H5_ERRORS as exc:
                     raise CorruptCheckpointError(self.prefix, f"{name}: cannot be read ({exc})") from None
             yield block.reshape(-1)
 
@@ -130,11 +140,15 @@ class KerasReader(EntryListing):
                                                      f"(it has {entry.num_elements})")
         index = np.unravel_index(flat_index, entry.shape) if entry.shape else ()
         with _LOCK:
-            return self._h5[name][index]
+            try:
+                return self._h5[name][index]
+            except H5_ERRORS as exc:
+                raise CorruptCheckpointError(self.prefix, f"{name}: cannot be read ({exc})") from None
 
     def close(self) -> None:
         try:
-            self._h5.close()
+            if getattr(self, "_h5", None) is not None:
+                self._h5.close()
         finally:
             if self.archive is not None:
                 self.archive.close()
@@ -149,12 +163,12 @@ def _info(weight: KerasWeight) -> ObjectInfo:
 def _json_attr(h5, key: str) -> dict:
     import json
 
-    value = h5.attrs.get(key)
-    if value is None:
-        return {}
     try:
-        data = json.loads(value.decode("utf-8") if isinstance(value, bytes) else str(value))
-    except ValueError:
+        value = h5.attrs.get(key)
+        if value is None:
+            return {}
+        data = json.loads(value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value))
+    except H5_ERRORS:
         return {}
     return data if isinstance(data, dict) else {}
 
@@ -176,5 +190,5 @@ def holds_keras_weights(path: str) -> bool:
         with _LOCK, h5py.File(path, "r") as h5:
             return "layers" in h5 or "model_weights" in h5 or "layer_names" in h5.attrs or (
                 "vars" in h5 and "optimizer" in h5)
-    except (OSError, ValueError):
+    except H5_ERRORS:
         return True  # damaged: listed, and marked as damaged, rather than hidden

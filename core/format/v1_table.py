@@ -133,6 +133,11 @@ class V1Reader(EntryListing):
     def data_files(self) -> list[str]:
         return list(self.files)
 
+    def where_stored(self, entry: BundleEntry) -> str:
+        if entry.is_partitioned:
+            return f"{len(entry.slices)} partition slices"
+        return f"V1 table file {entry.shard_id + 1} of {self.header.num_shards}"  # the values inside the table
+
     def slices_of(self, key: bytes) -> list:
         return []  # the slices of a V1 tensor are read (and merged) by read(); a remap writes it whole
 

@@ -159,6 +159,9 @@ def discover(path: str | os.PathLike) -> Run:
     if os.path.basename(path) == STATE_FILE_NAME and os.path.isfile(path):
         return _with_checkpoints(_discover_folder(os.path.dirname(path), selected=None, depth=0, state_path=path), path)
     if os.path.isfile(path) and (has_keras_name(path) or is_keras_file(path)) and not path.endswith(".index"):
+        if not is_keras_file(path):
+            raise NotACheckpointError(path, LFS_PROBLEM if is_lfs_pointer(path) else
+                                      "is named as a Keras file but is neither a .keras (zip) archive nor HDF5")
         return _discover_folder(os.path.dirname(path), selected=path, depth=0, scan_subruns=False)
     prefix = prefix_of_file(path) if os.path.isfile(path) else None
     if prefix is None:

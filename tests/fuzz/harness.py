@@ -170,8 +170,8 @@ class Fuzzer:
 
 def seeds_from(fixtures) -> list:
     """The fuzz seeds from TensorFlow-written fixtures (tests.tf_fixtures.Fixtures): many dtypes with
-    strings, a TF1 Saver run, Keras 3 with Adam and its object graph, partitioned, three shards, and a V1
-    table file (values inside the table)."""
+    strings, a TF1 Saver run, Keras 3 with Adam and its object graph, partitioned, three shards, a V1
+    table file (values inside the table), and Keras's own files: a .keras, a .weights.h5, a legacy .h5."""
     from tests.fuzz.mutators import Seed
 
     chosen = [("all_dtypes", str(fixtures.all_dtypes), None),
@@ -179,7 +179,10 @@ def seeds_from(fixtures) -> list:
               ("keras_adam", str(fixtures.tf2_keras_run / "ckpt-4"), str(fixtures.tf2_keras_run / "checkpoint")),
               ("partitioned", str(fixtures.partitioned), None),
               ("sharded", str(fixtures.sharded), None),
-              ("v1", str(fixtures.v1_run / "model.ckpt-20"), str(fixtures.v1_run / "checkpoint"))]
+              ("v1", str(fixtures.v1_run / "model.ckpt-20"), str(fixtures.v1_run / "checkpoint")),
+              ("keras_archive", str(fixtures.keras_files / "model.keras"), None),
+              ("keras_weights", str(fixtures.keras_files / "model.weights.h5"), None),
+              ("keras_legacy_h5", str(fixtures.keras_files / "legacy.h5"), None)]
     return [Seed.of(name, prefix, state) for name, prefix, state in chosen]
 
 

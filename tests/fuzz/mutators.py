@@ -39,16 +39,25 @@ class Seed:
         if state_file is not None:
             files["checkpoint"] = open(state_file, "rb").read()
         table = prefix + ".index" if os.path.exists(prefix + ".index") else prefix  # V2, or a V1 file
+        if _is_keras(prefix):  # no table: its bytes are damaged as they are (the row mutations do not apply)
+            return cls(name, files, base, prefix, [])
         return cls(name, files, base, prefix, read_table(table))
 
     @property
     def index_name(self) -> str:
+        # A Keras file is its own "index": the byte mutations reach it.
         """The table file: a V2 `.index`, or a V1 checkpoint's one file (its values inside)."""
         v2 = self.prefix_name + ".index"
         return v2 if v2 in self.files else self.prefix_name
 
     def data_names(self) -> list[str]:
         return sorted(n for n in self.files if n.startswith(self.prefix_name + ".data-"))
+
+
+def _is_keras(path: str) -> bool:
+    from core.format.keras_reader import is_keras_file
+
+    return not os.path.exists(path + ".index") and is_keras_file(path)
 
 
 # ---- protobuf at the wire level ---------------------------------------------------------------------

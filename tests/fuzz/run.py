@@ -44,7 +44,8 @@ FIXTURE_PATHS = {"tf1_run": "tf1_run", "tf1_kept_run": "tf1_kept_run", "tf1_part
                  "v1_run": "v1_run", "v1_sharded": "v1_sharded", "estimator_like": "estimator/model.ckpt",
                  "keras_cp_run": "keras_cp_run", "optimizer_steps": "optimizer_steps/final", "serving": "serving",
                  "object_config": "object_config/ckpt", "sgd_state": "sgd_state/ckpt",
-                 "cnn_run": "cnn_run"}
+                 "cnn_run": "cnn_run", "keras_files": "keras_files", "keras2_h5": "keras2/model.h5",
+                 "keras_run": "keras_run"}
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -29,6 +29,7 @@ MIME_NS = {"m": "http://www.freedesktop.org/standards/shared-mime-info"}
 INDEX_TYPE = "application/x-tensorflow-checkpoint-index"
 DATA_TYPE = "application/x-tensorflow-checkpoint-data"
 STATE_TYPE = "application/x-tensorflow-checkpoint-state"
+KERAS_TYPE = "application/x-keras"
 BUNDLE_PROGRAM = ROOT / "dist" / "checkpoint-inspector" / (
     "checkpoint-inspector.exe" if sys.platform == "win32" else "checkpoint-inspector")
 
@@ -109,7 +110,8 @@ def test_desktop_entry_has_what_a_launcher_and_file_manager_need():
     assert "Science" in categories and "DataVisualization" in categories
     types = desktop_list(entry["MimeType"])
     assert "inode/directory" in types  # "Open With" on run folders and SavedModels
-    assert set(types) - {"inode/directory"} == set(mime_types())  # every type the XML defines, no other
+    # Every type the XML defines, and the system's own for folders and HDF5 (Keras .h5 / .weights.h5).
+    assert set(types) - {"inode/directory", "application/x-hdf5"} == set(mime_types())
 
 
 @pytest.mark.skipif(not tool("desktop-file-validate"), reason="desktop-file-validate is not installed")
@@ -126,15 +128,25 @@ def test_exec_unquoting_helper_follows_the_spec():
 
 # ---- the MIME types ------------------------------------------------------------------------------
 
-def test_mime_xml_declares_the_three_checkpoint_types():
+def test_mime_xml_declares_the_checkpoint_types_and_keras_archives():
     types = mime_types()
-    assert set(types) == {INDEX_TYPE, DATA_TYPE, STATE_TYPE}
+    assert set(types) == {INDEX_TYPE, DATA_TYPE, STATE_TYPE, KERAS_TYPE}
     index_globs = [g.get("pattern") for g in types[INDEX_TYPE].findall("m:glob", MIME_NS)]
     assert index_globs == ["*.index"]
     assert types[STATE_TYPE].find("m:glob", MIME_NS) is None  # by content only: see the XML's comment
     assert types[STATE_TYPE].find("m:sub-class-of", MIME_NS).get("type") == "text/plain"
     for mime_type in types.values():
         assert mime_type.find("m:comment", MIME_NS).text
+
+
+def test_the_keras_magic_matches_what_keras_writes(tf_ckpts):
+    data = (tf_ckpts.keras_files / "model.keras").read_bytes()
+    outer = mime_types()[KERAS_TYPE].find("m:magic/m:match", MIME_NS)
+    inner = outer.find("m:match", MIME_NS)
+    for rule in (outer, inner):
+        value = rule.get("value").encode().decode("unicode_escape").encode("latin-1")
+        offset = int(rule.get("offset"))
+        assert data[offset:offset + len(value)] == value
 
 
 def _magic_rules(mime_type) -> list[tuple[int, bytes]]:

@@ -1,0 +1,51 @@
+"""Keras files in the window, offscreen: a dropped folder of ModelCheckpoint files is a run, its weights
+show under Keras's names with statistics equal to Keras's values, slots under their variable, and a
+damaged .keras in the run is marked before it is clicked."""
+import numpy as np
+import pytest
+from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
+from PySide6.QtGui import QDropEvent
+
+
+def drop(qtbot, window, path):
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(path))])
+    event = QDropEvent(QPointF(10, 10), Qt.CopyAction, mime, Qt.LeftButton, Qt.NoModifier)
+    with qtbot.waitSignal(window.loaded, timeout=20000):
+        window.dropEvent(event)
+
+
+def test_a_dropped_keras_run_shows_keras_names_and_values(qtbot, main_window, tf_ckpts):
+    import keras
+
+    drop(qtbot, main_window, tf_ckpts.keras_run / "epoch_03.keras")
+    window = main_window
+    assert [c.step for c in window.checkpoint_model.checkpoints] == [1, 1, 2, 2, 3, 3]
+    assert window.current.checkpoint.prefix.endswith("epoch_03.keras")
+    shown = {window.current.variables[i].display_name for i in window.browser.visible_indexes}
+    assert {"conv/kernel", "hidden/kernel", "logits/kernel", "norm/gamma"} <= shown
+    model = keras.saving.load_model(str(tf_ckpts.keras_run / "epoch_03.keras"))
+    kernel = next(v for v in window.current.variables if v.display_name == "hidden/kernel")
+    with qtbot.waitSignal(window.detail.shown, timeout=20000):
+        window.browser.select_name(kernel.name)
+    expected = model.get_layer("hidden").kernel.numpy().astype(np.float64)
+    assert window.detail.statistics.l2 == pytest.approx(float(np.linalg.norm(expected)))
+    assert window.detail.fact_labels["Stored in"].text() == \
+        "HDF5 dataset /layers/dense/vars/0 in model.weights.h5 inside the archive"
+    window.browser.hidden_box.setChecked(True)
+    slots = [v for v in window.current.variables if v.slot_of == kernel.name]
+    assert {s.slot_name for s in slots} == {"momentum", "velocity"}
+
+
+def test_a_damaged_keras_file_is_marked_in_the_run_list(qtbot, main_window, tf_ckpts, tmp_path):
+    import shutil
+
+    run = tmp_path / "run"
+    shutil.copytree(tf_ckpts.keras_run, run)
+    damaged = run / "epoch_02.keras"
+    damaged.write_bytes(damaged.read_bytes()[:5000])
+    with qtbot.waitSignal(main_window.run_panel.checked, timeout=20000):
+        drop(qtbot, main_window, run)
+    row = main_window.checkpoint_model.row_of(str(damaged))
+    problem = main_window.checkpoint_model.problems.get(str(damaged), "")
+    assert row >= 0 and "not a readable .keras archive" in problem
