@@ -14,8 +14,10 @@ A `.keras` file is data, not code: nothing here deserialises a layer or runs any
 """
 from __future__ import annotations
 
+import io
 import json
 import os
+import struct
 import zipfile
 
 from ..errors import CorruptCheckpointError, NotACheckpointError
@@ -90,13 +92,65 @@ class KerasArchive:
         return data if isinstance(data, dict) else {}
 
     def open_weights(self):
-        """A seekable file object on the weights member (h5py and numpy read it in place)."""
+        """A seekable file object on the weights member (h5py and numpy read it in place). Keras stores
+        members uncompressed: those are read straight from their byte range of the archive, since a zip
+        member's own file object re-reads from its start on every backward seek (h5py seeks a lot)."""
         if self.weights_member is None:
             raise NotACheckpointError(self.path, "is a Keras model without weights (no model.weights.h5 inside)")
+        info = self.members[self.weights_member]
         try:
-            return self.zip.open(self.members[self.weights_member])
+            if info.compress_type == zipfile.ZIP_STORED:
+                return _StoredMember(self.path, info)
+            return self.zip.open(info)
         except (zipfile.BadZipFile, OSError, ValueError, NotImplementedError) as exc:
             raise CorruptCheckpointError(self.path, f"its {self.weights_member} cannot be read ({exc})") from None
 
     def close(self) -> None:
         self.zip.close()
+
+
+class _StoredMember(io.RawIOBase):
+    """The bytes of an uncompressed zip member, as a read-only seekable file."""
+
+    def __init__(self, path: str, info: zipfile.ZipInfo):
+        super().__init__()
+        self._file = open(path, "rb")
+        self._file.seek(info.header_offset)
+        local = self._file.read(30)
+        if len(local) < 30 or local[:4] != ZIP_SIGNATURE:
+            self._file.close()
+            raise zipfile.BadZipFile(f"no local header for {info.filename}")
+        name_length, extra_length = struct.unpack("<HH", local[26:30])
+        self._start = info.header_offset + 30 + name_length + extra_length
+        self._size = info.file_size
+        if self._start + self._size > os.path.getsize(path):
+            self._file.close()
+            raise zipfile.BadZipFile(f"{info.filename} runs past the end of the archive")
+        self._position = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self._position
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        base = {0: 0, 1: self._position, 2: self._size}[whence]
+        self._position = max(0, base + offset)
+        return self._position
+
+    def readinto(self, buffer) -> int:
+        count = max(0, min(len(buffer), self._size - self._position))
+        if not count:
+            return 0
+        self._file.seek(self._start + self._position)
+        read = self._file.readinto(memoryview(buffer)[:count])
+        self._position += read
+        return read
+
+    def close(self) -> None:
+        self._file.close()
+        super().close()

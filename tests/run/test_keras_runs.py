@@ -136,3 +136,19 @@ def test_a_keras_archive_is_data_not_code(tf_ckpts, tmp_path):
     struct.pack_into("<I", bomb, directory + 24, 0xFFFF0000)  # its uncompressed size
     (tmp_path / "bomb.keras").write_bytes(bytes(bomb))
     _one_line_error(cli("list", tmp_path / "bomb.keras"), "zip bomb")
+
+
+def test_a_compressed_archive_reads_the_same_values(tf_ckpts, tmp_path):
+    """Keras stores its members uncompressed (read straight from their byte range); a .keras someone
+    re-zipped with compression is read through the zip module instead, with the same values."""
+    from core.format.keras_reader import KerasReader
+
+    source = tf_ckpts.keras_files / "model.keras"
+    squeezed = tmp_path / "squeezed.keras"
+    with zipfile.ZipFile(source) as old, zipfile.ZipFile(squeezed, "w", zipfile.ZIP_DEFLATED) as new:
+        for info in old.infolist():
+            new.writestr(info.filename, old.read(info))
+    stored, deflated = KerasReader(str(source)), KerasReader(str(squeezed))
+    assert stored.names() == deflated.names()
+    for name in stored.names():
+        assert stored.read(name).tobytes() == deflated.read(name).tobytes()
