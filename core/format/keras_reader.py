@@ -10,8 +10,10 @@ h5py's own exceptions never leave this module: damage is a CorruptCheckpointErro
 """
 from __future__ import annotations
 
+import atexit
 import os
 import threading
+import weakref
 import zipfile
 from math import prod
 
@@ -26,6 +28,15 @@ from .object_graph import ObjectInfo
 # What h5py (and zipfile under it, for a .keras) raise on damaged bytes; never let out of this module.
 H5_ERRORS = (OSError, RuntimeError, ValueError, KeyError, TypeError, AttributeError, EOFError, zipfile.BadZipFile)
 _LOCK = threading.Lock()  # one h5py call at a time on a file object (a zip member is not thread-safe)
+# Readers whose HDF5 file is open. h5py closing a file read through a Python file object during the
+# interpreter's final teardown crashes the process (its io objects are gone by then): close them first.
+_OPEN = weakref.WeakSet()
+
+
+@atexit.register
+def _close_open_readers() -> None:
+    for reader in list(_OPEN):
+        reader.close()
 
 
 class KerasReader(EntryListing):
@@ -43,6 +54,7 @@ class KerasReader(EntryListing):
         if kind is None:
             raise NotACheckpointError(self.prefix, "is neither a .keras archive nor an HDF5 file")
         self._h5 = self._open(kind)
+        _OPEN.add(self)
         try:
             weights = name_weights(self._h5, self.config)
             version = self.metadata.get("keras_version") or self._h5.attrs.get("keras_version", "")
@@ -146,9 +158,11 @@ class KerasReader(EntryListing):
                 raise CorruptCheckpointError(self.prefix, f"{name}: cannot be read ({exc})") from None
 
     def close(self) -> None:
+        _OPEN.discard(self)
         try:
             if getattr(self, "_h5", None) is not None:
-                self._h5.close()
+                with _LOCK:
+                    self._h5.close()
         finally:
             if self.archive is not None:
                 self.archive.close()

@@ -17,7 +17,7 @@ from tests.locations import ROOT
 def test_the_views_look_as_their_screenshots(size, tf_ckpts, tmp_path, qapp):
     out = tmp_path / size
     result = subprocess.run([sys.executable, "-m", "tests.gui.views", "--size", size, "--out", str(out),
-                             "--many-vars", str(tf_ckpts.many_vars)], cwd=ROOT, capture_output=True, text=True,
+                             "--many-vars", str(tf_ckpts.many_vars), "--keras-run", str(tf_ckpts.keras_run)], cwd=ROOT, capture_output=True, text=True,
                             timeout=300)
     assert result.returncode == 0, result.stderr[-2000:]
     problems = []

@@ -7,7 +7,8 @@ pictures in the README are always the window as it is.
 
 Views: browse (the sample run, a kernel's values, four trajectories), heatmap, histogram, distribution,
 rename (the regex rename dialog over the Edits dock on the 4,000-variable run), error (a corrupt file's
-message) and damaged (a truncated shard marked in the Run list). Everything that could differ between two
+message), damaged (a truncated shard marked in the Run list) and keras (a folder of Keras ModelCheckpoint
+files: a .keras's kernel over the epochs). Everything that could differ between two
 renders is fixed: the sample run is copied with fixed modification times, the corrupt file has fixed
 bytes, settings go to a temporary file, the window fills the screen.
 """
@@ -22,7 +23,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOTS = ROOT / "docs" / "screenshots"
-VIEWS = ("browse", "heatmap", "histogram", "distribution", "rename", "error", "damaged")
+VIEWS = ("browse", "heatmap", "histogram", "distribution", "rename", "error", "damaged", "keras")
 FIXED_MTIME = 1_796_040_000  # 2026-12-01 09:20 UTC: the Run list's "Written" column reads the same each time
 KERNEL = "optimizer/_trainable_variables/2/.ATTRIBUTES/VARIABLE_VALUE"  # hidden_2/kernel, 16x16
 PLOTTED = (KERNEL, "optimizer/_trainable_variables/0/.ATTRIBUTES/VARIABLE_VALUE",
@@ -40,7 +41,7 @@ class _Render:
 _render = _Render()
 
 
-def render(out: Path, many_vars: Path | None, views=VIEWS) -> list[Path]:
+def render(out: Path, many_vars: Path | None, views=VIEWS, keras_run: Path | None = None) -> list[Path]:
     """Render `views` into `out` with the QApplication of this process (its screen sets the size)."""
     from PySide6.QtCore import QSettings
     from PySide6.QtWidgets import QApplication
@@ -112,6 +113,9 @@ def render(out: Path, many_vars: Path | None, views=VIEWS) -> list[Path]:
         _wait(window.run_panel.checked)
         _wait()
         save("damaged")
+    if "keras" in views and keras_run is not None:
+        _keras_view(window, _fixed_copy(scratch / "keras_run", keras_run))
+        save("keras")
     window.close()
     shutil.rmtree(scratch, ignore_errors=True)
     return written
@@ -124,6 +128,19 @@ def _fixed_copy(destination: Path, source: Path | None = None) -> Path:
     for path in destination.iterdir():
         os.utime(path, (FIXED_MTIME, FIXED_MTIME))
     return destination
+
+
+def _keras_view(window, run: Path) -> None:
+    """A folder of ModelCheckpoint files: the last epoch's .keras, its dense kernel over the epochs."""
+    _open(window, run / "epoch_03.keras")
+    window.trajectory.clear()
+    kernel = next(v for v in window.current.variables if v.display_name == "hidden/kernel")
+    window.browser.select_name(kernel.name)
+    _wait(window.detail.shown)
+    window.plot_variables([kernel])
+    _wait(window.trajectory.updated)
+    window._show_tab(1)
+    _wait()
 
 
 def _open(window, path) -> None:
@@ -185,6 +202,7 @@ def main(argv=None) -> int:
     parser.add_argument("--size", default="1366x768", help="the offscreen screen, WIDTHxHEIGHT")
     parser.add_argument("--out", type=Path, help="where the PNGs go")
     parser.add_argument("--many-vars", type=Path, help="the 4,000-variable checkpoint (tests/tf_fixtures)")
+    parser.add_argument("--keras-run", type=Path, help="the ModelCheckpoint run (tests/tf_fixtures)")
     parser.add_argument("--views", default=",".join(VIEWS))
     parser.add_argument("--update", action="store_true",
                         help="render both sizes into docs/screenshots (writes the 4,000-variable run first)")
@@ -192,18 +210,20 @@ def main(argv=None) -> int:
     if args.update:
         import subprocess
 
-        from tests.tf_fixtures import write_many_vars
+        from tests.tf_fixtures import write_keras_run, write_many_vars
 
-        many_vars = write_many_vars(Path(tempfile.mkdtemp(prefix="many-vars-")) / "many_vars")
+        scratch = Path(tempfile.mkdtemp(prefix="views-fixtures-"))
+        many_vars, keras_run = write_many_vars(scratch / "many_vars" / "many_vars"), write_keras_run(scratch / "keras_run")
         for size in ("1366x768", "1920x1080"):
             subprocess.run([sys.executable, "-m", "tests.gui.views", "--size", size, "--out", str(SCREENSHOTS / size),
-                            "--many-vars", str(many_vars)], check=True, cwd=ROOT)
+                            "--many-vars", str(many_vars), "--keras-run", str(keras_run)], check=True, cwd=ROOT)
         return 0
     from tests.gui.screens import offscreen_platform
 
     width, height = (int(n) for n in args.size.split("x"))
     os.environ["QT_QPA_PLATFORM"] = offscreen_platform(width, height)
-    for path in render(args.out or SCREENSHOTS / args.size, args.many_vars, tuple(args.views.split(","))):
+    for path in render(args.out or SCREENSHOTS / args.size, args.many_vars, tuple(args.views.split(",")),
+                       args.keras_run):
         print(f"wrote {path}")
     return 0
 
