@@ -13,6 +13,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, 
 from core.edit.operations import Drop, DropRegex, Operation, RegexRename
 from core.edit.plan import RemapPlan, preview
 from core.edit.shown_names import RenameShown, shown_name_of
+from core.format.checkpoint_keys import OBJECT_GRAPH_KEY
 
 
 MAX_PROBLEM_LINES = 8  # a regex that clashes everywhere lists a few, not thousands (the dialog must fit)
@@ -83,13 +84,15 @@ class BatchRenameDialog(QDialog):
             compiled = re.compile(pattern)
             base = preview(self.plan, self.variables)
             return Drop(names=[p.target for p in base.planned if p.source in self._info
-                               and compiled.search(self._shown(p))])
+                               and p.source != OBJECT_GRAPH_KEY and compiled.search(self._shown(p))])
         if self.by_shown_names:
             return RenameShown(pattern=pattern, replacement=self.replacement.text())
         return RegexRename(pattern=pattern, replacement=self.replacement.text())
 
     def _shown(self, planned) -> str:
-        return planned.variable_name or shown_name_of(self._info[planned.source], planned.target)
+        if planned.variable_name is not None:
+            return planned.variable_name
+        return shown_name_of(self._info[planned.source], planned.target)
 
     def refresh(self) -> None:
         self.replacement.setEnabled(not self.drop_instead.isChecked())

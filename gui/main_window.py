@@ -9,13 +9,14 @@ import os
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction, QIcon, QKeySequence
-from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QProgressBar, QToolButton, QWidget
+from PySide6.QtWidgets import QDockWidget, QMainWindow, QProgressBar, QToolButton, QWidget
 
 from core.formatting import format_bytes, format_count
 from core.run.loading import LoadedCheckpoint, open_checkpoint, open_run
 
 from . import dialogs, window_layout
 from .detail_panel import DetailPanel
+from .drop_hint import DropHint
 from .edit_actions import EditActions
 from .elided_label import ElidedLabel
 from .export_actions import ExportActions
@@ -29,6 +30,9 @@ from .variable_browser import VariableBrowser
 from .window_context import JobSlot, WindowContext
 from .worker import JobRunner
 
+
+
+PLOT_QUESTION = 32  # plotting more variables than this at once asks first
 
 
 def about_text() -> str:
@@ -100,11 +104,7 @@ class MainWindow(QMainWindow):
         self.statusBar().addPermanentWidget(self.cancel_button)
         self.show_busy(False)
 
-        self.drop_hint = QLabel("Drop a checkpoint folder or file to open it", self)
-        self.drop_hint.setAlignment(Qt.AlignCenter)
-        self.drop_hint.setStyleSheet("background: rgba(30, 110, 160, 200); color: white; font-size: 20px;"
-                                     "border: 3px dashed white; border-radius: 12px")
-        self.drop_hint.hide()
+        self.drop_hint = DropHint(self)
 
         self.browser.selected.connect(self._variable_selected)
         self.browser.plot_requested.connect(self.plot_variables)
@@ -224,7 +224,7 @@ class MainWindow(QMainWindow):
     def _start_load(self, name: str, make_job, path: str) -> None:
         self._load_path = path
         self.loading.start(name, make_job, self._loaded, busy_text=f"Opening {path}…",
-                           on_failed=self._load_failed, on_cancelled=self._update_status,
+                           on_failed=self._load_failed, on_cancelled=self._load_cancelled,
                            on_error_shown=self._load_error_shown)
 
     def cancel_loading(self) -> None:
@@ -240,6 +240,7 @@ class MainWindow(QMainWindow):
         self.status_text.setText(progress.message)
 
     def _loaded(self, loaded: LoadedCheckpoint) -> None:
+        self.close_if_first_load_fails = False  # it has shown something: it stays
         path = self._load_path
         self.current = loaded
         self.current_path = path
@@ -268,6 +269,10 @@ class MainWindow(QMainWindow):
         self._update_status()
         self.load_failed.emit(message)
 
+    def _load_cancelled(self) -> None:
+        self.close_if_first_load_fails = False  # the person stopped it: the window is theirs now
+        self._update_status()
+
     def _load_error_shown(self) -> None:
         if self.close_if_first_load_fails and self.current is None:
             self.close()
@@ -284,6 +289,10 @@ class MainWindow(QMainWindow):
     def plot_variables(self, infos) -> None:
         if not infos:
             self.statusBar().showMessage("Select a variable first", 4000)
+            return
+        if len(infos) > PLOT_QUESTION and not dialogs.ask_yes_no(
+                self, "Plot many variables", f"Plot {len(infos):,} variables? Each is read at every checkpoint "
+                                             f"of the run, and so many curves are hard to tell apart."):
             return
         self.trajectory_dock.show()
         for info in infos:
@@ -354,31 +363,15 @@ class MainWindow(QMainWindow):
 
     # ---- drag and drop ---------------------------------------------------------------------------
     def dragEnterEvent(self, event) -> None:
-        if self._dropped_path(event.mimeData()):
-            event.setDropAction(Qt.CopyAction)  # never a move: the person's files stay where they are
-            event.accept()
-            self.drop_hint.setGeometry(self.rect().adjusted(40, 40, -40, -40))
-            self.drop_hint.raise_()
-            self.drop_hint.show()
+        self.drop_hint.accept_drag(event)
 
     def dragLeaveEvent(self, event) -> None:
         self.drop_hint.hide()
 
     def dropEvent(self, event) -> None:
-        self.drop_hint.hide()
-        path = self._dropped_path(event.mimeData())
+        path = self.drop_hint.take_drop(event)
         if path:
-            event.setDropAction(Qt.CopyAction)
-            event.accept()
             self.open_path(path)
-
-    @staticmethod
-    def _dropped_path(mime) -> str | None:
-        """The first local file or folder dropped (a .data-* or .meta file opens its checkpoint)."""
-        for url in mime.urls() if mime.hasUrls() else []:
-            if url.isLocalFile():
-                return url.toLocalFile()
-        return None
 
     # ---- layout memory ---------------------------------------------------------------------------
     def closeEvent(self, event) -> None:

@@ -63,8 +63,9 @@ class TrajectoryPanel(QWidget):
         for widget in (self.add_button, self.clear_button, QLabel(" metric "), self.metric, self.element,
                        QLabel(" plot "), self.view_choice, QLabel(" x "), self.x_axis, self.log_scale, spacer,
                        QLabel("export "), self.export_csv, self.export_image):
-            self.toolbar.addWidget(widget)
-        self.element_action = self.toolbar.actions()[4]  # a toolbar hides its widgets through their actions
+            action = self.toolbar.addWidget(widget)
+            if widget is self.element:
+                self.element_action = action  # a toolbar shows and hides its widgets through their actions
         self.element_action.setVisible(False)
         self.progress = QProgressBar()
         self.progress.setMaximumWidth(160)
@@ -136,8 +137,8 @@ class TrajectoryPanel(QWidget):
         curve.setCurveClickable(True)
         self.series[name] = {"label": label, "points": {}, "curve": curve}
         self._compute(name)
-        if self.view_choice.currentIndex() > 0:
-            self._view_changed()
+        if self.view_choice.currentIndex() > 0 and len(self.series) == 1:
+            self._view_changed()  # the distribution is of the first variable: later ones do not change it
 
     def clear(self) -> None:
         for series in self.series.values():
@@ -152,8 +153,8 @@ class TrajectoryPanel(QWidget):
     def recompute(self) -> None:
         for name in self.series:
             self._compute(name)
-        if self.view_choice.currentIndex() > 0:
-            self._view_changed()
+        if self.view_choice.currentIndex() > 0 and len(self.series) == 1:
+            self._view_changed()  # the distribution is of the first variable: later ones do not change it
 
     def _metric_changed(self, metric: str) -> None:
         self.element_action.setVisible(metric == "element")

@@ -11,7 +11,7 @@ from core.run.variables import VariableInfo
 
 from .variable_model import (BYTES, DTYPE, ELEMENTS, NAME, SHAPE, VARIABLE_ROLE, cell_text, FlatVariableModel,
                              TreeVariableModel, VisibleSet)
-from .scope_selection import commonest_leaves, scope_of, selected_infos, variables_in_scope
+from .scope_selection import MAX_SELECTED, commonest_leaves, scope_of, selected_infos, variables_in_scope
 
 
 class VariableBrowser(QWidget):
@@ -157,16 +157,28 @@ class VariableBrowser(QWidget):
         return infos
 
     def select_names(self, names: list[str]) -> int:
-        """Select these variables (the first becomes current and is shown); how many were found."""
-        view = self.view
+        """Select these variables (the first becomes current and is shown); how many were found. Rows
+        next to each other under one parent become one selection range: Qt's selection slows down with
+        the square of its ranges, and a scope's kernels are thousands of rows."""
         found = [index for index in (self.model.index_of(name) for name in names) if index.isValid()]
         if not found:
             return 0
         self.select_name(self.model.data(found[0], VARIABLE_ROLE).name)
         selection = QItemSelection()
+        by_parent: dict = {}
         for index in found:
-            selection.select(index, index)
-        view.selectionModel().select(selection, QItemSelectionModel.ClearAndSelect | QItemSelectionModel.Rows)
+            by_parent.setdefault(index.parent(), []).append(index.row())
+        for parent, rows in by_parent.items():
+            rows.sort()
+            start = previous = rows[0]
+            for row in rows[1:] + [None]:
+                if row is not None and row == previous + 1:
+                    previous = row
+                    continue
+                selection.select(self.model.index(start, 0, parent), self.model.index(previous, 0, parent))
+                if row is not None:
+                    start = previous = row
+        self.view.selectionModel().select(selection, QItemSelectionModel.ClearAndSelect | QItemSelectionModel.Rows)
         return len(found)
 
     def _context_menu(self, view, point) -> None:
@@ -178,6 +190,7 @@ class VariableBrowser(QWidget):
         index = view.indexAt(point)
         info, scope = index.data(VARIABLE_ROLE) if index.isValid() else None, scope_of(index)
         menu = QMenu(view)
+        menu.setAttribute(Qt.WA_DeleteOnClose)  # its actions hold name lists: gone with the menu
         chosen = self.selected_variables()
         plot = menu.addAction(f"Plot {len(chosen)} selected variable{'s' if len(chosen) != 1 else ''}")
         plot.setEnabled(bool(chosen))
@@ -200,6 +213,10 @@ class VariableBrowser(QWidget):
         menu.popup(view.viewport().mapToGlobal(point))
 
     def _add_selection(self, menu, text: str, indexes: list[int]) -> None:
+        if len(indexes) > MAX_SELECTED:
+            menu.addAction(f"{text} ({len(indexes):,}: more than {MAX_SELECTED} are not selected at once)"
+                           ).setEnabled(False)
+            return
         names = [self.visible_set.variables[i].name for i in indexes]
         menu.addAction(f"{text} ({len(names):,})").triggered.connect(lambda _=False: self.select_names(names))
 

@@ -237,6 +237,7 @@ class TreeVariableModel(_VariableColumns, QAbstractItemModel):
         self.root = _Node(None, 0, "", children=[])
         self.visible: VisibleSet | None = None
         self.chosen: set[int] = set()
+        self._built: dict[tuple, _Node] = {}
 
     def set_rows(self, visible: VisibleSet, indexes: list[int]) -> None:
         self.beginResetModel()
@@ -248,13 +249,27 @@ class TreeVariableModel(_VariableColumns, QAbstractItemModel):
             parent = visible.slot_parent
             pending = [i for i in indexes if parent[i] < 0 or parent[i] not in self.chosen]
         self.root = _Node(None, 0, "", pending=pending, count=len(pending))
+        # Every row built so far, by scope path or variable: finding thousands of variables (selecting a
+        # scope's kernels) must not scan the siblings of each one.
+        self._built: dict[tuple, _Node] = {}
         self.endResetModel()
 
     def _children(self, node: _Node) -> list[_Node]:
         if node.children is None:
             node.children = self._build_children(node)
             node.pending = []
+            for child in node.children:
+                key = ("variable", child.info.name) if child.info is not None else ("scope", id(node), child.label)
+                self._built[key] = child
         return node.children
+
+    def _child(self, node: _Node, label: str, info) -> _Node | None:
+        """The child row of `node` for a scope `label` (info None) or for the variable `info`."""
+        self._children(node)
+        if info is not None:
+            child = self._built.get(("variable", info.name))
+            return child if child is not None and child.parent is node else None
+        return self._built.get(("scope", id(node), label))
 
     def _build_children(self, node: _Node) -> list[_Node]:
         visible = self.visible
@@ -347,12 +362,7 @@ class TreeVariableModel(_VariableColumns, QAbstractItemModel):
                     if child.info is info:
                         return self.createIndex(row, 0, child)
         for depth, part in enumerate(parts):
-            last = depth == len(parts) - 1
-            match = None
-            for child in self._children(node):
-                if child.label == part and ((child.info is info) if last else child.info is None):
-                    match = child
-                    break
+            match = self._child(node, part, info if depth == len(parts) - 1 else None)
             if match is None:
                 return QModelIndex()
             node = match

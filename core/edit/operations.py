@@ -235,7 +235,8 @@ class Drop(Operation):
     names: list[str] = field(default_factory=list)
 
     def describe(self) -> str:
-        return f"drop {', '.join(self.names)}"
+        shown = ", ".join(self.names[:5])  # the Edits list shows a line, not thousands of names
+        return f"drop {shown}" + (f" and {len(self.names) - 5:,} more" if len(self.names) > 5 else "")
 
     def apply(self, draft: Draft) -> None:
         doomed = set(self.names)

@@ -163,6 +163,9 @@ def preview(plan: RemapPlan, variables: list[VariableInfo]) -> Preview:
         if problem:
             draft.problems.append(f"{planned.source or 'new variable'} → {name!r}: {problem}")
     _check_slot_shadowing(draft.current, variables, draft.problems)
+    if plan.name_based and any(p.variable_name is not None for p in draft.current.values()):
+        draft.problems.append("names shown of Keras 3 weights are renamed in the TF2 object graph, which a "
+                              "name-based checkpoint drops: keep the object graph, or rename stored keys")
     return Preview(sorted(draft.current.values(), key=lambda p: p.target), draft.dropped, draft.problems)
 
 

@@ -44,12 +44,21 @@ class RenameShown(Operation):
             return
         by_source = {v.name: v for v in draft.variables}
         keys: dict[str, str] = {}
+        renamed: dict[str, tuple[str, str]] = {}  # variable's stored name -> (old, new) own name
         matched = 0
-        for target, planned in list(draft.current.items()):
+
+        def is_slot(item) -> bool:
+            info = by_source.get(item[1].source or "")
+            return info is not None and info.slot_of is not None
+
+        # Variables first: a slot that follows its renamed variable is not matched on its own.
+        for target, planned in sorted(draft.current.items(), key=is_slot):
             info = by_source.get(planned.source or "")
-            if info is None or info.slot_of or target == OBJECT_GRAPH_KEY:  # slots follow their variable
+            if info is None or target == OBJECT_GRAPH_KEY:  # an added variable has no shown name
                 continue
-            shown = planned.variable_name or shown_name_of(info, target)
+            if info.slot_of and draft.slots_follow and info.slot_of in renamed.keys() | _sources(keys, draft):
+                continue
+            shown = planned.variable_name if planned.variable_name is not None else shown_name_of(info, target)
             if not compiled.search(shown):
                 continue
             matched += 1
@@ -61,6 +70,7 @@ class RenameShown(Operation):
             suffix = _key_suffix(info)
             if info.use_variable_name and info.variable_name:
                 planned.variable_name = new
+                renamed[info.name] = (shown, new)
             elif suffix is None:
                 draft.problem(self, f"{shown!r} is an object path that its key {target!r} does not spell out: "
                                     f"rename it by regex on stored keys and object paths")
@@ -68,7 +78,44 @@ class RenameShown(Operation):
                 keys[target] = new + suffix
         if not matched:
             draft.problem(self, "the regex matches no name shown")
+        if draft.slots_follow:
+            _keras_slots_follow(draft, by_source, renamed)
         draft.rename(keys, self)
+        self._check_names(draft, by_source)
+
+    def _check_names(self, draft: Draft, by_source) -> None:
+        """Own names stay valid and distinct: a checkpoint whose names repeat is shown by its paths."""
+        from .plan import invalid_name
+
+        seen: dict[str, str] = {}
+        for planned in draft.current.values():
+            info = by_source.get(planned.source or "")
+            if info is None or not info.use_variable_name:
+                continue
+            name = planned.variable_name if planned.variable_name is not None else info.variable_name
+            problem = invalid_name(name) if planned.variable_name is not None else None
+            if problem:
+                draft.problem(self, f"{info.variable_name} → {name!r}: {problem}")
+            if name in seen:
+                draft.problem(self, f"{seen[name]} and {info.variable_name} would both be called {name!r}")
+            seen.setdefault(name, info.variable_name)
+
+
+def _sources(keys: dict[str, str], draft: Draft) -> set[str]:
+    return {draft.current[target].source for target in keys if target in draft.current}
+
+
+def _keras_slots_follow(draft: Draft, by_source, renamed: dict[str, tuple[str, str]]) -> None:
+    """Keras names a slot after its variable (`adam/conv_kernel_momentum` of `conv/kernel`): renaming
+    the variable renames its slots' names alike."""
+    for planned in draft.current.values():
+        info = by_source.get(planned.source or "")
+        if info is None or info.slot_of not in renamed or planned.variable_name is not None:
+            continue
+        old, new = (name.replace("/", "_") for name in renamed[info.slot_of])
+        optimizer, _, rest = info.variable_name.partition("/")
+        if rest.startswith(old + "_"):
+            planned.variable_name = f"{optimizer}/{new}{rest[len(old):]}"
 
 
 def shown_name_of(info, key: str) -> str:

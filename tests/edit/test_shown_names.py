@@ -45,7 +45,9 @@ def test_keras_3_weights_are_renamed_by_their_own_names(tf_ckpts, tmp_path):
     row = next(p for p in result.planned if p.source == kernel.name)
     assert row.target == kernel.name and row.variable_name.endswith("/stem/kernel") and row.action == "rename"
     after = renamed(source, "/conv_1/", "/stem/", tmp_path / "out" / "ckpt-2")
-    assert {v.display_name for v in after} == {v.display_name.replace("/conv_1/", "/stem/") for v in before}
+    # Adam's slots follow, named after their variable as Keras names them (`adam/..._stem_kernel_momentum`).
+    assert {v.display_name for v in after} == {v.display_name.replace("/conv_1/", "/stem/").replace("_conv_1_", "_stem_")
+                                               for v in before}
     names = full_names(tmp_path / "out" / "ckpt-2")
     assert names[kernel.name] == kernel.variable_name.replace("/conv_1/", "/stem/")
     # The stored keys and values are TensorFlow's, unchanged: object-based restore is not affected.
@@ -95,3 +97,27 @@ def test_the_cli_renames_by_shown_names(tf_ckpts, tmp_path):
                              "--rename-shown", "/conv_1/=/stem/", "--dry-run"], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert "(named sequential" in result.stdout and "/stem/kernel)" in result.stdout and not tmp_path.joinpath("out").exists()
+
+
+def test_shown_names_stay_valid_and_distinct_and_need_the_object_graph(tf_ckpts):
+    variables = describe_variables(CheckpointReader(str(tf_ckpts.cnn_run / "ckpt-2")))
+
+    def problems(*operations, **options):
+        return preview(RemapPlan(list(operations), **options), variables).problems
+
+    clash = problems(RenameShown(pattern="/conv_[12]/", replacement="/conv/"))
+    assert any("would both be called" in p and "/conv/kernel" in p for p in clash)
+    assert any("invalid" in p or "empty" in p for p in problems(RenameShown(pattern=".*", replacement="")))
+    assert any("name-based checkpoint drops" in p
+               for p in problems(RenameShown(pattern="/conv_1/", replacement="/stem/"), name_based=True))
+    assert problems(RenameShown(pattern="/conv_1/", replacement="/stem/")) == []
+
+
+def test_slots_are_renamed_on_their_own_when_they_do_not_follow(tf_ckpts):
+    variables = describe_variables(CheckpointReader(str(tf_ckpts.cnn_run / "ckpt-2")))
+    slot = next(v for v in variables if v.slot_of and v.variable_name.endswith("conv_1_kernel_momentum"))
+    plan = RemapPlan([RenameShown(pattern="_momentum$", replacement="_m")], slots_follow=False)
+    result = preview(plan, variables)
+    assert not result.problems
+    row = next(p for p in result.planned if p.source == slot.name)
+    assert row.variable_name == slot.variable_name.removesuffix("_momentum") + "_m"

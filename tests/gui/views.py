@@ -15,6 +15,7 @@ bytes, settings go to a temporary file, the window fills the screen.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import sys
@@ -23,6 +24,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOTS = ROOT / "docs" / "screenshots"
+ENVIRONMENT = "environment.json"  # beside the pictures: what they were rendered with
 VIEWS = ("browse", "heatmap", "histogram", "distribution", "rename", "error", "damaged", "keras")
 FIXED_MTIME = 1_796_040_000  # 2026-12-01 09:20 UTC: the Run list's "Written" column reads the same each time
 KERNEL = "optimizer/_trainable_variables/2/.ATTRIBUTES/VARIABLE_VALUE"  # hidden_2/kernel, 16x16
@@ -56,6 +58,7 @@ def render(out: Path, many_vars: Path | None, views=VIEWS, keras_run: Path | Non
     from gui.settings import AppSettings
 
     out.mkdir(parents=True, exist_ok=True)
+    (out / ENVIRONMENT).write_text(json.dumps(render_environment(), indent=1, sort_keys=True) + "\n")
     scratch = Path(tempfile.mkdtemp(prefix="views-"))
     shown_errors = []
     errors.show_error = lambda parent, title, message, details="": shown_errors.append((title, message))
@@ -119,6 +122,22 @@ def render(out: Path, many_vars: Path | None, views=VIEWS, keras_run: Path | Non
     window.close()
     shutil.rmtree(scratch, ignore_errors=True)
     return written
+
+
+def render_environment() -> dict:
+    """What decides the pixels besides our code: Qt, pyqtgraph and the fonts the window is drawn with.
+    The image tests compare pictures only where these are the ones the screenshots were rendered with."""
+    import PySide6
+    import pyqtgraph
+    from PySide6.QtCore import qVersion
+    from PySide6.QtGui import QFontDatabase, QFontInfo
+    from PySide6.QtWidgets import QApplication
+
+    font = QFontInfo(QApplication.font())
+    fixed = QFontInfo(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+    return {"qt": qVersion(), "pyside": PySide6.__version__, "pyqtgraph": pyqtgraph.__version__,
+            "font": [font.family(), font.pointSize(), font.styleName()], "fixed_font": fixed.family(),
+            "font_families": len(QFontDatabase.families())}
 
 
 def _fixed_copy(destination: Path, source: Path | None = None) -> Path:

@@ -1,0 +1,43 @@
+"""Dropping files on the window: which dropped path opens, and the hint drawn over the window while a
+drag that carries one is over it. Drops are copies: the person's files stay where they are."""
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLabel
+
+
+def dropped_path(mime) -> str | None:
+    """The first local file or folder dropped (a .data-* or .meta file opens its checkpoint)."""
+    for url in mime.urls() if mime.hasUrls() else []:
+        if url.isLocalFile():
+            return url.toLocalFile()
+    return None
+
+
+class DropHint(QLabel):
+    def __init__(self, window):
+        super().__init__("Drop a checkpoint folder, Keras file or checkpoint file to open it", window)
+        self.setAlignment(Qt.AlignCenter)
+        self.setStyleSheet("background: rgba(30, 110, 160, 200); color: white; font-size: 20px;"
+                           "border: 3px dashed white; border-radius: 12px")
+        self.hide()
+
+    def accept_drag(self, event) -> bool:
+        """A drag entering the window: accepted as a copy, with the hint shown, when it carries a path."""
+        if not dropped_path(event.mimeData()):
+            return False
+        event.setDropAction(Qt.CopyAction)
+        event.accept()
+        self.setGeometry(self.parentWidget().rect().adjusted(40, 40, -40, -40))
+        self.raise_()
+        self.show()
+        return True
+
+    def take_drop(self, event) -> str | None:
+        """The path a drop brings (accepted as a copy), or None."""
+        self.hide()
+        path = dropped_path(event.mimeData())
+        if path:
+            event.setDropAction(Qt.CopyAction)
+            event.accept()
+        return path
