@@ -3,7 +3,7 @@
 Two layouts (read with h5py, nothing of Keras imported):
 
 - Keras 3 (`.weights.h5`, and the `model.weights.h5` inside a `.keras`): `layers/<key>/vars/<i>`, nested
-  models as `layers/<key>/layers/...`, each layer's name on its `vars` group (attribute `name`); weights
+  models as `layers/<key>/layers/...` (`_layer_checkpoint_dependencies/` in Keras 3.0 and 3.1), each layer's name on its `vars` group (attribute `name`); weights
   are named as a loaded Keras model names their paths, by their own layer (`conv/kernel`, also inside a
   nested model); the optimizer's variables as `optimizer/vars/<i>` (iteration, learning rate, then its
   slots, variable by variable). The file does not name a layer's variables: their order follows the
@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass
 
 NON_TRAINABLE = ("moving_mean", "moving_variance")
+LAYER_GROUPS = ("layers", "_layer_checkpoint_dependencies")  # the second: Keras 3.0 and 3.1's name
 _KERNEL_BIAS = ("kernel", "bias")
 # Keras 3 class -> its variables in creation order, as (name, the config flag that creates it or None).
 _CLASS_WEIGHTS = {
@@ -75,7 +76,7 @@ def layer_configs(config) -> dict[str, tuple[str, dict]]:
 
 def name_weights(h5, config: dict | None = None) -> list[KerasWeight] | None:
     """Every weight of an open h5py File, named; None when the file is not laid out as Keras writes."""
-    if "layers" in h5 or ("vars" in h5 and "optimizer" in h5):
+    if any(name in h5 for name in LAYER_GROUPS) or ("vars" in h5 and "optimizer" in h5):
         return _keras3(h5, layer_configs(config or {}))
     group = h5["model_weights"] if "model_weights" in h5 else h5
     if "layer_names" in group.attrs:
@@ -102,13 +103,15 @@ def _keras3_layers(group, path: str, scope: str, configs, weights: list[KerasWei
         names = _variable_names(group.name.rsplit("/", 1)[-1], layer, configs, len(indexes))
         for i, name in zip(indexes, names):
             weights.append(KerasWeight(f"{path}/vars/{i}", f"{scope}/{name}", layer=layer))
-    if "layers" in group and isinstance(group["layers"], h5py.Group):
-        for key in group["layers"]:
-            child = group["layers"][key]
+    for layers in LAYER_GROUPS:
+        if layers not in group or not isinstance(group[layers], h5py.Group):
+            continue
+        for key in group[layers]:
+            child = group[layers][key]
             if isinstance(child, h5py.Group):
                 name = _attr(child["vars"], "name", key) if "vars" in child else key
                 # Keras calls a nested model's weights by their own layer alone (`inner_dense/kernel`).
-                _keras3_layers(child, f"{path}/layers/{key}" if path else f"layers/{key}", name, configs, weights)
+                _keras3_layers(child, f"{path}/{layers}/{key}" if path else f"{layers}/{key}", name, configs, weights)
 
 
 def _variable_names(key: str, layer: str, configs, count: int) -> list[str]:

@@ -22,7 +22,7 @@ from . import dtypes
 from .bundle_entry import LITTLE_ENDIAN, BundleEntry, BundleHeader
 from .bundle_reader import EntryListing
 from .keras_files import KerasArchive, file_kind
-from .keras_names import KerasWeight, name_weights
+from .keras_names import LAYER_GROUPS, KerasWeight, name_weights
 from .object_graph import ObjectInfo
 
 # What h5py (and zipfile under it, for a .keras) raise on damaged bytes; never let out of this module.
@@ -202,7 +202,7 @@ def holds_keras_weights(path: str) -> bool:
 
     try:
         with _LOCK, h5py.File(path, "r") as h5:
-            return "layers" in h5 or "model_weights" in h5 or "layer_names" in h5.attrs or (
+            return any(name in h5 for name in LAYER_GROUPS) or "model_weights" in h5 or "layer_names" in h5.attrs or (
                 "vars" in h5 and "optimizer" in h5)
     except H5_ERRORS:
         return True  # damaged: listed, and marked as damaged, rather than hidden

@@ -58,7 +58,7 @@ def test_a_keras_archive_is_read_in_place_as_keras_loads_it(tf_ckpts):
 
 
 def test_a_weights_file_is_read_as_keras_loads_it(tf_ckpts):
-    from tests.tf_fixtures import _keras_cnn
+    from tests.keras_fixtures import _keras_cnn
 
     model = _keras_cnn()
     model.build((None, 6, 6, 2))
@@ -128,3 +128,23 @@ def test_without_a_config_only_certain_names_are_given(layer_key, count, expecte
     from core.format.keras_names import _variable_names
 
     assert _variable_names(layer_key, "layer", {}, count) == expected
+
+
+def test_keras_3_0_layouts_name_their_layer_groups_otherwise(tf_ckpts, tmp_path):
+    """Keras 3.0 and 3.1 wrote `_layer_checkpoint_dependencies/` where later versions write `layers/`."""
+    import shutil
+
+    import h5py
+
+    old = tmp_path / "old.weights.h5"
+    shutil.copy(tf_ckpts.keras_files / "model.weights.h5", old)
+    with h5py.File(old, "r+") as h5:
+        h5.move("layers", "_layer_checkpoint_dependencies")
+    current = describe_variables(KerasReader(str(tf_ckpts.keras_files / "model.weights.h5")))
+    reader = KerasReader(str(old))
+    renamed = {v.name.replace("layers/", "_layer_checkpoint_dependencies/", 1): v for v in current}
+    for info in describe_variables(reader):
+        assert info.variable_name == renamed[info.name].variable_name and info.kind == renamed[info.name].kind
+    with h5py.File(old) as h5:
+        for info in describe_variables(reader):
+            assert np.array_equal(reader.read(info.name), h5[info.name][()])

@@ -7,7 +7,7 @@ from PySide6.QtCore import QSettings
 from gui.main_window import MainWindow
 from gui.settings import AppSettings
 from gui.variable_model import BYTES, DTYPE, ELEMENTS, NAME, SHAPE, cell_text
-from tests.tf_fixtures import CNN_LONG_LAYER
+from tests.keras_fixtures import CNN_LONG_LAYER
 
 
 @pytest.fixture

@@ -229,7 +229,8 @@ def main(argv=None) -> int:
     if args.update:
         import subprocess
 
-        from tests.tf_fixtures import write_keras_run, write_many_vars
+        from tests.keras_fixtures import write_keras_run
+        from tests.tf_fixtures import write_many_vars
 
         scratch = Path(tempfile.mkdtemp(prefix="views-fixtures-"))
         many_vars, keras_run = write_many_vars(scratch / "many_vars" / "many_vars"), write_keras_run(scratch / "keras_run")

@@ -16,7 +16,7 @@ from core.analysis.trajectory import compute_trajectory
 from core.jobs import run_to_end
 from core.run.discovery import discover
 from tests.locations import ROOT
-from tests.tf_fixtures import KERAS_RUN_EPOCHS
+from tests.keras_fixtures import KERAS_RUN_EPOCHS
 
 KERNEL = "layers/dense/vars/0"  # hidden/kernel
 

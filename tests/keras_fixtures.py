@@ -1,0 +1,147 @@
+"""Keras-written fixtures (tests/tf_fixtures.py's write_all calls them): a Keras 3 CNN saved as TF2
+checkpoints by a CheckpointManager, and Keras's own files: .keras, .weights.h5, legacy .h5 (Keras 3's
+writer, and tf.keras 2's layout rebuilt with h5py), a model nesting another, and ModelCheckpoint runs.
+
+Keras and TensorFlow are imported inside the functions only, as in tests/tf_fixtures.py.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from tests.tf_fixtures import _require, _tf, prefixes_on_disk
+
+
+CNN_LONG_LAYER = "classifier_head_with_a_name_far_longer_than_any_panel_of_the_window_is_wide_by_default"
+
+
+def write_cnn_run(run_dir: Path) -> Path:
+    """A small Keras 3 CNN as the window meets it: 4-D conv kernels, batch-norm statistics, a layer name
+    with no place to wrap, Adam's moments; saved twice by a CheckpointManager."""
+    import keras
+
+    tf = _tf()
+    rng = np.random.default_rng(5)
+    model = keras.Sequential([
+        keras.Input((8, 8, 3)),
+        keras.layers.Conv2D(8, 3, name="conv_1"),
+        keras.layers.BatchNormalization(name="norm_1"),
+        keras.layers.Conv2D(16, 3, name="conv_2"),
+        keras.layers.Flatten(name="flatten"),
+        keras.layers.Dense(4, name=CNN_LONG_LAYER),
+    ])
+    model.compile(optimizer=keras.optimizers.Adam(0.01), loss="mse")
+    x = rng.normal(size=(8, 8, 8, 3)).astype(np.float32)
+    y = rng.normal(size=(8, 4)).astype(np.float32)
+    manager = tf.train.CheckpointManager(tf.train.Checkpoint(model=model, optimizer=model.optimizer),
+                                         str(run_dir), max_to_keep=None)
+    for _ in range(2):
+        model.fit(x, y, epochs=1, batch_size=8, verbose=0)
+        manager.save()
+    _require(prefixes_on_disk(run_dir) == {"ckpt-1", "ckpt-2"}, f"cnn_run has {prefixes_on_disk(run_dir)}")
+    return run_dir
+
+
+KERAS_RUN_EPOCHS = 3
+
+
+def _keras_cnn(name: str = "conv_net"):
+    """A small Keras 3 model with every kind of weight the readers name: conv and dense kernels and
+    biases, batch-norm statistics, a Dense without bias, compiled with Adam and trained one step."""
+    import keras
+
+    model = keras.Sequential([
+        keras.Input((6, 6, 2)),
+        keras.layers.Conv2D(3, 3, name="conv"),
+        keras.layers.BatchNormalization(name="norm"),
+        keras.layers.Flatten(name="flat"),
+        keras.layers.Dense(4, name="hidden"),
+        keras.layers.Dense(2, use_bias=False, name="logits"),
+    ], name=name)
+    model.compile(optimizer=keras.optimizers.Adam(0.01), loss="mse")
+    return model
+
+
+def _keras_data(seed: int):
+    rng = np.random.default_rng(seed)
+    return rng.normal(size=(8, 6, 6, 2)).astype(np.float32), rng.normal(size=(8, 2)).astype(np.float32)
+
+
+def write_keras_files(folder: Path) -> Path:
+    """What Keras 3 itself writes: `model.save` as .keras and as legacy .h5, `save_weights` as .weights.h5,
+    and a .keras of a model nesting another (`layers/<key>/layers/...` in its weights)."""
+    import keras
+
+    folder.mkdir(parents=True, exist_ok=True)
+    model = _keras_cnn()
+    x, y = _keras_data(7)
+    model.fit(x, y, epochs=1, batch_size=8, verbose=0)
+    model.save(folder / "model.keras")
+    model.save_weights(folder / "model.weights.h5")
+    model.save(folder / "legacy.h5")
+    inner = keras.Sequential([keras.Input((4,)), keras.layers.Dense(3, name="inner_dense")], name="block")
+    outer = keras.Sequential([keras.Input((4,)), inner, keras.layers.Dense(1, name="head")], name="outer")
+    outer.compile(optimizer="sgd", loss="mse")
+    outer.fit(np.ones((4, 4), np.float32), np.ones((4, 1), np.float32), epochs=1, verbose=0)
+    outer.save(folder / "nested.keras")
+    return folder
+
+
+def write_keras2_h5(path: Path) -> Path:
+    """A whole-model .h5 as tf.keras 2 laid it out (`model_weights/<layer>/<layer>/kernel:0` named by the
+    `layer_names` and `weight_names` attributes, `optimizer_weights/Adam/...`), written with h5py from a
+    Keras 3 model's values: Keras 3 reads such files (keras.legacy) but no longer writes the `:0` names."""
+    import json
+
+    import h5py
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    model = _keras_cnn()
+    x, y = _keras_data(8)
+    model.fit(x, y, epochs=1, batch_size=8, verbose=0)
+    with h5py.File(path, "w") as h5:
+        h5.attrs["keras_version"] = b"2.11.0"
+        h5.attrs["backend"] = b"tensorflow"
+        h5.attrs["model_config"] = json.dumps({"class_name": "Sequential", "config": {"name": "conv_net"}}).encode()
+        weights = h5.create_group("model_weights")
+        layers = [layer for layer in model.layers if layer.weights]
+        weights.attrs["layer_names"] = [layer.name.encode() for layer in model.layers]
+        for layer in model.layers:
+            group = weights.create_group(layer.name)
+            names = [f"{layer.name}/{w.name}:0" for w in layer.weights]
+            group.attrs["weight_names"] = [n.encode() for n in names]
+            for name, weight in zip(names, layer.weights):
+                group.create_dataset(name, data=weight.numpy())
+        optimizer = h5.create_group("optimizer_weights")
+        names, values = ["Adam/iter:0"], [np.int64(model.optimizer.iterations.numpy())]
+        for layer in layers:
+            for weight in layer.trainable_weights:
+                for slot, prefix in (("m", "momentum"), ("v", "velocity")):
+                    names.append(f"Adam/{layer.name}/{weight.name}/{slot}:0")
+                    values.append(_keras_slot(model.optimizer, weight, prefix))
+        optimizer.attrs["weight_names"] = [n.encode() for n in names]
+        for name, value in zip(names, values):
+            optimizer.create_dataset(name, data=value)
+    return path
+
+
+def _keras_slot(optimizer, variable, kind: str):
+    """Adam's momentum or velocity of `variable`, as Keras 3 keeps it."""
+    index = optimizer._get_variable_index(variable)
+    return (optimizer._momentums if kind == "momentum" else optimizer._velocities)[index].numpy()
+
+
+def write_keras_run(folder: Path) -> Path:
+    """ModelCheckpoint of both kinds over KERAS_RUN_EPOCHS epochs: whole models and weights only."""
+    import keras
+
+    folder.mkdir(parents=True, exist_ok=True)
+    keras.utils.set_random_seed(9)  # the same weights (and losses in the names) every time: a screenshot shows it
+    model = _keras_cnn()
+    x, y = _keras_data(9)
+    model.fit(x, y, epochs=KERAS_RUN_EPOCHS, batch_size=4, verbose=0, callbacks=[
+        keras.callbacks.ModelCheckpoint(str(folder / "epoch_{epoch:02d}.keras")),
+        keras.callbacks.ModelCheckpoint(str(folder / "weights.{epoch:02d}-{loss:.2f}.weights.h5"),
+                                        save_weights_only=True)])
+    return folder
