@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QUndoCommand, QUndoStack
 from PySide6.QtWidgets import (QCheckBox, QHBoxLayout, QHeaderView, QLabel, QListWidget, QPushButton, QTableWidget,
                                QTableWidgetItem, QVBoxLayout, QWidget)
@@ -73,6 +73,8 @@ class RemapPanel(QWidget):
         self.preview_table.horizontalHeader().setSectionResizeMode(QHeaderView.Interactive)
         self.preview_table.horizontalHeader().setStretchLastSection(True)
         self.preview_table.verticalHeader().hide()
+        self.preview_table.setWordWrap(False)
+        self.preview_table.setTextElideMode(Qt.ElideMiddle)  # a long key keeps its start and its end
         self.problems = QLabel("")
         self.problems.setWordWrap(True)
         self.save_button = QPushButton("Save As…")
@@ -178,6 +180,9 @@ class RemapPanel(QWidget):
             for column, text in enumerate(cells):
                 self.preview_table.setItem(row, column, QTableWidgetItem(text))
         self.preview_table.resizeColumnsToContents()
+        widest = max(self.preview_table.viewport().width() * 2 // 5, 160)
+        for column in (0, 1):  # source and result share the width: both stay in sight
+            self.preview_table.setColumnWidth(column, min(self.preview_table.columnWidth(column), widest))
         problems = result.problems if result is not None else []
         self.problems.setText("\n".join(f"⚠ {p}" for p in problems))
         self.problems.setStyleSheet("color: #c0392b" if problems else "color: palette(text)")

@@ -123,6 +123,7 @@ class TrajectoryPanel(QWidget):
     def _show_hint(self) -> None:
         """An empty plot says what to do rather than show empty axes."""
         self.plot.setTitle("Select variables, then “+ selected” plots them over the run", color="#aaa")
+        self.plot.getPlotItem().vb.setRange(xRange=(0, 1), yRange=(0, 1))  # no axes left from another run
         self.status.setText("")
 
     def add_variable(self, name: str, label: str) -> None:
