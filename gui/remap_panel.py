@@ -14,6 +14,7 @@ from core.edit.operations import Operation
 from core.edit.plan import RemapPlan, preview
 from core.edit.save import save_remapped, save_remapped_run
 from core.edit.verify import verify_saved
+from core.run.discovery import keras_name_parts
 from core.atomic_write import atomic_write
 from core.errors import PlanError
 
@@ -238,8 +239,12 @@ class RemapPanel(QWidget):
                  + (f" (and {len(reports) - 1} more checkpoints)" if len(reports) > 1 else "") + "."]
         for report in reports[:1]:
             lines += report.cast_warnings + report.notes
+        keras = not os.path.exists(reports[-1].prefix + ".index") and reports[-1].prefix.lower().endswith(
+            (".keras", ".h5", ".hdf5"))
+        if keras:  # TensorFlow cannot reload a Keras file; Verify with Keras is still to come
+            lines.append("Keras loads it with keras.saving.load_model (a .keras) or model.load_weights.")
         self.result.setText("\n".join(lines))
-        self.verify_button.setEnabled(True)
+        self.verify_button.setEnabled(not keras)
         self.refresh()
         self.saved.emit(reports)
 
@@ -279,12 +284,18 @@ class RemapPanel(QWidget):
             if folder:
                 self.save_to(folder, overwrite=bool(os.listdir(folder)) and self._confirm_overwrite(folder))
             return
-        suggestion = current.checkpoint.prefix + "-remapped"
-        path = dialogs.save_file(self, "Save the remapped checkpoint as (a new prefix)", suggestion)
+        if current.reader.naming() is not None:  # a Keras file: an edited file of the same kind
+            stem, suffix = keras_name_parts(current.checkpoint.prefix)
+            path = dialogs.save_file(self, "Save the edited Keras file as", f"{stem}-edited{suffix}")
+            existing = path and os.path.exists(path)
+        else:
+            path = dialogs.save_file(self, "Save the remapped checkpoint as (a new prefix)",
+                                     current.checkpoint.prefix + "-remapped")
+            existing = path and os.path.exists(path + ".index")
         if not path:
             return
-        overwrite = os.path.exists(path + ".index") and self._confirm_overwrite(path)
-        if os.path.exists(path + ".index") and not overwrite:
+        overwrite = bool(existing) and self._confirm_overwrite(path)
+        if existing and not overwrite:
             return
         self.save_to(path, overwrite)
 

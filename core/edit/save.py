@@ -65,7 +65,10 @@ def save_remapped(reader: CheckpointReader, plan: RemapPlan, destination: str, o
     state_file: name it in its folder's `checkpoint` file where that changes no existing run (see
     _name_in_state_file); make_latest: also where it does, as the person asked."""
     destination = os.path.abspath(destination)
-    _refuse_keras_files([reader.prefix])
+    if reader.naming() is not None:  # a Keras file: an edited copy of the same kind
+        from .keras_save import save_keras_remapped
+
+        return (yield from save_keras_remapped(reader, plan, destination, overwrite, SaveReport(destination)))
     check_destination(reader.prefix, destination, overwrite)
     variables = describe_variables(reader)
     result = preview(plan, variables)
@@ -104,17 +107,6 @@ def save_remapped(reader: CheckpointReader, plan: RemapPlan, destination: str, o
     if state_file:
         _name_in_state_file(destination, reader.prefix, make_latest, report)
     return report
-
-
-def _refuse_keras_files(prefixes: list[str]) -> None:
-    """Keras files are read, not yet written: a TF bundle keyed by their HDF5 paths would restore into
-    nothing, so nothing is written rather than that."""
-    from ..format.keras_reader import is_keras_file
-
-    keras = [p for p in prefixes if not os.path.exists(p + ".index") and is_keras_file(p)]
-    if keras:
-        raise PlanError(keras[0], "saving edits of Keras files (.keras, .weights.h5, .h5) is not built yet; "
-                                  "their weights can be viewed and exported (File > Export, `main.py export`)")
 
 
 def _name_in_state_file(destination: str, source_prefix: str, make_latest: bool, report: SaveReport) -> None:
@@ -225,7 +217,6 @@ def _convert(values, dtype: dtypes.DType, planned: Planned, report: SaveReport):
 def save_remapped_run(checkpoints: list[CheckpointInfo], plan: RemapPlan, destination_folder: str,
                       overwrite: bool = False) -> Job[list[SaveReport]]:
     """Job: the same plan applied to every checkpoint of a run, into a new folder with its state file."""
-    _refuse_keras_files([info.prefix for info in checkpoints])
     os.makedirs(destination_folder, exist_ok=True)
     reports = []
     for index, info in enumerate(checkpoints):
@@ -233,6 +224,7 @@ def save_remapped_run(checkpoints: list[CheckpointInfo], plan: RemapPlan, destin
         target = os.path.join(destination_folder, info.name)
         reports.append((yield from save_remapped(open_reader(info.prefix), plan, target, overwrite,
                                                  state_file=False)))
-    write_state_file(destination_folder, [r.prefix for r in reports])
+    if any(os.path.exists(r.prefix + ".index") for r in reports):  # Keras files have no state file
+        write_state_file(destination_folder, [r.prefix for r in reports])
     return reports
 

@@ -348,13 +348,17 @@ def _size(path: str) -> int:
         return 0
 
 
+def keras_name_parts(path: str) -> tuple[str, str]:
+    """`run/weights.05-0.42.weights.h5` -> (`run/weights.05-0.42`, `.weights.h5`)."""
+    for suffix in sorted(KERAS_SUFFIXES, key=len, reverse=True):
+        if path.lower().endswith(suffix):
+            return path[: -len(suffix)], path[-len(suffix):]
+    return path, ""
+
+
 def _keras_stem(path: str) -> str:
     """`weights.05-0.42.weights.h5` -> `weights.05-0.42`."""
-    name = os.path.basename(path)
-    for suffix in sorted(KERAS_SUFFIXES, key=len, reverse=True):
-        if name.lower().endswith(suffix):
-            return name[: -len(suffix)]
-    return name
+    return os.path.basename(keras_name_parts(path)[0])
 
 
 def _step_from_name(prefix: str) -> tuple[int | None, str | None]:

@@ -49,3 +49,17 @@ def test_a_damaged_keras_file_is_marked_in_the_run_list(qtbot, main_window, tf_c
     row = main_window.checkpoint_model.row_of(str(damaged))
     problem = main_window.checkpoint_model.problems.get(str(damaged), "")
     assert row >= 0 and "not a readable .keras archive" in problem
+
+
+def test_an_edited_keras_file_is_saved_from_the_window(qtbot, main_window, tf_ckpts, tmp_path):
+    from core.edit.operations import SetValues
+    from core.format.keras_reader import KerasReader
+
+    drop(qtbot, main_window, tf_ckpts.keras_run / "epoch_03.keras")
+    bias = next(v for v in main_window.current.variables if v.display_name == "hidden/bias")
+    main_window.edits.push(SetValues(name=bias.name, constant=0.5))
+    with qtbot.waitSignal(main_window.edits.saved, timeout=30000):
+        main_window.edits.save_to(str(tmp_path / "edited.keras"))
+    assert np.array_equal(KerasReader(str(tmp_path / "edited.keras")).read(bias.name), np.full(4, 0.5, np.float32))
+    assert not main_window.edits.verify_button.isEnabled()  # TensorFlow cannot reload a Keras file
+    assert "keras.saving.load_model" in main_window.edits.result.text()

@@ -152,13 +152,3 @@ def test_a_compressed_archive_reads_the_same_values(tf_ckpts, tmp_path):
     assert stored.names() == deflated.names()
     for name in stored.names():
         assert stored.read(name).tobytes() == deflated.read(name).tobytes()
-
-
-def test_edits_of_keras_files_are_refused_before_anything_is_written(tf_ckpts, tmp_path):
-    result = cli("remap", tf_ckpts.keras_files / "model.keras", tmp_path / "out" / "model",
-                 "--rename-shown", "hidden=head")
-    _one_line_error(result, "saving edits of Keras files", str(tf_ckpts.keras_files / "model.keras"))
-    assert not (tmp_path / "out").exists()
-    result = cli("remap", tf_ckpts.keras_run, tmp_path / "whole", "--all-steps", "--drop", "optimizer")
-    _one_line_error(result, "saving edits of Keras files")
-    assert not (tmp_path / "whole").exists()

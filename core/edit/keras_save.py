@@ -1,0 +1,74 @@
+"""Saving an edited Keras file (`.keras`, `.weights.h5`, legacy `.h5`) as a new file of the same kind:
+drops, casts and new values (from a .npy, a constant, the value table) applied to a copy of the source
+(core.format.keras_writer), written under a temporary name and renamed into place when complete, so a
+save killed at any instant leaves no half file and the source is never touched.
+
+Keras finds a weight by its place in the file (`layers/dense/vars/0`), not by a name a plan could give
+it: a plan that renames weights, or adds new ones, is refused with what to do instead.
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+
+from ..atomic_write import atomic_path
+from ..errors import DestinationError, PlanError
+from ..format import dtypes
+from ..format.keras_files import file_kind
+from ..format.keras_reader import KerasReader
+from ..format.keras_writer import write_archive, write_weights
+from ..jobs import Job, Progress
+from ..run.variables import describe_variables
+from .plan import RemapPlan, preview
+
+
+def save_keras_remapped(reader: KerasReader, plan: RemapPlan, destination: str, overwrite: bool,
+                        report) -> Job:
+    """Job: the edited copy at `destination` (a file path of the source's kind); fills `report`."""
+    from .save import _convert
+
+    _check_destination(reader.prefix, destination, overwrite)
+    result = preview(plan, describe_variables(reader))
+    result.check(reader.prefix)
+    moved = [p for p in result.planned if p.source is None or p.target != p.source or p.variable_name is not None]
+    if moved:
+        raise PlanError(reader.prefix, f"{moved[0].source or moved[0].target}: a Keras file keeps its weights in "
+                                       f"their layers' places, so they cannot be renamed or added here (rename "
+                                       f"the layer in the model, or export the weights)")
+    replaced = {}
+    changed = [p for p in result.planned if p.values is not None or p.dtype != p.source_dtype]
+    for done, planned in enumerate(changed):
+        yield Progress(done, len(changed) + 1, f"Preparing {planned.target}")
+        target_dtype = dtypes.from_name(planned.dtype)
+        values = planned.values.load(planned.shape, target_dtype) if planned.values is not None \
+            else reader.read(planned.source)
+        replaced[planned.source] = _convert(values, target_dtype, planned, report)
+    yield Progress(len(changed), len(changed) + 1, f"Writing {os.path.basename(destination)}")
+    os.makedirs(os.path.dirname(destination), exist_ok=True)
+    if reader.archive is None:
+        with atomic_path(destination) as temporary:
+            write_weights(reader, temporary, replaced, set(result.dropped))
+    else:
+        with tempfile.TemporaryDirectory(dir=os.path.dirname(destination), prefix=".keras-weights-") as scratch:
+            weights = os.path.join(scratch, "model.weights.h5")
+            write_weights(reader, weights, replaced, set(result.dropped))
+            with atomic_path(destination) as temporary:
+                write_archive(reader, temporary, weights)
+    report.written = len(result.planned)
+    return report
+
+
+def _check_destination(source: str, destination: str, overwrite: bool) -> None:
+    if os.path.realpath(source) == os.path.realpath(destination):
+        raise DestinationError(destination, "that is the source file; save to a new place")
+    kind = file_kind(source)
+    wanted = (".keras",) if kind == "zip" else (".weights.h5", ".h5", ".hdf5")
+    if not destination.lower().endswith(wanted):
+        raise DestinationError(destination, f"the copy of a {'`.keras` archive' if kind == 'zip' else 'Keras HDF5 file'} "
+                                            f"is a file of the same kind: name it …{wanted[0]}")
+    if os.path.exists(destination):
+        if not overwrite:
+            raise DestinationError(destination, "a file exists there already (confirm to overwrite it)")
+        if os.path.dirname(os.path.realpath(destination)) == os.path.dirname(os.path.realpath(source)):
+            raise DestinationError(destination, "is another checkpoint of the source's run: replacing it would "
+                                                "change that run; save under a new name")
