@@ -241,10 +241,9 @@ class RemapPanel(QWidget):
             lines += report.cast_warnings + report.notes
         keras = not os.path.exists(reports[-1].prefix + ".index") and reports[-1].prefix.lower().endswith(
             (".keras", ".h5", ".hdf5"))
-        if keras:  # TensorFlow cannot reload a Keras file; Verify with Keras is still to come
-            lines.append("Keras loads it with keras.saving.load_model (a .keras) or model.load_weights.")
         self.result.setText("\n".join(lines))
-        self.verify_button.setEnabled(not keras)
+        self.verify_button.setText("Verify with Keras" if keras else "Verify with TensorFlow")
+        self.verify_button.setEnabled(True)
         self.refresh()
         self.saved.emit(reports)
 

@@ -1,5 +1,5 @@
-"""Verify with TensorFlow: after a remapped checkpoint is saved, TensorFlow reloads it in a separate
-process (so the app never imports TensorFlow itself) and compares every tensor with what the plan
+"""Verify with TensorFlow (or, for a Keras file, with Keras: core.edit.keras_verify_worker): after a
+remapped checkpoint is saved, TensorFlow reloads it in a separate process (so the app never imports it) and compares every tensor with what the plan
 promised: the source's tensor (renamed), cast as planned, or the new values; nothing missing, nothing
 extra. The job reports progress while the process runs and kills it when cancelled."""
 from __future__ import annotations
@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from ..format import dtypes
 from ..format.checkpoint_keys import OBJECT_GRAPH_KEY
+from ..format.keras_reader import is_keras_file
 from ..jobs import Job, Progress
 from .plan import Preview
 
@@ -26,11 +27,12 @@ class VerifyResult:
     checked: int
     mismatches: list[str]
     prefix: str = ""  # the checkpoint that was reloaded
+    by: str = "TensorFlow"  # who reloaded it
 
     def summary(self) -> str:
         if self.ok:
             where = f" of {os.path.basename(self.prefix)}" if self.prefix else ""
-            return f"TensorFlow reloaded all {self.checked} tensors{where} and each equals what the plan promised."
+            return f"{self.by} reloaded all {self.checked} tensors{where} and each equals what the plan promised."
         return f"{len(self.mismatches)} problem(s): " + "; ".join(self.mismatches[:5])
 
 
@@ -55,14 +57,17 @@ def verify_saved(source_prefix: str, destination_prefix: str, result: Preview) -
         request_path = os.path.join(folder, "request.json")
         with open(request_path, "w", encoding="utf-8") as f:
             json.dump(request, f)
-        process = subprocess.Popen([sys.executable, "-m", "core.edit.verify_worker", request_path],
+        # A Keras file is loaded by Keras (core.edit.keras_verify_worker), a checkpoint by TensorFlow.
+        keras = not os.path.exists(destination_prefix + ".index") and is_keras_file(destination_prefix)
+        worker, who = ("core.edit.keras_verify_worker", "Keras") if keras else ("core.edit.verify_worker", "TensorFlow")
+        process = subprocess.Popen([sys.executable, "-m", worker, request_path],
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                    cwd=_REPOSITORY,
                                    env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"})
         started = time.monotonic()
         try:
             while process.poll() is None:
-                yield Progress(0, 0, f"TensorFlow is reloading the checkpoint ({time.monotonic() - started:.0f} s)")
+                yield Progress(0, 0, f"{who} is reloading it ({time.monotonic() - started:.0f} s)")
                 time.sleep(0.2)
         finally:
             if process.poll() is None:  # cancelled (the generator was closed): stop the child
@@ -72,6 +77,7 @@ def verify_saved(source_prefix: str, destination_prefix: str, result: Preview) -
     lines = [line for line in stdout.splitlines() if line.startswith("{")]
     if process.returncode != 0 or not lines:
         last = stderr.strip().splitlines()[-1:] or ["no output"]
-        return VerifyResult(False, 0, [f"the TensorFlow check could not run: {last[0]}"], destination_prefix)
+        return VerifyResult(False, 0, [f"the {who} check could not run: {last[0]}"], destination_prefix, who)
     verdict = json.loads(lines[-1])
-    return VerifyResult(verdict["ok"], verdict["checked"], verdict["mismatches"], destination_prefix)
+    return VerifyResult(verdict["ok"], verdict["checked"], verdict["mismatches"], destination_prefix,
+                        verdict.get("by", who))

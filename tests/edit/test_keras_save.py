@@ -114,3 +114,24 @@ def test_the_cli_saves_an_edited_keras_file(tf_ckpts, tmp_path):
                              str(tmp_path / "out2.keras"), "--rename-shown", "hidden=head"], capture_output=True, text=True)
     assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1
     assert "cannot be renamed" in result.stderr
+
+
+def test_verify_loads_the_saved_file_with_keras(tf_ckpts, tmp_path):
+    from core.edit.plan import preview
+    from core.edit.verify import verify_saved
+    from core.run.variables import describe_variables
+
+    source = tf_ckpts.keras_files / "model.keras"
+    plan = RemapPlan([SetValues(name=HIDDEN_BIAS, constant=0.25), Cast(name=HIDDEN_KERNEL, dtype="float16")])
+    save(source, plan, tmp_path / "edited.keras")
+    promise = preview(plan, describe_variables(KerasReader(str(source))))
+    verdict = run_to_end(verify_saved(str(source), str(tmp_path / "edited.keras"), promise))
+    assert verdict.ok and verdict.by == "Keras" and verdict.checked == len(promise.planned), verdict.mismatches
+    # A promise the file does not keep is caught: the same check against another plan's values.
+    other = preview(RemapPlan([SetValues(name=HIDDEN_BIAS, constant=0.75)]), describe_variables(KerasReader(str(source))))
+    verdict = run_to_end(verify_saved(str(source), str(tmp_path / "edited.keras"), other))
+    assert not verdict.ok and any(HIDDEN_BIAS in m for m in verdict.mismatches)
+    save(tf_ckpts.keras_files / "model.weights.h5", plan, tmp_path / "edited.weights.h5")
+    verdict = run_to_end(verify_saved(str(tf_ckpts.keras_files / "model.weights.h5"), str(tmp_path / "edited.weights.h5"),
+                                      preview(plan, describe_variables(KerasReader(str(tf_ckpts.keras_files / "model.weights.h5"))))))
+    assert verdict.ok and verdict.by.startswith("h5py"), verdict.mismatches
