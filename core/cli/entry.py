@@ -10,7 +10,7 @@ from ..errors import InspectorError, UsageError
 from . import reading, writing
 from .output import EXIT_BAD_INPUT
 
-COMMANDS = ("list", "steps", "show", "trajectory", "export-csv", "export", "remap", "tensorboard")
+COMMANDS = ("list", "steps", "show", "trajectory", "export-csv", "export", "remap", "convert", "tensorboard")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -90,6 +90,14 @@ def build_parser() -> argparse.ArgumentParser:
                             "folder is an existing run (by default an existing run's state file is left alone)")
     remap.add_argument("--dry-run", action="store_true", help="print the preview, write nothing")
     remap.set_defaults(handler=writing.command_remap)
+
+    conversion = commands.add_parser("convert", help="a Keras file to a TF checkpoint, or a TF checkpoint to a "
+                                                     "Keras file (done by Keras and TensorFlow in a child process)")
+    conversion.add_argument("src", help="a .keras or .weights.h5 file, or a TF checkpoint prefix")
+    conversion.add_argument("dst", help="a new TF checkpoint prefix, or a new .keras / .weights.h5 file")
+    conversion.add_argument("--model", metavar="MODEL.keras",
+                            help="the model to build (needed for a .weights.h5 or a TF checkpoint source)")
+    conversion.set_defaults(handler=writing.command_convert)
 
     board = commands.add_parser("tensorboard", help="start TensorBoard on a run and wait until Ctrl+C")
     board.add_argument("path")

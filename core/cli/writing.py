@@ -160,3 +160,13 @@ def _print_preview(result) -> None:
     print_table(("source", "result", "dtype", "shape", "action"), rows)
     for problem in result.problems:
         print(f"problem: {problem}")
+
+
+def command_convert(args) -> int:
+    from ..edit.keras_convert import convert
+    from ..jobs import run_to_end
+
+    written = run_to_end(convert(os.path.abspath(args.src), os.path.abspath(args.dst),
+                                 os.path.abspath(args.model) if args.model else None))
+    print(f"wrote {written}")
+    return 0
