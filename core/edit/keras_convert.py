@@ -16,36 +16,21 @@ be new; it is written under a temporary name and renamed when complete.
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 
 from ..errors import DestinationError, InputError
-from ..jobs import Job, Progress
-
-_REPOSITORY = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from ..jobs import Job
+from .child_process import run_module
 
 
 def convert(source: str, destination: str, model: str | None = None) -> Job[str]:
     """Job: run the conversion in a child process; returns the destination."""
-    import time
-
     if os.path.exists(destination) or os.path.exists(destination + ".index"):
         raise DestinationError(destination, "exists already: convert to a new place")
-    command = [sys.executable, "-m", "core.edit.keras_convert", source, destination] + (
-        ["--model", model] if model else [])
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=_REPOSITORY,
-                               env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
-    started = time.monotonic()
-    try:
-        while process.poll() is None:
-            yield Progress(0, 0, f"Keras and TensorFlow are converting it ({time.monotonic() - started:.0f} s)")
-            time.sleep(0.2)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
-    _, stderr = process.communicate()
-    if process.returncode != 0:
+    finished = yield from run_module("core.edit.keras_convert", [source, destination] + (
+        ["--model", model] if model else []), "Keras and TensorFlow are converting it")
+    stderr = finished.stderr
+    if finished.returncode != 0:
         problem = next((line.split("CONVERT-ERROR: ", 1)[1] for line in stderr.splitlines()
                         if line.startswith("CONVERT-ERROR: ")), None)
         raise InputError(source, problem or f"the conversion failed ({(stderr.strip().splitlines() or ['?'])[-1]})")

@@ -6,20 +6,15 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import tempfile
-import time
 from dataclasses import dataclass
 
 from ..format import dtypes
 from ..format.checkpoint_keys import OBJECT_GRAPH_KEY
 from ..format.keras_reader import is_keras_file
-from ..jobs import Job, Progress
+from ..jobs import Job
+from .child_process import run_module
 from .plan import Preview
-
-_REPOSITORY = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
 
 @dataclass
 class VerifyResult:
@@ -60,22 +55,10 @@ def verify_saved(source_prefix: str, destination_prefix: str, result: Preview) -
         # A Keras file is loaded by Keras (core.edit.keras_verify_worker), a checkpoint by TensorFlow.
         keras = not os.path.exists(destination_prefix + ".index") and is_keras_file(destination_prefix)
         worker, who = ("core.edit.keras_verify_worker", "Keras") if keras else ("core.edit.verify_worker", "TensorFlow")
-        process = subprocess.Popen([sys.executable, "-m", worker, request_path],
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                   cwd=_REPOSITORY,
-                                   env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"})
-        started = time.monotonic()
-        try:
-            while process.poll() is None:
-                yield Progress(0, 0, f"{who} is reloading it ({time.monotonic() - started:.0f} s)")
-                time.sleep(0.2)
-        finally:
-            if process.poll() is None:  # cancelled (the generator was closed): stop the child
-                process.kill()
-                process.wait()
-        stdout, stderr = process.communicate()
+        finished = yield from run_module(worker, [request_path], f"{who} is reloading it")
+    stdout, stderr = finished.stdout, finished.stderr
     lines = [line for line in stdout.splitlines() if line.startswith("{")]
-    if process.returncode != 0 or not lines:
+    if finished.returncode != 0 or not lines:
         last = stderr.strip().splitlines()[-1:] or ["no output"]
         return VerifyResult(False, 0, [f"the {who} check could not run: {last[0]}"], destination_prefix, who)
     verdict = json.loads(lines[-1])
