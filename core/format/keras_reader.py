@@ -81,8 +81,9 @@ class KerasReader(EntryListing):
                 self.metadata = self.archive.json_member("metadata.json")
                 self.config = self.archive.json_member("config.json")
                 if self.archive.weights_member != "model.weights.h5":
+                    # Keras's npz store pickles Python dicts: reading them would run the pickle.
                     raise NotACheckpointError(self.prefix, f"keeps its weights as {self.archive.weights_member}, "
-                                                             f"which is not read yet")
+                                                           f"pickled Python objects, which are not read (for safety)")
                 return h5py.File(self.archive.open_weights(), "r")
             h5 = h5py.File(self.prefix, "r")
             self.config = _json_attr(h5, "model_config")

@@ -304,7 +304,7 @@ def test_ico_and_icns_hold_the_png_renders(tmp_path):
     assert position == len(icns) and {b"ic07", b"ic08", b"ic09", b"icp4"} <= set(kinds)
 
 
-def test_macos_plist_declares_folders_and_index_files_as_documents():
+def test_macos_plist_declares_folders_index_and_keras_files_as_documents():
     with open(PACKAGING / "macos-document-types.plist", "rb") as f:
         plist = plistlib.load(f)
     documents = {d["CFBundleTypeName"]: d for d in plist["CFBundleDocumentTypes"]}
@@ -313,6 +313,13 @@ def test_macos_plist_declares_folders_and_index_files_as_documents():
     (index_uti,) = documents["TensorFlow Checkpoint Index"]["LSItemContentTypes"]
     (exported,) = [t for t in plist["UTExportedTypeDeclarations"] if t["UTTypeIdentifier"] == index_uti]
     assert exported["UTTypeTagSpecification"]["public.filename-extension"] == ["index"]
+    (keras_uti,) = documents["Keras Model"]["LSItemContentTypes"]
+    (keras,) = [t for t in plist["UTExportedTypeDeclarations"] if t["UTTypeIdentifier"] == keras_uti]
+    assert keras["UTTypeTagSpecification"]["public.filename-extension"] == ["keras"]
+    (hdf5_uti,) = documents["Keras Weights (HDF5)"]["LSItemContentTypes"]
+    (hdf5,) = [t for t in plist["UTImportedTypeDeclarations"] if t["UTTypeIdentifier"] == hdf5_uti]
+    assert hdf5["UTTypeTagSpecification"]["public.filename-extension"] == ["h5", "hdf5"]
+    assert documents["Keras Model"]["LSHandlerRank"] == documents["Keras Weights (HDF5)"]["LSHandlerRank"] == "Alternate"
 
 
 def test_spec_names_no_absolute_or_platform_specific_path():

@@ -152,3 +152,29 @@ def test_a_compressed_archive_reads_the_same_values(tf_ckpts, tmp_path):
     assert stored.names() == deflated.names()
     for name in stored.names():
         assert stored.read(name).tobytes() == deflated.read(name).tobytes()
+
+
+def test_the_distribution_view_works_across_a_keras_run(tf_ckpts):
+    import h5py
+
+    from core.analysis.trajectory import compute_distribution
+
+    run = discover(tf_ckpts.keras_run)
+    distribution = run_to_end(compute_distribution(run.checkpoints, KERNEL))
+    assert distribution.steps == [1, 1, 2, 2, 3, 3]
+    last = run.checkpoints[-1]
+    if last.prefix.endswith(".keras"):
+        last = run.checkpoints[-2]
+    with h5py.File(last.prefix) as h5:
+        median = float(np.median(h5[KERNEL][()].astype(np.float64)))
+    assert distribution.percentiles[distribution.prefixes.index(last.prefix)][4] == pytest.approx(median)
+
+
+def test_a_keras_archive_with_pickled_weights_is_not_read(tf_ckpts, tmp_path):
+    """Keras's npz weights store holds pickled Python objects: reading them would run the pickle."""
+    pickled = tmp_path / "pickled.keras"
+    with zipfile.ZipFile(tf_ckpts.keras_files / "model.keras") as old, zipfile.ZipFile(pickled, "w") as new:
+        for info in old.infolist():
+            name = "model.weights.npz" if info.filename == "model.weights.h5" else info.filename
+            new.writestr(name, old.read(info))
+    _one_line_error(cli("list", pickled), "pickled Python objects", "for safety")
