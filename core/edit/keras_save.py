@@ -19,6 +19,7 @@ from ..format.keras_reader import KerasReader
 from ..format.keras_writer import write_archive, write_weights
 from ..jobs import Job, Progress
 from ..run.variables import describe_variables
+from .keras_layers import layer_renames, renamed_config
 from .plan import RemapPlan, preview
 
 
@@ -30,11 +31,17 @@ def save_keras_remapped(reader: KerasReader, plan: RemapPlan, destination: str, 
     _check_destination(reader.prefix, destination, overwrite)
     result = preview(plan, describe_variables(reader))
     result.check(reader.prefix)
-    moved = [p for p in result.planned if p.source is None or p.target != p.source or p.variable_name is not None]
+    moved = [p for p in result.planned if p.source is None or p.target != p.source]
     if moved:
         raise PlanError(reader.prefix, f"{moved[0].source or moved[0].target}: a Keras file keeps its weights in "
-                                       f"their layers' places, so they cannot be renamed or added here (rename "
-                                       f"the layer in the model, or export the weights)")
+                                       f"their layers' places, so they cannot be moved or added here (rename "
+                                       f"a layer by the names shown, or export the weights)")
+    legacy = not any("/vars/" in name for name in reader.names())  # Keras 3 keeps weights in `…/vars/<i>`
+    if any(p.variable_name is not None for p in result.planned) and legacy:
+        raise PlanError(reader.prefix, "renaming layers of a legacy .h5 is not done here: convert it to a .keras "
+                                       "first (load it with Keras and save it as .keras)")
+    layers = layer_renames(reader, [p for p in result.planned if p.source and not reader.naming()[p.source].slot_of
+                                    and not reader.naming()[p.source].optimizer_state])
     replaced = {}
     changed = [p for p in result.planned if p.values is not None or p.dtype != p.source_dtype]
     for done, planned in enumerate(changed):
@@ -47,15 +54,27 @@ def save_keras_remapped(reader: KerasReader, plan: RemapPlan, destination: str, 
     os.makedirs(os.path.dirname(destination), exist_ok=True)
     if reader.archive is None:
         with atomic_path(destination) as temporary:
-            write_weights(reader, temporary, replaced, set(result.dropped))
+            write_weights(reader, temporary, replaced, set(result.dropped), layers)
     else:
         with tempfile.TemporaryDirectory(dir=os.path.dirname(destination), prefix=".keras-weights-") as scratch:
             weights = os.path.join(scratch, "model.weights.h5")
-            write_weights(reader, weights, replaced, set(result.dropped))
+            write_weights(reader, weights, replaced, set(result.dropped), layers)
+            config = renamed_config(reader.config, _old_to_new(reader, layers)) if layers else None
             with atomic_path(destination) as temporary:
-                write_archive(reader, temporary, weights)
+                write_archive(reader, temporary, weights, config)
     report.written = len(result.planned)
     return report
+
+
+def _old_to_new(reader, layers: dict[str, str]) -> dict[str, str]:
+    """Old layer name -> new, from {vars group path: new name}."""
+    named = reader.naming()
+    old = {}
+    for path, info in named.items():
+        group = path.rpartition("/vars/")[0] + "/vars"
+        if group in layers and not info.optimizer_state:
+            old[info.variable_name.rpartition("/")[0]] = layers[group]
+    return old
 
 
 def _check_destination(source: str, destination: str, overwrite: bool) -> None:

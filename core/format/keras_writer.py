@@ -15,8 +15,10 @@ import zipfile
 from .keras_reader import _LOCK, KerasReader
 
 
-def write_weights(reader: KerasReader, path: str, replaced: dict, dropped: set[str]) -> None:
-    """The reader's HDF5 weights with `replaced` (dataset path -> array) and without `dropped`, at `path`."""
+def write_weights(reader: KerasReader, path: str, replaced: dict, dropped: set[str],
+                  layer_names: dict[str, str] | None = None) -> None:
+    """The reader's HDF5 weights with `replaced` (dataset path -> array), without `dropped`, and with
+    `layer_names` ({`vars` group path: new layer name}) at `path`."""
     import h5py
 
     source = reader._h5
@@ -36,6 +38,8 @@ def write_weights(reader: KerasReader, path: str, replaced: dict, dropped: set[s
             dataset.attrs.update(attributes)
         if dropped:
             _forget_dropped_names(target)
+        for group, name in (layer_names or {}).items():
+            target[group].attrs["name"] = name
 
 
 def _forget_dropped_names(h5) -> None:
@@ -60,12 +64,18 @@ def _all_groups(h5):
     return found
 
 
-def write_archive(reader: KerasReader, path: str, weights_path: str) -> None:
-    """A `.keras` at `path`: the source archive's members but its weights, then `weights_path` as them."""
+def write_archive(reader: KerasReader, path: str, weights_path: str, config: dict | None = None) -> None:
+    """A `.keras` at `path`: the source archive's members but its weights (and its config.json when a new
+    `config` is given), then `weights_path` as the weights."""
+    import json
+
     archive = reader.archive
     with zipfile.ZipFile(path, "w") as target:
         for name, info in archive.members.items():
             if name == archive.weights_member:
+                continue
+            if name == "config.json" and config is not None:
+                target.writestr(_fresh_info(info), json.dumps(config))
                 continue
             with archive.zip.open(info) as member, target.open(_fresh_info(info), "w") as copy:
                 shutil.copyfileobj(member, copy, 1 << 20)

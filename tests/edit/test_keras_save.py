@@ -14,6 +14,7 @@ from core.edit.save import save_remapped
 from core.errors import DestinationError, PlanError
 from core.format.keras_reader import KerasReader
 from core.jobs import run_to_end
+from core.run.variables import describe_variables
 from tests.locations import ROOT
 
 HIDDEN_BIAS, HIDDEN_KERNEL = "layers/dense/vars/1", "layers/dense/vars/0"
@@ -84,7 +85,7 @@ def test_drops_leave_the_file_and_its_weight_lists(tf_ckpts, tmp_path):
 
 def test_what_a_keras_file_cannot_take_is_refused(tf_ckpts, tmp_path):
     source = tf_ckpts.keras_files / "model.keras"
-    with pytest.raises(PlanError, match="cannot be renamed or added"):
+    with pytest.raises(PlanError, match="cannot be moved or added"):
         save(source, RemapPlan([RegexRename(pattern="dense/", replacement="head/")]), tmp_path / "x.keras")
     with pytest.raises(DestinationError, match="name it …\\.keras"):
         save(source, RemapPlan([SetValues(name=HIDDEN_BIAS, constant=1.0)]), tmp_path / "x.weights.h5")
@@ -94,7 +95,7 @@ def test_what_a_keras_file_cannot_take_is_refused(tf_ckpts, tmp_path):
 def test_a_failing_save_leaves_nothing_behind(tf_ckpts, tmp_path, monkeypatch):
     from core.edit import keras_save
 
-    def broken(reader, path, weights):
+    def broken(reader, path, weights, config=None):
         open(path, "wb").write(b"half an archive")
         raise OSError("disk full")
 
@@ -111,15 +112,14 @@ def test_the_cli_saves_an_edited_keras_file(tf_ckpts, tmp_path):
     assert result.returncode == 0, result.stderr
     assert "optimizer/vars/0" not in KerasReader(str(tmp_path / "out.keras"))
     result = subprocess.run([sys.executable, str(ROOT / "main.py"), "remap", str(tf_ckpts.keras_files / "model.keras"),
-                             str(tmp_path / "out2.keras"), "--rename-shown", "hidden=head"], capture_output=True, text=True)
+                             str(tmp_path / "out2.keras"), "--rename", "^layers/=weights/"], capture_output=True, text=True)
     assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1
-    assert "cannot be renamed" in result.stderr
+    assert "cannot be moved" in result.stderr
 
 
 def test_verify_loads_the_saved_file_with_keras(tf_ckpts, tmp_path):
     from core.edit.plan import preview
     from core.edit.verify import verify_saved
-    from core.run.variables import describe_variables
 
     source = tf_ckpts.keras_files / "model.keras"
     plan = RemapPlan([SetValues(name=HIDDEN_BIAS, constant=0.25), Cast(name=HIDDEN_KERNEL, dtype="float16")])
@@ -135,3 +135,42 @@ def test_verify_loads_the_saved_file_with_keras(tf_ckpts, tmp_path):
     verdict = run_to_end(verify_saved(str(tf_ckpts.keras_files / "model.weights.h5"), str(tmp_path / "edited.weights.h5"),
                                       preview(plan, describe_variables(KerasReader(str(tf_ckpts.keras_files / "model.weights.h5"))))))
     assert verdict.ok and verdict.by.startswith("h5py"), verdict.mismatches
+
+
+def test_a_layer_renamed_by_its_shown_name_loads_in_keras_under_the_new_name(tf_ckpts, tmp_path):
+    import keras
+
+    from core.edit.shown_names import RenameShown
+
+    source = tf_ckpts.keras_files / "model.keras"
+    save(source, RemapPlan([RenameShown(pattern="^hidden/", replacement="head/")]), tmp_path / "renamed.keras")
+    original = keras.saving.load_model(str(source))
+    renamed = keras.saving.load_model(str(tmp_path / "renamed.keras"), safe_mode=True)
+    assert [layer.name for layer in renamed.layers] == [
+        "head" if layer.name == "hidden" else layer.name for layer in original.layers]
+    assert np.array_equal(renamed.get_layer("head").kernel.numpy(), original.get_layer("hidden").kernel.numpy())
+    shown = {v.variable_name for v in describe_variables(KerasReader(str(tmp_path / "renamed.keras")))}
+    assert {"head/kernel", "head/bias"} <= shown and "hidden/kernel" not in shown
+    from core.edit.plan import preview
+    from core.edit.verify import verify_saved
+
+    plan = RemapPlan([RenameShown(pattern="^hidden/", replacement="head/")])
+    verdict = run_to_end(verify_saved(str(source), str(tmp_path / "renamed.keras"),
+                                      preview(plan, describe_variables(KerasReader(str(source))))))
+    assert verdict.ok and verdict.by == "Keras", verdict.mismatches
+    save(tf_ckpts.keras_files / "model.weights.h5", RemapPlan([RenameShown(pattern="^hidden/", replacement="head/")]),
+         tmp_path / "renamed.weights.h5")
+    assert "head/kernel" in {v.variable_name for v in describe_variables(KerasReader(str(tmp_path / "renamed.weights.h5")))}
+
+
+def test_what_a_layer_rename_cannot_say_is_refused(tf_ckpts, tmp_path):
+    from core.edit.shown_names import RenameShown
+
+    source = tf_ckpts.keras_files / "model.keras"
+    with pytest.raises(PlanError, match="not move or rename one weight"):
+        save(source, RemapPlan([RenameShown(pattern="hidden/kernel", replacement="hidden/weights")]), tmp_path / "a.keras")
+    with pytest.raises(PlanError, match="rename the whole layer"):
+        save(source, RemapPlan([RenameShown(pattern="^hidden/kernel", replacement="head/kernel")]), tmp_path / "b.keras")
+    with pytest.raises(PlanError, match="legacy .h5"):
+        save(tf_ckpts.keras2_h5, RemapPlan([RenameShown(pattern="^conv/", replacement="stem/")]), tmp_path / "c.h5")
+    assert list(tmp_path.iterdir()) == []
