@@ -142,6 +142,8 @@ class DetailPanel(QWidget):
             self.title.setText("Select a variable")
             for label in self.fact_labels.values():
                 label.setText("")
+            summary = reader.model_summary() if reader is not None else None
+            self.stats_note.setText(summary or "")  # a Keras file: its version and its model's layers
             return
         entry = info.entry
         self.title.setText(info.display_name)

@@ -261,8 +261,9 @@ class MainWindow(QMainWindow):
         self.setWindowTitle(f"{loaded.checkpoint.name}{step} — {loaded.run.folder} — Checkpoint Inspector [*]")
         self.edits.refresh()
         self._update_status()
-        for warning in loaded.run.warnings + loaded.reader.warnings:
-            self.statusBar().showMessage(warning, 10000)
+        summary = loaded.reader.model_summary()
+        for message in ([summary] if summary else []) + loaded.run.warnings + loaded.reader.warnings:
+            self.statusBar().showMessage(message, 10000)  # a warning, shown last, stays in sight
         self.loaded.emit(loaded)
 
     def _load_failed(self, message: str) -> None:

@@ -26,7 +26,8 @@ def command_list(args) -> int:
     if args.json:
         # One compact line: the C encoder is 4x faster than indented output, and `jq` pretty-prints.
         print(json.dumps({"prefix": checkpoint.prefix, "step": checkpoint.step,
-                          "variables": [variable_record(v) for v in variables], "warnings": reader.warnings}))
+                          "variables": [variable_record(v) for v in variables], "warnings": reader.warnings,
+                          "model": reader.model_summary()}))
         return 0
     display_names = {v.name: v.display_name for v in variables}
     rows = [(v.name, v.entry.dtype_name, format_shape(v.entry.shape), format_count(v.entry.num_elements),
@@ -35,6 +36,8 @@ def command_list(args) -> int:
     total = sum(v.entry.nbytes for v in variables)
     step = "" if checkpoint.step is None else f" at step {checkpoint.step}"
     print(f"\n{len(variables)} variables, {format_bytes(total)}, in {checkpoint.prefix}{step}")
+    if reader.model_summary():
+        print(reader.model_summary())
     return 0
 
 

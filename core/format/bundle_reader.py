@@ -54,6 +54,10 @@ class EntryListing:
             return f"{len(entry.slices)} partition slices"
         return f"shard {entry.shard_id + 1} of {self.header.num_shards}, byte {entry.offset:,}"
 
+    def model_summary(self) -> str | None:
+        """What model the file describes, when it says (a Keras file's version and layers), else None."""
+        return None
+
     def naming(self):
         """What the reader itself knows of its entries' names ({stored name: ObjectInfo}), or None when
         the names come from the object graph and key conventions (core.run.variables asks them)."""

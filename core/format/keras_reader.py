@@ -110,6 +110,19 @@ class KerasReader(EntryListing):
     def data_files(self) -> list[str]:
         return [self.prefix]
 
+    def model_summary(self) -> str:
+        """The Keras version and the model the file describes, its layers by class and name (from the
+        config only: nothing is deserialised), e.g. `Keras 3.15.1 · Sequential conv_net: Conv2D conv, …`."""
+        version = f"Keras {self.keras_version}" if self.keras_version else "Keras"
+        model = self.config.get("config") if isinstance(self.config.get("config"), dict) else {}
+        if not model:
+            return f"{version} weights (the file holds no model config)"
+        layers = [f"{layer.get('class_name', '?')} {layer.get('config', {}).get('name', '?')}"
+                  for layer in model.get("layers", []) if isinstance(layer, dict) and isinstance(layer.get("config"), dict)
+                  and layer.get("class_name") != "InputLayer"]
+        shown = ", ".join(layers[:12]) + (f", … {len(layers) - 12} more" if len(layers) > 12 else "")
+        return f"{version} · {self.config.get('class_name', 'model')} {model.get('name', '')}: {shown or 'no layers'}"
+
     def where_stored(self, entry: BundleEntry) -> str:
         inside = f" in {self.archive.weights_member} inside the archive" if self.archive is not None else ""
         return f"HDF5 dataset /{entry.name}{inside}"

@@ -21,6 +21,8 @@ def test_a_dropped_keras_run_shows_keras_names_and_values(qtbot, main_window, tf
     drop(qtbot, main_window, tf_ckpts.keras_run / "epoch_03.keras")
     window = main_window
     assert [c.step for c in window.checkpoint_model.checkpoints] == [1, 1, 2, 2, 3, 3]
+    summary = f"Keras {keras.__version__} · Sequential conv_net: Conv2D conv, BatchNormalization norm"
+    assert window.statusBar().currentMessage().startswith(summary)
     assert window.current.checkpoint.prefix.endswith("epoch_03.keras")
     shown = {window.current.variables[i].display_name for i in window.browser.visible_indexes}
     assert {"conv/kernel", "hidden/kernel", "logits/kernel", "norm/gamma"} <= shown

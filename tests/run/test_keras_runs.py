@@ -72,6 +72,11 @@ def test_cli_lists_and_shows_keras_files(tf_ckpts, tmp_path):
     assert shown.returncode == 0, shown.stderr
     with h5py.File(path) as h5:
         assert np.load(out).tobytes() == h5[KERNEL][()].tobytes()
+    described = json.loads(cli("list", tf_ckpts.keras_files / "model.keras", "--json").stdout)["model"]
+    import keras
+
+    assert described.startswith(f"Keras {keras.__version__} · Sequential conv_net: Conv2D conv, ")
+    assert json.loads(cli("list", tf_ckpts.tf1_run, "--json").stdout)["model"] is None
     steps = cli("steps", tf_ckpts.keras_run)
     assert steps.returncode == 0 and "epoch_03.keras" in steps.stdout
 
