@@ -88,6 +88,7 @@ def run_gui(argv: list[str], started: float | None = None) -> int:
     finally:
         if server is not None:
             server.close()
+        windows.stop_work()
 
 
 def _listen(paths: list[str]):
@@ -143,6 +144,17 @@ class Windows:
             window.showNormal()
         window.raise_()
         window.activateWindow()
+
+    def stop_work(self) -> None:
+        """The event loop has ended (quit, or the smoke test's exit): background jobs of windows still
+        open stop and are waited for, so no worker thread still reads a file (h5py on a Keras file) while
+        the interpreter tears down."""
+        from shiboken6 import isValid
+
+        for window in self.windows:
+            if isValid(window):
+                window.runner.cancel_all()
+                window.runner.wait(10000)
 
     def active(self):
         from PySide6.QtWidgets import QApplication

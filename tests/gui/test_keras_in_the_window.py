@@ -67,3 +67,20 @@ def test_an_edited_keras_file_is_saved_from_the_window(qtbot, main_window, tf_ck
     with qtbot.waitSignal(main_window.edits.verified, timeout=120000) as verdict:
         main_window.edits.verify_button.click()
     assert verdict.args[0].ok and verdict.args[0].by == "Keras", verdict.args[0].mismatches
+
+
+def test_the_app_opens_a_keras_file_and_exits_cleanly(tf_ckpts, tmp_path):
+    """A start on a Keras file (the smoke test: open, list, quit at once while the run's background damage
+    check still reads its files) exits 0: no worker thread reads HDF5 while the interpreter tears down."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.locations import MAIN
+
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", XDG_CONFIG_HOME=str(tmp_path / "config"))
+    for _ in range(3):  # the crash it guards against came one start in two
+        result = subprocess.run([sys.executable, str(MAIN), "--smoke-test", str(tf_ckpts.keras_run / "epoch_03.keras")],
+                                capture_output=True, text=True, env=env, timeout=120)
+        assert result.returncode == 0, result.stderr[-1500:]
+        assert "Traceback" not in result.stderr and "smoke test: 25 variables" in result.stdout
