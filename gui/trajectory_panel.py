@@ -131,6 +131,7 @@ class TrajectoryPanel(QWidget):
             return
         if not self.series:
             self.plot.setTitle(None)
+            self.plot.enableAutoRange()  # the hint's neutral axes gave way to the data
         colour = _COLOURS[len(self.series) % len(_COLOURS)]
         curve = self.plot.plot([], [], pen=pg.mkPen(colour, width=2), symbol="o", symbolSize=6,
                                symbolBrush=colour, name=label)

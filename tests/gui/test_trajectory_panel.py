@@ -47,6 +47,9 @@ def test_plot_equals_tensorflow_and_metric_switch(qtbot, window, tf_ckpts):
     add_variable(qtbot, window, "dense/kernel")
     xs, ys = plotted_values(window.trajectory, "dense/kernel")
     assert xs == [20, 30, 40, 50, 60]
+    window.trajectory.plot.getPlotItem().vb.updateAutoRange()
+    (x0, x1), (y0, y1) = window.trajectory.plot.getPlotItem().vb.viewRange()
+    assert x0 <= 20 and x1 >= 60 and y0 <= min(ys) and y1 >= max(ys)  # the curve is in sight
     assert ys == pytest.approx([tf_l2(c.prefix, "dense/kernel") for c in window.current.run.checkpoints])
     with qtbot.waitSignal(window.trajectory.updated, timeout=20000):
         window.trajectory.metric.setCurrentText("max")
