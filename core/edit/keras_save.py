@@ -40,8 +40,8 @@ def save_keras_remapped(reader: KerasReader, plan: RemapPlan, destination: str, 
     if any(p.variable_name is not None for p in result.planned) and legacy:
         raise PlanError(reader.prefix, "renaming layers of a legacy .h5 is not done here: convert it to a .keras "
                                        "first (load it with Keras and save it as .keras)")
-    layers = layer_renames(reader, [p for p in result.planned if p.source and not reader.naming()[p.source].slot_of
-                                    and not reader.naming()[p.source].optimizer_state])
+    named = reader.naming()
+    layers = layer_renames(reader, [p for p in result.planned if p.source and not named[p.source].optimizer_state])
     replaced = {}
     changed = [p for p in result.planned if p.values is not None or p.dtype != p.source_dtype]
     for done, planned in enumerate(changed):

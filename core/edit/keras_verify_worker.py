@@ -36,7 +36,9 @@ def check(request: dict) -> dict:
     for name, values in promised.items():
         if name not in saved:
             mismatches.append(f"{name} is missing")
-        elif saved.read(name).dtype != values.dtype or not np.array_equal(saved.read(name), values, equal_nan=True):
+            continue
+        stored = saved.read(name)
+        if stored.dtype != values.dtype or not np.array_equal(stored, values, equal_nan=True):
             mismatches.append(f"{name} differs from the plan")
     model = _load_model(request["destination"])
     by = "Keras" if model is not None else "h5py (a weights file holds no model for Keras to build)"

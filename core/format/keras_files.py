@@ -28,6 +28,7 @@ KERAS_SUFFIXES = (".keras", ".weights.h5", ".h5", ".hdf5")
 WEIGHTS_MEMBERS = ("model.weights.h5", "model.weights.npz")
 MAX_JSON_BYTES = 64 << 20       # config.json of a very big model is a few MB
 MAX_EXPANSION = 1000            # a member may expand at most this much over its compressed size
+_READABLE_COMPRESSION = (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED, zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA)
 # HDF5 allows a user block before its superblock; the signature then sits at 512, 1024, 2048, ...
 _HDF5_OFFSETS = (0, 512, 1024, 2048, 4096)
 
@@ -98,11 +99,14 @@ class KerasArchive:
         if self.weights_member is None:
             raise NotACheckpointError(self.path, "is a Keras model without weights (no model.weights.h5 inside)")
         info = self.members[self.weights_member]
+        if info.compress_type not in _READABLE_COMPRESSION:
+            raise CorruptCheckpointError(self.path, f"its {self.weights_member} is compressed with zip method "
+                                                    f"{info.compress_type}, which Python's zipfile does not read")
         try:
             if info.compress_type == zipfile.ZIP_STORED:
                 return _StoredMember(self.path, info)
             return self.zip.open(info)
-        except (zipfile.BadZipFile, OSError, ValueError, NotImplementedError) as exc:
+        except (zipfile.BadZipFile, OSError, ValueError) as exc:
             raise CorruptCheckpointError(self.path, f"its {self.weights_member} cannot be read ({exc})") from None
 
     def close(self) -> None:

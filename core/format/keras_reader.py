@@ -27,7 +27,7 @@ from .object_graph import ObjectInfo
 
 # What h5py (and zipfile under it, for a .keras) raise on damaged bytes; never let out of this module.
 H5_ERRORS = (OSError, RuntimeError, ValueError, KeyError, TypeError, AttributeError, EOFError, zipfile.BadZipFile)
-_LOCK = threading.Lock()  # one h5py call at a time on a file object (a zip member is not thread-safe)
+HDF5_LOCK = threading.Lock()  # one h5py call at a time on a file object (a zip member is not thread-safe)
 # Readers whose HDF5 file is open. h5py closing a file read through a Python file object during the
 # interpreter's final teardown crashes the process (its io objects are gone by then): close them first.
 _OPEN = weakref.WeakSet()
@@ -47,17 +47,17 @@ class KerasReader(EntryListing):
         self.index_path = self.prefix
         self.warnings: list[str] = []
         self.archive: KerasArchive | None = None
-        self._h5 = None
+        self.h5 = None
         self.config: dict = {}
         self.metadata: dict = {}
         kind = file_kind(self.prefix)
         if kind is None:
             raise NotACheckpointError(self.prefix, "is neither a .keras archive nor an HDF5 file")
-        self._h5 = self._open(kind)
+        self.h5 = self._open(kind)
         _OPEN.add(self)
         try:
-            weights = name_weights(self._h5, self.config)
-            version = self.metadata.get("keras_version") or self._h5.attrs.get("keras_version", "")
+            weights = name_weights(self.h5, self.config)
+            version = self.metadata.get("keras_version") or self.h5.attrs.get("keras_version", "")
         except H5_ERRORS as exc:
             self.close()
             raise CorruptCheckpointError(self.prefix, f"damaged Keras weights ({exc})") from None
@@ -93,7 +93,7 @@ class KerasReader(EntryListing):
 
     def _entry(self, path: str) -> BundleEntry:
         try:
-            dataset = self._h5[path]
+            dataset = self.h5[path]
             shape, numpy_dtype = tuple(int(d) for d in dataset.shape), dataset.dtype
         except H5_ERRORS as exc:
             raise CorruptCheckpointError(self.prefix, f"{path}: damaged dataset ({exc})") from None
@@ -135,9 +135,9 @@ class KerasReader(EntryListing):
         import numpy as np
 
         self.entry(name)  # an unknown name is VariableNotFoundError, like every reader's
-        with _LOCK:
+        with HDF5_LOCK:
             try:
-                return np.asarray(self._h5[name][()])
+                return np.asarray(self.h5[name][()])
             except H5_ERRORS as exc:
                 raise CorruptCheckpointError(self.prefix, f"{name}: cannot be read ({exc})") from None
 
@@ -150,9 +150,9 @@ class KerasReader(EntryListing):
         row_bytes = max(entry.nbytes // max(entry.shape[0], 1), 1)
         rows = max(chunk_bytes // row_bytes, 1)
         for start in range(0, entry.shape[0], rows):
-            with _LOCK:
+            with HDF5_LOCK:
                 try:
-                    block = self._h5[name][start:start + rows]
+                    block = self.h5[name][start:start + rows]
                 except H5_ERRORS as exc:
                     raise CorruptCheckpointError(self.prefix, f"{name}: cannot be read ({exc})") from None
             yield block.reshape(-1)
@@ -165,18 +165,18 @@ class KerasReader(EntryListing):
             raise VariableNotFoundError(self.prefix, f"{name!r} has no element {flat_index} "
                                                      f"(it has {entry.num_elements})")
         index = np.unravel_index(flat_index, entry.shape) if entry.shape else ()
-        with _LOCK:
+        with HDF5_LOCK:
             try:
-                return self._h5[name][index]
+                return self.h5[name][index]
             except H5_ERRORS as exc:
                 raise CorruptCheckpointError(self.prefix, f"{name}: cannot be read ({exc})") from None
 
     def close(self) -> None:
         _OPEN.discard(self)
         try:
-            if getattr(self, "_h5", None) is not None:
-                with _LOCK:
-                    self._h5.close()
+            if getattr(self, "h5", None) is not None:
+                with HDF5_LOCK:
+                    self.h5.close()
         finally:
             if self.archive is not None:
                 self.archive.close()
@@ -215,7 +215,7 @@ def holds_keras_weights(path: str) -> bool:
     import h5py
 
     try:
-        with _LOCK, h5py.File(path, "r") as h5:
+        with HDF5_LOCK, h5py.File(path, "r") as h5:
             return any(name in h5 for name in LAYER_GROUPS) or "model_weights" in h5 or "layer_names" in h5.attrs or (
                 "vars" in h5 and "optimizer" in h5)
     except H5_ERRORS:

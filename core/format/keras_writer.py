@@ -12,7 +12,7 @@ import os
 import shutil
 import zipfile
 
-from .keras_reader import _LOCK, KerasReader
+from .keras_reader import HDF5_LOCK, KerasReader
 
 
 def write_weights(reader: KerasReader, path: str, replaced: dict, dropped: set[str],
@@ -21,8 +21,8 @@ def write_weights(reader: KerasReader, path: str, replaced: dict, dropped: set[s
     `layer_names` ({`vars` group path: new layer name}) at `path`."""
     import h5py
 
-    source = reader._h5
-    with _LOCK, h5py.File(path, "w") as target:
+    source = reader.h5
+    with HDF5_LOCK, h5py.File(path, "w") as target:
         for key, value in source.attrs.items():
             target.attrs[key] = value
         for name in source:
