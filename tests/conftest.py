@@ -20,6 +20,14 @@ def tf_ckpts(tmp_path_factory: pytest.TempPathFactory) -> Fixtures:
     return write_all(tmp_path_factory.mktemp("tf_ckpts"))
 
 
+@pytest.fixture(scope="session")
+def compare_cases(tmp_path_factory: pytest.TempPathFactory):
+    """The restore failures of tests.compare_fixtures, written by TensorFlow once per session."""
+    from tests.compare_fixtures import write_cases
+
+    return write_cases(tmp_path_factory.mktemp("compare_cases"))
+
+
 @pytest.fixture
 def gc_in_gui_thread():
     """Collect garbage only in the GUI thread while a GUI test runs.

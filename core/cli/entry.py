@@ -7,10 +7,11 @@ import sys
 
 from ..analysis.trajectory import METRICS
 from ..errors import InspectorError, UsageError
-from . import reading, writing
+from . import comparing, reading, writing
 from .output import EXIT_BAD_INPUT
 
-COMMANDS = ("list", "steps", "show", "trajectory", "export-csv", "export", "remap", "convert", "tensorboard")
+COMMANDS = ("list", "steps", "show", "trajectory", "export-csv", "export", "remap", "convert", "tensorboard", "diff",
+            "check")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -98,6 +99,31 @@ def build_parser() -> argparse.ArgumentParser:
     conversion.add_argument("--model", metavar="MODEL.keras",
                             help="the model to build (needed for a .weights.h5 or a TF checkpoint source)")
     conversion.set_defaults(handler=writing.command_convert)
+
+    diff = commands.add_parser("diff", help="what changed between two checkpoints (exit 0 same, 1 different)")
+    diff.add_argument("a", help="a checkpoint, run, SavedModel or Keras file")
+    diff.add_argument("b", help="another (or the same run, with --step-a / --step-b)")
+    diff.add_argument("--step-a", type=int, help="the checkpoint of A at this step (default: the latest)")
+    diff.add_argument("--step-b", type=int, help="the checkpoint of B at this step (default: the latest)")
+    diff.add_argument("--values", action="store_true", help="read the values: how many differ, max |a-b|, "
+                                                           "relative l2 change (streamed, both files read once)")
+    diff.add_argument("--atol", type=float, default=0.0, help="with --values: differences up to this count as equal")
+    diff.add_argument("--rtol", type=float, default=0.0, help="with --values: ... or up to this times |b|")
+    diff.add_argument("--all", action="store_true", help="list optimizer state and bookkeeping too, not just counts")
+    diff.add_argument("--json", action="store_true")
+    diff.set_defaults(handler=comparing.command_diff)
+
+    check = commands.add_parser("check", help="will a checkpoint restore into a target (exit 0 yes, 1 no), and the "
+                                              "plan that makes it")
+    check.add_argument("ckpt", help="the checkpoint (or run) to restore")
+    check.add_argument("--against", required=True, metavar="TARGET",
+                       help="what restores it: a TF1 .meta, a SavedModel, a template checkpoint or run, a Keras file")
+    check.add_argument("--step", type=int, help="the checkpoint of CKPT at this step (default: the latest)")
+    check.add_argument("--plan-out", metavar="PLAN.json", help="write the proposed plan (for `remap --plan`)")
+    check.add_argument("--verify", action="store_true",
+                       help="also restore it into the target with TensorFlow (or Keras) in a child process")
+    check.add_argument("--json", action="store_true")
+    check.set_defaults(handler=comparing.command_check)
 
     board = commands.add_parser("tensorboard", help="start TensorBoard on a run and wait until Ctrl+C")
     board.add_argument("path")

@@ -3,6 +3,7 @@ needs TensorFlow or Keras, which the app never imports itself. Progress is repor
 runs; cancelling the job (closing the generator) kills the child."""
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -38,3 +39,12 @@ def run_module(module: str, arguments: list[str], doing: str) -> Job[Finished]:
             process.wait()
     stdout, stderr = process.communicate()
     return Finished(process.returncode, stdout, stderr)
+
+
+def answer_request(check, argv: list[str]) -> int:
+    """The child's side: read the JSON request file named by argv[0], print `check(request)` as one JSON
+    line (the parent reads the last line that starts with `{`)."""
+    with open(argv[0], encoding="utf-8") as f:
+        request = json.load(f)
+    print(json.dumps(check(request)), flush=True)
+    return 0

@@ -7,8 +7,9 @@ Prints one JSON line: {"ok", "checked", "mismatches", "by"}. Run as `python -m c
 """
 from __future__ import annotations
 
-import json
 import sys
+
+from .child_process import answer_request
 
 
 def _expected(request: dict, source) -> dict:
@@ -74,5 +75,4 @@ def _load_model(path: str):
 
 
 if __name__ == "__main__":
-    with open(sys.argv[1], encoding="utf-8") as f:
-        print(json.dumps(check(json.load(f))))
+    sys.exit(answer_request(check, sys.argv[1:]))

@@ -1,7 +1,9 @@
 """Verify with TensorFlow (or, for a Keras file, with Keras: core.edit.keras_verify_worker): after a
-remapped checkpoint is saved, TensorFlow reloads it in a separate process (so the app never imports it) and compares every tensor with what the plan
-promised: the source's tensor (renamed), cast as planned, or the new values; nothing missing, nothing
-extra. The job reports progress while the process runs and kills it when cancelled."""
+remapped checkpoint is saved, TensorFlow reloads it in a separate process (so the app never imports it)
+and compares every tensor with what the plan promised: the source's tensor (renamed), cast as planned,
+or the new values; nothing missing, nothing extra. After a check-driven save, verify_restore restores
+the checkpoint into the check's target the way its program would (core.edit.restore_verify_worker).
+The jobs report progress while the process runs and kill it when cancelled."""
 from __future__ import annotations
 
 import json
@@ -9,6 +11,7 @@ import os
 import tempfile
 from dataclasses import dataclass
 
+from ..analysis.restore_check import RestoreTarget
 from ..format import dtypes
 from ..format.checkpoint_keys import OBJECT_GRAPH_KEY
 from ..format.keras_reader import is_keras_file
@@ -23,8 +26,12 @@ class VerifyResult:
     mismatches: list[str]
     prefix: str = ""  # the checkpoint that was reloaded
     by: str = "TensorFlow"  # who reloaded it
+    restored_into: str = ""  # the program it was restored into, for a restore check
 
     def summary(self) -> str:
+        if self.ok and self.restored_into:
+            return (f"{self.by} restored {os.path.basename(self.prefix)} into {self.restored_into} "
+                    f"({self.checked} variables) without an error.")
         if self.ok:
             where = f" of {os.path.basename(self.prefix)}" if self.prefix else ""
             return f"{self.by} reloaded all {self.checked} tensors{where} and each equals what the plan promised."
@@ -49,18 +56,34 @@ def verify_saved(source_prefix: str, destination_prefix: str, result: Preview) -
                 item["values"] = values_path
             expected.append(item)
         request = {"source": source_prefix, "destination": destination_prefix, "expected": expected}
-        request_path = os.path.join(folder, "request.json")
-        with open(request_path, "w", encoding="utf-8") as f:
-            json.dump(request, f)
         # A Keras file is loaded by Keras (core.edit.keras_verify_worker), a checkpoint by TensorFlow.
         keras = not os.path.exists(destination_prefix + ".index") and is_keras_file(destination_prefix)
         worker, who = ("core.edit.keras_verify_worker", "Keras") if keras else ("core.edit.verify_worker", "TensorFlow")
-        finished = yield from run_module(worker, [request_path], f"{who} is reloading it")
-    stdout, stderr = finished.stdout, finished.stderr
-    lines = [line for line in stdout.splitlines() if line.startswith("{")]
+        return (yield from _ask_child(worker, request, folder, f"{who} is reloading it", who, destination_prefix))
+
+
+def _ask_child(worker: str, request: dict, folder: str, doing: str, who: str, prefix: str,
+               into: str = "") -> Job[VerifyResult]:
+    """Hand `request` to the worker module in a child process and read its one-line JSON verdict."""
+    request_path = os.path.join(folder, "request.json")
+    with open(request_path, "w", encoding="utf-8") as f:
+        json.dump(request, f)
+    finished = yield from run_module(worker, [request_path], doing)
+    lines = [line for line in finished.stdout.splitlines() if line.startswith("{")]
     if finished.returncode != 0 or not lines:
-        last = stderr.strip().splitlines()[-1:] or ["no output"]
-        return VerifyResult(False, 0, [f"the {who} check could not run: {last[0]}"], destination_prefix, who)
+        last = finished.stderr.strip().splitlines()[-1:] or ["no output"]
+        return VerifyResult(False, 0, [f"the {who} check could not run: {last[0]}"], prefix, who, into)
     verdict = json.loads(lines[-1])
-    return VerifyResult(verdict["ok"], verdict["checked"], verdict["mismatches"], destination_prefix,
-                        verdict.get("by", who))
+    return VerifyResult(verdict["ok"], verdict["checked"], verdict["mismatches"], prefix, verdict.get("by", who), into)
+
+
+def verify_restore(checkpoint_prefix: str, target: RestoreTarget) -> Job[VerifyResult]:
+    """Job: restore the checkpoint into the target of a check the way its program would, in a child
+    process (core.edit.restore_verify_worker); TensorFlow's (or Keras's) own message on failure."""
+    request = {"kind": target.kind, "checkpoint": os.path.abspath(checkpoint_prefix),
+               "target": os.path.abspath(target.prefix if target.kind in ("checkpoint", "keras") else target.path)}
+    who = "Keras" if target.kind == "keras" else "TensorFlow"
+    into = os.path.basename(target.path.rstrip(os.sep))
+    with tempfile.TemporaryDirectory(prefix="ckpt-restore-") as folder:
+        return (yield from _ask_child("core.edit.restore_verify_worker", request, folder,
+                                      f"{who} is restoring it into {into}", who, checkpoint_prefix, into))

@@ -3,10 +3,10 @@ and prints one JSON line: {"ok", "checked", "mismatches"}. Run as `python -m cor
 """
 from __future__ import annotations
 
-import json
 import sys
 
 from ..format.checkpoint_keys import OBJECT_GRAPH_KEY
+from .child_process import answer_request
 
 
 def _as_array(value):
@@ -57,12 +57,5 @@ def check(request: dict) -> dict:
     return {"ok": not mismatches, "checked": len(request["expected"]), "mismatches": mismatches}
 
 
-def main(argv: list[str]) -> int:
-    with open(argv[0], encoding="utf-8") as f:
-        request = json.load(f)
-    print(json.dumps(check(request)), flush=True)
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(answer_request(check, sys.argv[1:]))

@@ -24,18 +24,14 @@ from . import dtypes
 from .bundle_entry import LITTLE_ENDIAN, BundleEntry, BundleHeader, decode_shape, decode_slice
 from .bundle_reader import EntryListing, Slice
 from .ordered_code import encode_slice_key
-from .protowire import FIXED32, FIXED64, LENGTH_DELIMITED, VARINT, as_int64, read_varint, typed_fields
+from .protowire import LENGTH_DELIMITED, VARINT, typed_fields
+from .tensor_proto import VALUE_FIELDS, tensor_fields, tensor_values
 from .sstable import TABLE_MAGIC, TableFile
 
 SHARD_PATTERN = re.compile(r"^(?P<base>.+)-(?P<shard>\d{5})-of-(?P<count>\d{5})$")
 _META_FIELDS = {1: LENGTH_DELIMITED, 2: LENGTH_DELIMITED}
 _SLICE_META_FIELDS = {1: LENGTH_DELIMITED, 2: LENGTH_DELIMITED, 3: VARINT, 4: LENGTH_DELIMITED}
 _SAVED_SLICE_FIELDS = {1: LENGTH_DELIMITED, 2: LENGTH_DELIMITED, 3: LENGTH_DELIMITED}
-# TensorProto value fields by dtype number: (field, how its items are stored)
-_VALUE_FIELDS = {1: (5, "f4"), 2: (6, "f8"), 3: (7, "int"), 4: (7, "int"), 5: (7, "int"), 6: (7, "int"),
-                 7: (8, "bytes"), 8: (9, "f4"), 9: (10, "int"), 10: (11, "int"), 11: (7, "int"), 12: (7, "int"),
-                 13: (7, "int"), 14: (13, "int"), 15: (7, "int"), 16: (7, "int"), 17: (7, "int"), 18: (12, "f8"),
-                 19: (13, "int"), 22: (16, "int"), 23: (17, "int")}
 
 
 def is_v1_file(path: str) -> bool:
@@ -149,7 +145,7 @@ class V1Reader(EntryListing):
 
         entry = self.entry(name)
         dtype = dtypes.from_number(entry.dtype_number)
-        if dtype is None or dtype.number not in _VALUE_FIELDS:
+        if dtype is None or dtype.number not in VALUE_FIELDS:
             raise UnsupportedDtypeError(self.prefix, f"{name!r} has dtype {entry.dtype_name}, which V1 cannot hold")
         if entry.num_elements > sum(os.path.getsize(path) for path in self.files):
             # Every value takes at least a byte in the table: a shape the files cannot back is damage,
@@ -193,7 +189,7 @@ class V1Reader(EntryListing):
             raise CorruptCheckpointError(path, f"the values of {name!r} are missing")
         try:
             proto = _tensor_proto(value)
-            values = _values(proto, dtype, int(np.prod(shape, dtype=np.int64)))
+            values = tensor_values(proto, dtype, int(np.prod(shape, dtype=np.int64)))
         except DecodeError as exc:
             raise CorruptCheckpointError(path, f"damaged values of {name!r} ({exc})") from None
         return values.reshape(shape)
@@ -207,72 +203,4 @@ def _tensor_proto(value) -> dict[int, list]:
     for field, item in typed_fields(saved_slice, _SAVED_SLICE_FIELDS, "a saved slice"):
         if field == 3:
             data = item
-    from .protowire import iter_fields
-
-    fields: dict[int, list] = {}
-    for number, wire_type, item in iter_fields(data):
-        fields.setdefault(number, []).append((wire_type, item))
-    return fields
-
-
-def _values(fields: dict[int, list], dtype: dtypes.DType, count: int):
-    """The values of a TensorProto as a flat numpy array of `dtype`, exactly `count` of them."""
-    import numpy as np
-
-    if 4 in fields:  # tensor_content: the raw little-endian bytes
-        raw = b"".join(bytes(item) for wire_type, item in fields[4] if wire_type == LENGTH_DELIMITED)
-        if len(raw) != count * dtype.itemsize:
-            raise DecodeError(f"{len(raw)} bytes of content for {count} {dtype.name} values")
-        return np.frombuffer(raw, dtype=dtype.numpy_dtype()).copy()
-    field, kind = _VALUE_FIELDS[dtype.number]
-    items = fields.get(field, [])
-    if kind == "bytes":
-        strings = [bytes(item) for wire_type, item in items if wire_type == LENGTH_DELIMITED]
-        if len(strings) != count:
-            raise DecodeError(f"{len(strings)} strings for {count} elements")
-        result = np.empty(count, dtype=object)
-        result[:] = strings
-        return result
-    width = {"f4": 4, "f8": 8}.get(kind)
-    if width:
-        packed = b"".join(bytes(item) if wire_type == LENGTH_DELIMITED else
-                          item.to_bytes(width, "little") for wire_type, item in items
-                          if wire_type in (LENGTH_DELIMITED, FIXED32 if width == 4 else FIXED64))
-        numbers = np.frombuffer(packed, dtype=f"<{kind}")
-        if dtype.is_numeric and dtype.numpy_dtype().kind == "c":
-            numbers = numbers.view(f"<c{2 * width}")
-    else:
-        unsigned = dtype.number in (22, 23)  # uint32 / uint64 take the varint as it is
-        numbers = np.array(_varints(items, signed=not unsigned), dtype=np.uint64 if unsigned else np.int64)
-    if numbers.size != count:
-        raise DecodeError(f"{numbers.size} values for {count} elements")
-    if dtype.number in (19, 14):  # float16 / bfloat16 are kept as their 16-bit patterns
-        _check_range(numbers, np.uint16, dtype)
-        return numbers.astype(np.uint16).view(dtype.numpy_dtype())
-    if numbers.dtype.kind in "iu":
-        target = dtype.numpy_dtype()
-        _check_range(numbers, np.bool_ if target.kind == "b" else target, dtype)
-    return numbers.astype(dtype.numpy_dtype())
-
-
-def _check_range(numbers, storage, dtype: dtypes.DType) -> None:
-    """Integers TensorFlow wrote for `dtype` fit it; others mean the bytes are damaged."""
-    import numpy as np
-
-    low, high = (0, 1) if storage is np.bool_ else (np.iinfo(storage).min, np.iinfo(storage).max)
-    if numbers.size and (int(numbers.min()) < low or int(numbers.max()) > high):
-        raise DecodeError(f"a value out of the range of {dtype.name}")
-
-
-def _varints(items, signed: bool = True) -> list[int]:
-    convert = as_int64 if signed else (lambda number: number)
-    out = []
-    for wire_type, item in items:
-        if wire_type == VARINT:
-            out.append(convert(item))
-        elif wire_type == LENGTH_DELIMITED:  # packed
-            pos, data = 0, bytes(item)
-            while pos < len(data):
-                number, pos = read_varint(data, pos)
-                out.append(convert(number))
-    return out
+    return tensor_fields(data)

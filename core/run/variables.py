@@ -83,6 +83,13 @@ def _object_graph(reader: CheckpointReader) -> dict[str, ObjectInfo]:
         return {}
 
 
+def kind_of_name(name: str, names) -> tuple[str, str | None]:
+    """(kind, the variable it is a slot of) of a name known only by itself and its neighbours `names`
+    (a graph's restore list, where no object graph tells more)."""
+    slot_of, _ = slot_of_key(name, names) or (None, None)
+    return _kind(name, slot_of, None), slot_of
+
+
 def _kind(name: str, slot_of: str | None, info: ObjectInfo | None) -> str:
     if name.endswith(CONFIG_SUFFIX):
         return "config"

@@ -1,0 +1,160 @@
+"""How far apart two tensors of one shape and dtype are, read from two checkpoints in step, a chunk at a
+time: how many elements differ bit for bit, the largest |a - b|, the change relative to a
+(||a - b|| / ||a||), and whether every difference is within a tolerance (|a - b| <= atol + rtol * |b|,
+numpy's allclose with b as the reference). And a digest of a tensor's content that agrees across
+formats: the masked CRC32C of its little-endian bytes, which is the checksum a V2 bundle stores (so a
+bundle's entry gives it without a read).
+"""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+from ..format.bundle_entry import BundleEntry
+from ..format.bundle_reader import CheckpointReader
+from ..format.checksum import crc32c, mask
+from ..jobs import Job, Progress
+
+CHUNK_BYTES = 4 << 20  # per side: small enough to stay in cache while both chunks are compared
+_BITS = {1: "u1", 2: "u2", 4: "u4", 8: "u8"}
+
+
+@dataclass(frozen=True)
+class ValueDifference:
+    status: str                 # "equal" (bit for bit), "close" (within the tolerance) or "different"
+    count: int                  # elements compared
+    differing: int              # elements whose bits differ
+    max_abs_diff: float | None  # over the differing elements that are numbers on both sides
+    rel_l2: float | None        # ||a - b|| / ||a||; None where ||a|| is 0 or the values are not numbers
+
+    def record(self) -> dict:
+        record = {"differing": self.differing}
+        if self.max_abs_diff is not None:
+            record["max_abs_diff"] = self.max_abs_diff
+        if self.rel_l2 is not None:
+            record["rel_l2"] = self.rel_l2
+        return record
+
+
+class _Accumulator:
+    def __init__(self, atol: float, rtol: float):
+        self.atol, self.rtol = atol, rtol
+        self.count = self.differing = 0
+        self.sum_sq_a = self.sum_sq_diff = 0.0
+        self.max_abs: float | None = None
+        self.within = True
+        self.numbers = True
+
+    def add(self, x, y) -> None:
+        import numpy as np
+
+        self.count += x.size
+        if x.dtype == object:
+            self.numbers = False
+            self.differing += sum(1 for p, q in zip(x, y) if bytes(p) != bytes(q))
+            self.within = self.within and self.differing == 0
+            return
+        differ = _bits_differ(x, y)
+        wide = np.complex128 if x.dtype.kind == "c" else np.float64
+        with np.errstate(invalid="ignore", over="ignore"):
+            a = x.astype(wide)
+            self.sum_sq_a += float(np.vdot(a, a).real)
+            count = int(np.count_nonzero(differ))
+            if not count:
+                return
+            self.differing += count
+            p, q = a[differ], y[differ].astype(wide)
+            delta = np.abs(p - q)
+            finite = delta[np.isfinite(delta)]
+            if finite.size:
+                largest = float(finite.max())
+                self.max_abs = largest if self.max_abs is None else max(self.max_abs, largest)
+                self.sum_sq_diff += float(np.dot(finite, finite))
+            if finite.size != delta.size:
+                self.within = False  # a NaN or an infinity on one side only
+            elif self.within:
+                self.within = bool(np.all(delta <= self.atol + self.rtol * np.abs(q)))
+
+    def result(self) -> ValueDifference:
+        if self.differing == 0:
+            status = "equal"
+        else:
+            status = "close" if self.within and self.numbers else "different"
+        rel = None
+        if self.numbers and self.sum_sq_a > 0:
+            rel = (self.sum_sq_diff / self.sum_sq_a) ** 0.5
+        elif self.numbers and self.differing == 0:
+            rel = 0.0
+        return ValueDifference(status, self.count, self.differing, self.max_abs, rel)
+
+
+def _bits_differ(x, y):
+    """Elementwise: do the stored bits differ (NaNs with one payload are equal, -0.0 and 0.0 are not)."""
+    import numpy as np
+
+    itemsize = x.dtype.itemsize
+    if itemsize in _BITS:
+        return x.view(_BITS[itemsize]) != y.view(_BITS[itemsize])
+    return (x.view(np.uint8).reshape(-1, itemsize) != y.view(np.uint8).reshape(-1, itemsize)).any(axis=1)
+
+
+def compare_values(reader_a, reader_b, entry_a: BundleEntry, entry_b: BundleEntry, atol: float = 0.0,
+                   rtol: float = 0.0, chunk_bytes: int = CHUNK_BYTES) -> Job[ValueDifference]:
+    """Job: stream both tensors (same shape and dtype) and measure their difference."""
+    accumulator = _Accumulator(atol, rtol)
+    total = entry_a.nbytes
+    for x, y in aligned_chunks(reader_a.iter_chunks(entry_a.name, chunk_bytes),
+                               reader_b.iter_chunks(entry_b.name, chunk_bytes)):
+        accumulator.add(x, y)
+        if total > 16 * chunk_bytes:
+            yield Progress(accumulator.count * max(x.dtype.itemsize, 1), total, f"Comparing {entry_a.name}")
+    return accumulator.result()
+
+
+def aligned_chunks(chunks_a, chunks_b):
+    """Pairs of equally long pieces of two flat chunk streams of the same length. A chunk is a view of a
+    buffer its reader reuses, so the next one is asked for only when this one is used up."""
+    x = y = None
+    at_x = at_y = 0
+    while True:
+        if x is None or at_x == x.size:
+            x, at_x = next(chunks_a, None), 0
+        if y is None or at_y == y.size:
+            y, at_y = next(chunks_b, None), 0
+        if x is None or y is None:
+            if x is not None or y is not None:
+                raise ValueError("the two tensors hold different numbers of values")
+            return
+        if x.size == 0 or y.size == 0:
+            continue
+        n = min(x.size - at_x, y.size - at_y)
+        yield x[at_x:at_x + n], y[at_y:at_y + n]
+        at_x += n
+        at_y += n
+
+
+def content_digest(reader, entry: BundleEntry, read: bool = True):
+    """A digest of the tensor's values equal across formats, or None (an opaque tensor, or `read` is
+    False and the format stores no checksum). Reads the tensor only when it must."""
+    dtype = entry.dtype
+    if dtype is None or dtype.is_opaque:
+        return None
+    if isinstance(reader, CheckpointReader) and not entry.slices and not dtype.is_string:
+        return ("crc", entry.size, entry.crc32c)
+    if not read:
+        return None
+    if dtype.is_string:
+        digest = hashlib.blake2b(digest_size=16)
+        for chunk in reader.iter_chunks(entry.name):
+            for item in chunk:
+                digest.update(len(item).to_bytes(8, "little") + bytes(item))
+        return ("strings", digest.hexdigest())
+    import numpy as np
+
+    crc = size = 0
+    for chunk in reader.iter_chunks(entry.name):  # values in native order: little-endian on every machine we run on
+        data = np.ascontiguousarray(chunk)
+        crc = crc32c(data, crc)
+        size += data.nbytes
+    return ("crc", size, mask(crc))
+

@@ -1,0 +1,123 @@
+"""The child process that restores a checkpoint into the program a check was made against, the way that
+program would, and prints one JSON line: {"ok", "checked", "mismatches", "by"}.
+
+- a TF1 `.meta`: `import_meta_graph`, then its own Saver's `restore` in a session;
+- a TF2 SavedModel: `tf.saved_model.load`, then `tf.train.Checkpoint(root=loaded).restore(...)` with
+  `assert_existing_objects_matched`;
+- a template checkpoint with a TF2 object graph: objects rebuilt from that graph (a trackable per node,
+  a variable of the template's shape and dtype per VARIABLE_VALUE attribute, children by their edge
+  names), restored by TensorFlow's object-graph saver with `assert_existing_objects_matched`; without an
+  object graph, a TF1 Saver over variables of the template's names;
+- a `.keras` model: Keras loads it and `load_weights` the checkpoint.
+TensorFlow's own message is what a failure reports. Run as `python -m core.edit.restore_verify_worker REQUEST`.
+"""
+from __future__ import annotations
+
+import sys
+
+from .child_process import answer_request
+
+_GRAPH_KEY = "_CHECKPOINTABLE_OBJECT_GRAPH"
+_FRAME_LINES = ("Graph execution error", "Detected at node", "Node:", "[[", "File ", "Original stack trace")
+
+
+def _first_line(exc: BaseException) -> str:
+    """TensorFlow's message in one line. A graph-mode restore error opens with a general paragraph, then
+    "Original error:", then frames of the graph; the line that says what went wrong ("Key hidden/biases
+    not found in checkpoint") is the first that is none of these."""
+    text = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    for index, line in enumerate(lines):
+        if line.endswith("Original error:"):
+            rest = [candidate for candidate in lines[index + 1:] if not candidate.startswith(_FRAME_LINES)]
+            return rest[0] if rest else line
+    return lines[0] if lines else type(exc).__name__
+
+
+def restore_into_meta(tf, checkpoint: str, meta: str) -> int:
+    with tf.Graph().as_default(), tf.compat.v1.Session() as session:
+        saver = tf.compat.v1.train.import_meta_graph(meta)
+        saver.restore(session, checkpoint)
+        return len(tf.compat.v1.global_variables())
+
+
+def restore_into_saved_model(tf, checkpoint: str, folder: str) -> int:
+    loaded = tf.saved_model.load(folder)
+    tf.train.Checkpoint(root=loaded).restore(checkpoint).assert_existing_objects_matched()
+    return len(getattr(loaded, "variables", ()))
+
+
+def restore_into_template(tf, checkpoint: str, template: str) -> int:
+    reader = tf.train.load_checkpoint(template)
+    shapes, kinds = reader.get_variable_to_shape_map(), reader.get_variable_to_dtype_map()
+    if _GRAPH_KEY not in kinds:
+        with tf.Graph().as_default(), tf.compat.v1.Session() as session:
+            variables = {name: tf.compat.v1.Variable(tf.zeros(shapes[name], kinds[name]), name="v")
+                         for name in shapes if kinds[name] != tf.string}
+            tf.compat.v1.train.Saver(variables).restore(session, checkpoint)
+            return len(variables)
+    from tensorflow.core.protobuf import trackable_object_graph_pb2
+
+    graph = trackable_object_graph_pb2.TrackableObjectGraph.FromString(reader.get_tensor(_GRAPH_KEY))
+    built: dict[int, object] = {}
+    count = [0]
+
+    def build(node_id: int, depth: int = 0):
+        if node_id in built:
+            return built[node_id]
+        node = graph.nodes[node_id]
+        value = [a for a in node.attributes if a.name == "VARIABLE_VALUE"]
+        if value:
+            key = value[0].checkpoint_key
+            built[node_id] = tf.Variable(tf.zeros(shapes[key], kinds[key]))
+            count[0] += 1
+            return built[node_id]
+        trackable = tf.__internal__.tracking.AutoTrackable()
+        built[node_id] = trackable
+        if depth < 64:
+            for child in node.children:
+                setattr(trackable, child.local_name, build(child.node_id, depth + 1))
+        return trackable
+
+    root = build(0)
+    # tf.train.Checkpoint would add a save_counter of its own, unmatched wherever the checkpoint was
+    # written by Checkpoint.write (which saves none); its saver restores the rebuilt root as it is.
+    from tensorflow.python.checkpoint import checkpoint as checkpoint_lib, graph_view
+
+    saver = checkpoint_lib.TrackableSaver(graph_view.ObjectGraphView(root))
+    saver.restore(checkpoint).assert_existing_objects_matched()
+    return count[0]
+
+
+def restore_into_keras(checkpoint: str, model_file: str) -> int:
+    import keras
+
+    model = keras.saving.load_model(model_file, compile=False)
+    model.load_weights(checkpoint)
+    return len(model.weights)
+
+
+def check(request: dict) -> dict:
+    import os
+
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    kind, checkpoint, target = request["kind"], request["checkpoint"], request["target"]
+    if kind == "keras":
+        who = "Keras"
+        attempt = lambda: restore_into_keras(checkpoint, target)  # noqa: E731
+    else:
+        import tensorflow as tf
+
+        who = "TensorFlow"
+        attempt = {"meta": lambda: restore_into_meta(tf, checkpoint, target),
+                   "saved_model": lambda: restore_into_saved_model(tf, checkpoint, target),
+                   "checkpoint": lambda: restore_into_template(tf, checkpoint, target)}[kind]
+    try:
+        count = attempt()
+    except Exception as exc:  # TensorFlow's own verdict, whatever its type: reported, not raised
+        return {"ok": False, "checked": 0, "mismatches": [_first_line(exc)], "by": who}
+    return {"ok": True, "checked": count, "mismatches": [], "by": who}
+
+
+if __name__ == "__main__":
+    sys.exit(answer_request(check, sys.argv[1:]))

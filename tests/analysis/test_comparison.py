@@ -1,0 +1,133 @@
+"""`diff`'s engine against TensorFlow: what differs between two checkpoints, and by how much, computed
+here from TensorFlow's own get_tensor."""
+import numpy as np
+import pytest
+
+from core.analysis.comparison import compare_checkpoints
+from core.analysis.value_difference import aligned_chunks
+from core.edit.operations import RegexRename
+from core.edit.plan import RemapPlan
+from core.edit.save import save_remapped
+from core.format.readers import open_reader
+from core.jobs import run_to_end
+
+
+def _tf():
+    import tensorflow as tf
+
+    return tf
+
+
+def compare(a, b, **options):
+    return run_to_end(compare_checkpoints(open_reader(a), open_reader(b), **options))
+
+
+def test_two_steps_of_a_run_differ_by_what_tensorflow_reads(tf_ckpts):
+    tf = _tf()
+    run = tf_ckpts.tf1_run
+    a, b = str(run / "model.ckpt-30"), str(run / "model.ckpt-60")
+    result = compare(a, b, values=True)
+    reader_a, reader_b = tf.train.load_checkpoint(a), tf.train.load_checkpoint(b)
+    assert not result.only_a and not result.only_b
+    assert {c.name for c in result.changed} == {"dense/kernel", "dense/bias", "global_step"}
+    for change in result.changed:
+        x = reader_a.get_tensor(change.name).astype(np.float64)
+        y = reader_b.get_tensor(change.name).astype(np.float64)
+        assert change.change == "values"
+        assert change.values.differing == int(np.count_nonzero(x != y))
+        assert change.values.max_abs_diff == pytest.approx(float(np.max(np.abs(x - y))))
+        if np.any(x):
+            assert change.values.rel_l2 == pytest.approx(np.linalg.norm(x - y) / np.linalg.norm(x))
+    assert {c.kind for c in result.changed if c.name == "global_step"} == {"bookkeeping"}
+
+
+def test_without_values_the_stored_checksums_decide(tf_ckpts):
+    run = tf_ckpts.tf1_run
+    same = compare(run / "model.ckpt-60", run / "model.ckpt-60")
+    assert not same.different and len(same.equal) == 3 and not same.values_read
+    changed = compare(run / "model.ckpt-30", run / "model.ckpt-60")
+    assert {c.name for c in changed.changed} == {"dense/kernel", "dense/bias", "global_step"}
+    assert all(c.values is None for c in changed.changed)
+
+
+def test_a_v1_checkpoint_has_no_checksums_to_compare_by(tf_ckpts):
+    prefix = str(tf_ckpts.v1_run / "model.ckpt-20")
+    result = compare(prefix, prefix)
+    assert result.unchecked and not result.equal
+    assert not compare(prefix, prefix, values=True).unchecked
+
+
+def test_renames_of_a_remapped_copy_are_found_by_content(tf_ckpts, tmp_path):
+    source = str(tf_ckpts.tf1_run / "model.ckpt-60")
+    plan = RemapPlan([RegexRename(pattern="^dense/", replacement="encoder/")])
+    copy = str(tmp_path / "renamed")
+    run_to_end(save_remapped(open_reader(source), plan, copy))
+    result = compare(source, copy)
+    assert {s.name for s in result.only_a} == {"dense/kernel", "dense/bias"}
+    assert {(r.old, r.new, r.evidence) for r in result.renames} == {("dense/kernel", "encoder/kernel", "content"),
+                                                                    ("dense/bias", "encoder/bias", "content")}
+    assert result.equal == ["global_step"]
+
+
+def test_renames_need_evidence_to_pair_same_shaped_variables(tmp_path):
+    tf = _tf()
+    values = {"a/x": np.ones(3, np.float32), "a/y": np.zeros(3, np.float32)}
+    renamed = {"b/p": np.full(3, 2, np.float32), "b/q": np.full(3, 5, np.float32)}
+    prefixes = []
+    for name, tensors in (("first", values), ("second", renamed)):
+        prefix = str(tmp_path / name)
+        tf.raw_ops.SaveV2(prefix=prefix, tensor_names=list(tensors), shape_and_slices=[""] * len(tensors),
+                          tensors=list(tensors.values()))
+        prefixes.append(prefix)
+    result = compare(*prefixes)
+    assert result.renames == []  # two [3] float32 on each side, different values, unrelated names
+
+
+def test_partitioned_and_merged_copies_are_equal(compare_cases):
+    result = compare(compare_cases.partitioned_ckpt, compare_cases.merged_ckpt, values=True)
+    assert not result.different
+    assert result.equal == ["scope/embed"]
+
+
+def test_tolerance_counts_small_differences_as_equal(tmp_path):
+    tf = _tf()
+    base = np.linspace(0, 1, 1000).astype(np.float32)
+    nudged = base.copy()
+    nudged[::10] += np.float32(1e-4)
+    for name, values in (("a", base), ("b", nudged)):
+        tf.raw_ops.SaveV2(prefix=str(tmp_path / name), tensor_names=["w"], shape_and_slices=[""], tensors=[values])
+    strict = compare(tmp_path / "a", tmp_path / "b", values=True)
+    assert strict.changed[0].values.differing == 100
+    loose = compare(tmp_path / "a", tmp_path / "b", values=True, atol=2e-4)
+    assert loose.equal == ["w"] and loose.within_tolerance == ["w"] and not loose.different
+
+
+def test_shape_and_dtype_changes_are_told_apart(tmp_path):
+    tf = _tf()
+    tf.raw_ops.SaveV2(prefix=str(tmp_path / "a"), tensor_names=["w", "b"], shape_and_slices=["", ""],
+                      tensors=[np.zeros((2, 3), np.float32), np.zeros(3, np.float32)])
+    tf.raw_ops.SaveV2(prefix=str(tmp_path / "b"), tensor_names=["w", "b"], shape_and_slices=["", ""],
+                      tensors=[np.zeros((3, 3), np.float32), np.zeros(3, np.float16)])
+    result = compare(tmp_path / "a", tmp_path / "b", values=True)
+    assert {(c.name, c.change) for c in result.changed} == {("w", "shape"), ("b", "dtype")}
+
+
+def test_optimizer_state_is_kept_apart_from_the_weights(tf_ckpts):
+    run = tf_ckpts.tf2_keras_run
+    result = compare(run / "ckpt-2", run / "ckpt-4")
+    kinds = {c.kind for c in result.changed}
+    assert "variable" in kinds and kinds - {"variable"}, kinds
+    from core.run.variables import describe_variables
+
+    truth = {v.name: v.kind for v in describe_variables(open_reader(run / "ckpt-4"))}
+    assert all(truth[c.name] == c.kind for c in result.changed)
+
+
+def test_chunks_of_different_lengths_are_paired_in_step():
+    a = np.arange(20)
+    b = a.copy()
+    pieces = list(aligned_chunks(iter([a[:7], a[7:9], a[9:]]), iter([b[:3], b[3:15], b[15:]])))
+    assert np.array_equal(np.concatenate([x for x, _ in pieces]), a)
+    assert all(np.array_equal(x, y) for x, y in pieces)
+    with pytest.raises(ValueError):
+        list(aligned_chunks(iter([a]), iter([b[:5]])))

@@ -1,0 +1,85 @@
+"""Reading what a TF1 `.meta` file's Saver restores, without TensorFlow, against TensorFlow: the keys,
+shapes and dtypes a Saver built by `import_meta_graph` writes are exactly the ones we say it restores."""
+import os
+import random
+import time
+
+import numpy as np
+import pytest
+
+from core.errors import CheckpointError
+from core.format.meta_graph import read_meta_graph
+
+
+def _tf():
+    import tensorflow as tf
+
+    return tf
+
+
+def what_its_saver_saves(meta: str, folder) -> dict:
+    """TensorFlow's answer: import the graph, initialise it, save with its own Saver, list the result."""
+    tf = _tf()
+    with tf.Graph().as_default(), tf.compat.v1.Session() as session:
+        saver = tf.compat.v1.train.import_meta_graph(meta)
+        session.run(tf.compat.v1.global_variables_initializer())
+        prefix = saver.save(session, os.path.join(str(folder), "probe"), write_meta_graph=False)
+    reader = tf.train.load_checkpoint(prefix)
+    shapes, kinds = reader.get_variable_to_shape_map(), reader.get_variable_to_dtype_map()
+    return {name: (kinds[name].name, tuple(shapes[name])) for name in shapes}
+
+
+@pytest.mark.parametrize("which", ["renamed_meta", "full_meta", "float16_meta", "partitioned", "partial"])
+def test_expected_tensors_are_what_the_saver_saves(which, compare_cases, tf_ckpts, tmp_path):
+    meta = {"partitioned": str(tf_ckpts.partitioned) + ".meta", "partial": str(tf_ckpts.tf1_partial) + ".meta"}.get(
+        which) or str(getattr(compare_cases, which))
+    graph = read_meta_graph(meta)
+    ours = {t.name: (t.dtype_name, t.shape) for t in graph.expected}
+    assert ours == what_its_saver_saves(meta, tmp_path)
+    assert graph.saver_scope.startswith("save")  # the full graph holds two Savers: its own is `save_1/`
+
+
+def test_a_graph_without_a_saver_expects_its_variables_by_name(tmp_path):
+    tf = _tf()
+    with tf.Graph().as_default() as graph:
+        tf.compat.v1.get_variable("scope/w", shape=[2, 5], dtype=tf.float64)
+        tf.compat.v1.get_variable("b", shape=[5], dtype=tf.int32, use_resource=True)
+        meta = str(tmp_path / "no_saver.meta")
+        tf.compat.v1.train.export_meta_graph(meta, graph=graph)
+    result = read_meta_graph(meta)
+    assert result.saver_scope is None
+    assert {t.name: (t.dtype_name, t.shape) for t in result.expected} == {"scope/w": ("float64", (2, 5)),
+                                                                          "b": ("int32", (5,))}
+
+
+def test_damaged_meta_files_name_the_file_in_bounded_time(compare_cases, tmp_path):
+    data = bytearray(open(compare_cases.renamed_meta, "rb").read())
+    rng = random.Random(15)
+    path = tmp_path / "damaged.meta"
+    started = time.monotonic()
+    outcomes = {"read": 0, "refused": 0}
+    for trial in range(150):
+        mutated = bytearray(data)
+        if trial % 3 == 0:
+            mutated = mutated[:rng.randrange(len(mutated))]
+        else:
+            for _ in range(rng.randrange(1, 8)):
+                mutated[rng.randrange(len(mutated))] = rng.randrange(256)
+        path.write_bytes(bytes(mutated))
+        try:
+            read_meta_graph(path)
+            outcomes["read"] += 1
+        except CheckpointError as exc:
+            assert str(path) in str(exc)
+            outcomes["refused"] += 1
+    assert outcomes["refused"] > 0
+    assert time.monotonic() - started < 60
+
+
+@pytest.mark.parametrize("content", [b"", b"not a graph at all", np.arange(64, dtype=np.uint8).tobytes()])
+def test_a_file_that_is_no_meta_graph_is_refused(content, tmp_path):
+    path = tmp_path / "x.meta"
+    path.write_bytes(content)
+    with pytest.raises(CheckpointError) as raised:
+        read_meta_graph(path)
+    assert str(path) in str(raised.value)
