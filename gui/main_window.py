@@ -15,6 +15,7 @@ from core.formatting import format_bytes, format_count
 from core.run.loading import LoadedCheckpoint, open_checkpoint, open_run
 
 from . import dialogs, window_layout
+from .compare_actions import CompareActions
 from .detail_panel import DetailPanel
 from .drop_hint import DropHint
 from .edit_actions import EditActions
@@ -112,6 +113,7 @@ class MainWindow(QMainWindow):
         self.detail.status.connect(lambda text: self.statusBar().showMessage(text, 8000))
         self.exports = ExportActions(self.context)
         self.tensorboard = TensorBoardActions(self.context, self.statusBar())
+        self.comparing = CompareActions(self.context, self.run_panel, self.edits, self._reveal_edits)
         self._build_menus()
         window_layout.restore(self)
 
@@ -162,7 +164,9 @@ class MainWindow(QMainWindow):
         hidden.setCheckable(True)
         hidden.toggled.connect(self.browser.hidden_box.setChecked)
         self.browser.hidden_box.toggled.connect(hidden.setChecked)
-        self.tensorboard.build_menu(self.menuBar().addMenu("&Tools"))
+        tools_menu = self.menuBar().addMenu("&Tools")
+        self.comparing.build_menu(tools_menu)
+        self.tensorboard.build_menu(tools_menu)
         help_menu = self.menuBar().addMenu("&Help")
         self._action(help_menu, "&About", self._about)
 

@@ -26,7 +26,11 @@ class _MessageOr(QWidget):
 
 
 class HeatmapView(_MessageOr):
-    def __init__(self, parent=None):
+    """A heatmap with its colour bar. `diverging`: for differences, a blue-white-red map whose middle is 0
+    (levels symmetric about it), so a sign reads at a glance."""
+
+    def __init__(self, parent=None, diverging: bool = False):
+        self.diverging = diverging
         self.plot = pg.PlotWidget()
         super().__init__(self.plot, parent)
         self.plot.setAspectLocked(False)
@@ -36,10 +40,12 @@ class HeatmapView(_MessageOr):
         self.image = pg.ImageItem(axisOrder="row-major")
         self.image.setAutoDownsample(True)  # big kernels stay fast to pan and zoom
         self.plot.addItem(self.image)
-        self.colorbar = pg.ColorBarItem(colorMap=pg.colormap.get("viridis"), interactive=False)
+        self.colorbar = pg.ColorBarItem(colorMap=pg.colormap.get("CET-D1" if diverging else "viridis"),
+                                        interactive=False)
         self.colorbar.setImageItem(self.image, insert_in=self.plot.getPlotItem())
 
-    def set_values(self, values2d: np.ndarray | None, reason: str = "") -> None:
+    def set_values(self, values2d: np.ndarray | None, reason: str = "", levels: tuple[float, float] | None = None) -> None:
+        """Show a 2-D array; `levels` fixes the colour range (two heatmaps compared side by side share one)."""
         if values2d is None or values2d.size == 0:
             self.show_message(reason or "Nothing to show: the tensor is empty.")
             return
@@ -47,7 +53,10 @@ class HeatmapView(_MessageOr):
         if finite.size == 0:
             self.show_message("No finite values to colour (all NaN or Inf).")
             return
-        low, high = float(finite.min()), float(finite.max())
+        low, high = levels if levels is not None else (float(finite.min()), float(finite.max()))
+        if self.diverging:
+            high = max(abs(low), abs(high))
+            low = -high
         if low == high:
             high = low + 1.0
         image = np.where(np.isfinite(values2d), values2d, np.nan).astype(np.float32)

@@ -13,7 +13,7 @@ from PySide6.QtWidgets import (QCheckBox, QHBoxLayout, QHeaderView, QLabel, QLis
 from core.edit.operations import Operation
 from core.edit.plan import RemapPlan, preview
 from core.edit.save import save_remapped, save_remapped_run
-from core.edit.verify import verify_saved
+from core.edit.verify import verify_restore, verify_saved
 from core.run.discovery import keras_name_parts
 from core.atomic_write import atomic_write
 from core.errors import PlanError
@@ -53,6 +53,9 @@ class RemapPanel(QWidget):
         self._folder: str | None = None
         self._plans: dict[str, tuple] = {}     # run folder -> the edits set aside when another run opened
         self._saved_plan: str | None = None    # the plan (as JSON) when it was last saved
+        # The program a check's plan was applied for (core.analysis.restore_check.RestoreTarget): after a
+        # save, Verify also restores the new checkpoint into it.
+        self.restore_target = None
 
         self.operations = QListWidget()
         self.undo_button = QPushButton("Undo")
@@ -130,6 +133,7 @@ class RemapPanel(QWidget):
     def clear(self) -> None:
         self.undo_stack.clear()
         self.plan.operations.clear()
+        self.restore_target = None
         self.refresh()
 
     @property
@@ -153,6 +157,7 @@ class RemapPanel(QWidget):
         self.undo_stack.clear()  # undo does not reach into another run's history
         self._saved_plan = saved
         self.last_save = None
+        self.restore_target = None
         self.verify_button.setEnabled(False)
         self.result.setText("")
 
@@ -263,15 +268,25 @@ class RemapPanel(QWidget):
         if self.last_save is None or self.slot.busy:
             return
         source, destination, result = self.last_save
+        target = self.restore_target
         self.verify_button.setEnabled(False)
-        self.slot.start("verify", lambda: verify_saved(source, destination, result), self._verified,
-                        busy_text="Verifying with TensorFlow…", on_failed=self._failed, on_cancelled=self._cancelled)
 
-    def _verified(self, verdict) -> None:
+        def job():
+            verdicts = [(yield from verify_saved(source, destination, result))]
+            if target is not None:  # a check's plan: the new checkpoint must restore into its target too
+                verdicts.append((yield from verify_restore(destination, target)))
+            return verdicts
+
+        self.slot.start("verify", job, self._verified, busy_text="Verifying with TensorFlow…", on_failed=self._failed,
+                        on_cancelled=self._cancelled)
+
+    def _verified(self, verdicts) -> None:
         self.verify_button.setEnabled(True)
-        self.result.setText(("✔ " if verdict.ok else "✘ ") + verdict.summary())
-        self.result.setStyleSheet("color: palette(text)" if verdict.ok else "color: #c0392b")
-        self.verified.emit(verdict)
+        ok = all(verdict.ok for verdict in verdicts)
+        self.result.setText("\n".join(("✔ " if verdict.ok else "✘ ") + verdict.summary() for verdict in verdicts))
+        self.result.setStyleSheet("color: palette(text)" if ok else "color: #c0392b")
+        for verdict in verdicts:
+            self.verified.emit(verdict)
 
     # ---- dialogs -------------------------------------------------------------------------------------------
     def save_dialog(self) -> None:
@@ -317,6 +332,17 @@ class RemapPanel(QWidget):
         self.name_based.setChecked(loaded.name_based)
         for operation in loaded.operations:
             self.push(operation)
+
+    def apply_check_plan(self, plan: RemapPlan, target) -> None:
+        """A check's proposed plan (gui.check_dialog) replaces the edits; Verify then restores into `target`."""
+        self.clear()
+        self.slots_follow.setChecked(plan.slots_follow)
+        self.name_based.setChecked(plan.name_based)
+        for operation in plan.operations:
+            self.push(operation)
+        self.restore_target = target
+        self.result.setText(f"The plan of a check against {target.description}: Save As, then Verify restores the "
+                            f"saved checkpoint into it with TensorFlow.")
 
     def _save_plan_dialog(self) -> None:
         path = dialogs.save_file(self, "Save the remap plan", "remap-plan.json", "Remap plan (*.json)")

@@ -1,10 +1,11 @@
 """The Run dock: the run's checkpoints as a table (the open one in bold, the latest starred, damaged ones
-marked ⚠ with what is wrong), watched for checkpoints written while it is open. Both the watching and
+marked ⚠ with what is wrong), watched for checkpoints written while it is open. Ctrl-clicking a second
+checkpoint selects it for "Compare" without opening it. Both the watching and
 the damage check run off the GUI thread: a network folder can be slow to list, a long run slow to check."""
 from __future__ import annotations
 
-from PySide6.QtCore import QTimer, Signal
-from PySide6.QtWidgets import QAbstractItemView, QTableView
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtWidgets import QAbstractItemView, QApplication, QMenu, QTableView
 
 from core.jobs import Progress
 from core.run.health import check_checkpoints
@@ -19,6 +20,7 @@ class RunPanel(QTableView):
     checkpoint_chosen = Signal(int)  # a row other than the open checkpoint was clicked or activated
     run_changed = Signal(object)     # Run: the watcher found checkpoints added or removed
     checked = Signal(object)         # {prefix: problem} of the run's damaged checkpoints
+    compare_requested = Signal(list)  # [prefix A, prefix B]: "Compare these two" on two selected rows
 
     def __init__(self, runner, parent=None):
         super().__init__(parent)
@@ -26,7 +28,10 @@ class RunPanel(QTableView):
         self.checkpoint_model = CheckpointListModel(self)
         self.setModel(self.checkpoint_model)
         self.setSelectionBehavior(QAbstractItemView.SelectRows)
-        self.setSelectionMode(QAbstractItemView.SingleSelection)
+        # Ctrl/Shift-click selects a second checkpoint to compare with (it does not open it).
+        self.setSelectionMode(QAbstractItemView.ExtendedSelection)
+        self.setContextMenuPolicy(Qt.CustomContextMenu)
+        self.customContextMenuRequested.connect(self._context_menu)
         self.verticalHeader().hide()
         self.verticalHeader().setDefaultSectionSize(22)
         self.setEditTriggers(QAbstractItemView.NoEditTriggers)
@@ -62,7 +67,24 @@ class RunPanel(QTableView):
         if row >= 0:
             self.selectRow(row)
 
+    def selected_prefixes(self) -> list[str]:
+        """The selected checkpoints, oldest first."""
+        rows = sorted({index.row() for index in self.selectionModel().selectedRows()})
+        return [self.checkpoint_model.checkpoints[row].prefix for row in rows
+                if row < len(self.checkpoint_model.checkpoints)]
+
+    def _context_menu(self, point) -> None:
+        selected = self.selected_prefixes()
+        if len(selected) != 2:
+            return
+        menu = QMenu(self)
+        names = [self.checkpoint_model.checkpoints[self.checkpoint_model.row_of(p)].name for p in selected]
+        menu.addAction(f"Compare {names[0]} with {names[1]}", lambda: self.compare_requested.emit(selected))
+        menu.exec(self.viewport().mapToGlobal(point))
+
     def _clicked(self, index) -> None:
+        if QApplication.keyboardModifiers() & (Qt.ControlModifier | Qt.ShiftModifier):
+            return  # choosing a second checkpoint to compare, not opening it
         if not index.isValid() or not 0 <= index.row() < len(self.checkpoint_model.checkpoints):
             return
         if self.checkpoint_model.checkpoints[index.row()].prefix != self.checkpoint_model.current_prefix:

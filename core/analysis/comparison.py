@@ -47,6 +47,7 @@ class Comparison:
     unchecked: list[str] = field(default_factory=list)   # same shape and dtype, values not compared
     renames: list[RenameMatch] = field(default_factory=list)
     kinds: dict[str, str] = field(default_factory=dict)  # name -> kind, of every name on either side
+    shown: dict[str, str] = field(default_factory=dict)  # name -> the name a person knows it by, where that differs
     values_read: bool = False
 
     @property
@@ -58,7 +59,7 @@ class Comparison:
                 "only_b": [s.record() for s in self.only_b], "changed": [c.record() for c in self.changed],
                 "equal": len(self.equal), "within_tolerance": len(self.within_tolerance),
                 "unchecked": len(self.unchecked), "values_read": self.values_read,
-                "renames": [r.record() for r in self.renames]}
+                "renames": [r.record() for r in self.renames], "shown_names": self.shown}
 
 
 def signature(variable: VariableInfo) -> Signature:
@@ -73,6 +74,8 @@ def compare_checkpoints(reader_a: CheckpointReader, reader_b: CheckpointReader, 
     variables_b = {v.name: v for v in describe_variables(reader_b)}
     result = Comparison(reader_a.prefix, reader_b.prefix, values_read=values)
     result.kinds = {name: v.kind for name, v in variables_b.items()} | {name: v.kind for name, v in variables_a.items()}
+    result.shown = {name: v.display_name for side in (variables_b, variables_a) for name, v in side.items()
+                    if v.display_name != name}
     result.only_a = [signature(v) for name, v in variables_a.items() if name not in variables_b]
     result.only_b = [signature(v) for name, v in variables_b.items() if name not in variables_a]
     common = [(variables_a[name], variables_b[name]) for name in variables_a if name in variables_b]

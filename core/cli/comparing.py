@@ -49,9 +49,10 @@ def _print_comparison(comparison, show_all: bool) -> None:
         if kind != "variable" and not show_all and (only_a or only_b or changed):
             print("  (listed with --all)")
             continue
-        rows = [("only in A", s.name, s.dtype_name, format_shape(s.shape), "") for s in only_a]
-        rows += [("only in B", s.name, s.dtype_name, format_shape(s.shape), "") for s in only_b]
-        rows += [(c.change, c.name, _pair(c.a.dtype_name, c.b.dtype_name),
+        shown = comparison.shown
+        rows = [("only in A", shown.get(s.name, s.name), s.dtype_name, format_shape(s.shape), "") for s in only_a]
+        rows += [("only in B", shown.get(s.name, s.name), s.dtype_name, format_shape(s.shape), "") for s in only_b]
+        rows += [(c.change, shown.get(c.name, c.name), _pair(c.a.dtype_name, c.b.dtype_name),
                   _pair(format_shape(c.a.shape), format_shape(c.b.shape)), _numbers(c.values)) for c in changed]
         if rows:
             print_table(("", "name", "dtype", "shape", "difference"), rows)

@@ -8,7 +8,9 @@ pictures in the README are always the window as it is.
 Views: browse (the sample run, a kernel's values, four trajectories), heatmap, histogram, distribution,
 rename (the regex rename dialog over the Edits dock on the 4,000-variable run), error (a corrupt file's
 message), damaged (a truncated shard marked in the Run list) and keras (a folder of Keras ModelCheckpoint
-files: a .keras's kernel over the epochs). Everything that could differ between two
+files: a .keras's kernel over the epochs), compare (the sample run's first and last checkpoints side by
+side, a kernel's heatmaps in both and of their difference) and check (a TF1 checkpoint checked against
+the .meta of its renamed graph, with the proposed plan). Everything that could differ between two
 renders is fixed: the sample run is copied with fixed modification times, the corrupt file has fixed
 bytes, settings go to a temporary file, the window fills the screen.
 """
@@ -25,7 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOTS = ROOT / "docs" / "screenshots"
 ENVIRONMENT = "environment.json"  # beside the pictures: what they were rendered with
-VIEWS = ("browse", "heatmap", "histogram", "distribution", "rename", "error", "damaged", "keras")
+VIEWS = ("browse", "heatmap", "histogram", "distribution", "rename", "error", "damaged", "keras", "compare", "check")
 FIXED_MTIME = 1_796_040_000  # 2026-12-01 09:20 UTC: the Run list's "Written" column reads the same each time
 KERNEL = "optimizer/_trainable_variables/2/.ATTRIBUTES/VARIABLE_VALUE"  # hidden_2/kernel, 16x16
 PLOTTED = (KERNEL, "optimizer/_trainable_variables/0/.ATTRIBUTES/VARIABLE_VALUE",
@@ -43,7 +45,8 @@ class _Render:
 _render = _Render()
 
 
-def render(out: Path, many_vars: Path | None, views=VIEWS, keras_run: Path | None = None) -> list[Path]:
+def render(out: Path, many_vars: Path | None, views=VIEWS, keras_run: Path | None = None,
+           renamed: tuple[Path, Path] | None = None) -> list[Path]:
     """Render `views` into `out` with the QApplication of this process (its screen sets the size)."""
     from PySide6.QtCore import QSettings
     from PySide6.QtWidgets import QApplication
@@ -119,6 +122,10 @@ def render(out: Path, many_vars: Path | None, views=VIEWS, keras_run: Path | Non
     if "keras" in views and keras_run is not None:
         _keras_view(window, _fixed_copy(scratch / "keras_run", keras_run))
         save("keras")
+    if "compare" in views:
+        save("compare", _compare_view(window, scratch))
+    if "check" in views and renamed is not None:
+        save("check", _check_view(window, scratch, *renamed))
     window.close()
     shutil.rmtree(scratch, ignore_errors=True)
     return written
@@ -160,6 +167,37 @@ def _keras_view(window, run: Path) -> None:
     _wait(window.trajectory.updated)
     window._show_tab(1)
     _wait()
+
+
+def _compare_view(window, scratch: Path):
+    """The sample run's first and last checkpoints in a Compare window the size of the screen, a kernel
+    picked: its heatmaps in A and B and of A − B."""
+    run = _fixed_copy(scratch / "compare_run")
+    compare = window.comparing.compare(str(run / "ckpt-100"), str(run / "ckpt-300"))
+    compare.setGeometry(window.screen().availableGeometry())
+    _wait(compare.compared)
+    row = next(r for r in range(compare.proxy.rowCount()) if compare.proxy.index(r, 1).data().endswith("hidden_2/kernel"))
+    compare.table.selectRow(row)
+    _wait(ms=1500)
+    picture = compare.grab()
+    compare.close()
+    return picture
+
+
+def _check_view(window, scratch: Path, checkpoint: Path, meta: Path):
+    """A TF1 checkpoint checked against the .meta of its renamed graph: the report and its plan."""
+    folder = scratch / "check"
+    folder.mkdir()
+    for path in checkpoint.parent.iterdir():
+        if path.name == "checkpoint":  # its absolute paths name the fixture's folder, not this copy
+            continue
+        shutil.copy(path, folder / path.name)
+        os.utime(folder / path.name, (FIXED_MTIME, FIXED_MTIME))
+    _open(window, folder / checkpoint.name)
+    dialog = window.comparing.check_against(str(folder / meta.name))
+    _wait(ms=1500)
+    picture = _drawn_over(window, dialog)
+    return picture
 
 
 def _open(window, path) -> None:
@@ -222,6 +260,8 @@ def main(argv=None) -> int:
     parser.add_argument("--out", type=Path, help="where the PNGs go")
     parser.add_argument("--many-vars", type=Path, help="the 4,000-variable checkpoint (tests/tf_fixtures)")
     parser.add_argument("--keras-run", type=Path, help="the ModelCheckpoint run (tests/tf_fixtures)")
+    parser.add_argument("--renamed", type=Path, nargs=2, metavar=("CKPT", "META"),
+                        help="a checkpoint and the .meta of its renamed graph (tests/compare_fixtures)")
     parser.add_argument("--views", default=",".join(VIEWS))
     parser.add_argument("--update", action="store_true",
                         help="render both sizes into docs/screenshots (writes the 4,000-variable run first)")
@@ -232,18 +272,22 @@ def main(argv=None) -> int:
         from tests.keras_fixtures import write_keras_run
         from tests.tf_fixtures import write_many_vars
 
+        from tests.compare_fixtures import write_renamed_graph
+
         scratch = Path(tempfile.mkdtemp(prefix="views-fixtures-"))
         many_vars, keras_run = write_many_vars(scratch / "many_vars" / "many_vars"), write_keras_run(scratch / "keras_run")
+        renamed = write_renamed_graph(scratch / "renamed")
         for size in ("1366x768", "1920x1080"):
             subprocess.run([sys.executable, "-m", "tests.gui.views", "--size", size, "--out", str(SCREENSHOTS / size),
-                            "--many-vars", str(many_vars), "--keras-run", str(keras_run)], check=True, cwd=ROOT)
+                            "--many-vars", str(many_vars), "--keras-run", str(keras_run),
+                            "--renamed", *map(str, renamed)], check=True, cwd=ROOT)
         return 0
     from tests.gui.screens import offscreen_platform
 
     width, height = (int(n) for n in args.size.split("x"))
     os.environ["QT_QPA_PLATFORM"] = offscreen_platform(width, height)
     for path in render(args.out or SCREENSHOTS / args.size, args.many_vars, tuple(args.views.split(",")),
-                       args.keras_run):
+                       args.keras_run, tuple(args.renamed) if args.renamed else None):
         print(f"wrote {path}")
     return 0
 
