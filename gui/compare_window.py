@@ -22,7 +22,7 @@ from core.run.discovery import discover
 
 from . import dialogs, errors
 from .comparison_model import DIFFERENT, ComparisonFilter, ComparisonModel, comparison_rows
-from .drop_hint import DropHint
+from .drop_hint import DropHint, DropTarget
 from .elided_label import ElidedLabel
 from .plots import HeatmapView
 from .worker import JobRunner
@@ -38,7 +38,7 @@ def open_side(path: str):
     return info, info.open_reader()
 
 
-class CompareWindow(QMainWindow):
+class CompareWindow(DropTarget, QMainWindow):
     compared = Signal(object)  # core.analysis.comparison.Comparison, once shown
 
     def __init__(self, a: str | None = None, b: str | None = None, parent=None):
@@ -303,18 +303,10 @@ class CompareWindow(QMainWindow):
                 view.show_message(f"Cannot read it: {errors.describe(exc)}")
 
     # ---- drops and closing -------------------------------------------------------------------------------
-    def dragEnterEvent(self, event) -> None:
-        self.drop_hint.accept_drag(event)
-
-    def dragLeaveEvent(self, event) -> None:
-        self.drop_hint.hide()
-
-    def dropEvent(self, event) -> None:
-        path = self.drop_hint.take_drop(event)
-        if path:
-            self.paths[0 if self.paths[0] is None else 1] = path
-            self._show_sides()
-            self.compare()
+    def path_dropped(self, path: str) -> None:
+        self.paths[0 if self.paths[0] is None else 1] = path
+        self._show_sides()
+        self.compare()
 
     def closeEvent(self, event) -> None:
         self.runner.cancel_all()

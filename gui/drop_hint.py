@@ -41,3 +41,19 @@ class DropHint(QLabel):
             event.setDropAction(Qt.CopyAction)
             event.accept()
         return path
+
+
+class DropTarget:
+    """A window that takes dropped paths: mixed into a QMainWindow that has `drop_hint` (a DropHint) and
+    `path_dropped(path)` (what a drop does there)."""
+
+    def dragEnterEvent(self, event) -> None:
+        self.drop_hint.accept_drag(event)
+
+    def dragLeaveEvent(self, event) -> None:
+        self.drop_hint.hide()
+
+    def dropEvent(self, event) -> None:
+        path = self.drop_hint.take_drop(event)
+        if path:
+            self.path_dropped(path)

@@ -17,7 +17,7 @@ from core.run.loading import LoadedCheckpoint, open_checkpoint, open_run
 from . import dialogs, window_layout
 from .compare_actions import CompareActions
 from .detail_panel import DetailPanel
-from .drop_hint import DropHint
+from .drop_hint import DropHint, DropTarget
 from .edit_actions import EditActions
 from .elided_label import ElidedLabel
 from .export_actions import ExportActions
@@ -41,7 +41,7 @@ def about_text() -> str:
             f"how it changed over training.")
 
 
-class MainWindow(QMainWindow):
+class MainWindow(DropTarget, QMainWindow):
     loaded = Signal(object)       # LoadedCheckpoint, after it is shown
     run_changed = Signal(object)  # Run, when the watcher found checkpoints added or removed
     load_failed = Signal(str)     # the message shown
@@ -367,16 +367,8 @@ class MainWindow(QMainWindow):
         QMessageBox.about(self, "Checkpoint Inspector", about_text())
 
     # ---- drag and drop ---------------------------------------------------------------------------
-    def dragEnterEvent(self, event) -> None:
-        self.drop_hint.accept_drag(event)
-
-    def dragLeaveEvent(self, event) -> None:
-        self.drop_hint.hide()
-
-    def dropEvent(self, event) -> None:
-        path = self.drop_hint.take_drop(event)
-        if path:
-            self.open_path(path)
+    def path_dropped(self, path: str) -> None:
+        self.open_path(path)
 
     # ---- layout memory ---------------------------------------------------------------------------
     def closeEvent(self, event) -> None:
