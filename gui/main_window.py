@@ -266,6 +266,7 @@ class MainWindow(DropTarget, QMainWindow):
         self.edits.refresh()
         self._update_status()
         summary = loaded.reader.model_summary()
+        self.statusBar().clearMessage()  # a note about the checkpoint shown before is not about this one
         for message in ([summary] if summary else []) + loaded.run.warnings + loaded.reader.warnings:
             self.statusBar().showMessage(message, 10000)  # a warning, shown last, stays in sight
         self.loaded.emit(loaded)

@@ -414,7 +414,9 @@ def main() -> int:
     ]
     print("\nSummary (medians; diff measured with a warm page cache)")
     print_table(("measure", "ours", "raw", "TensorFlow", "ratio", "target"), rows)
-    print("machine: " + " | ".join(f"{key} {value}" for key, value in bench_reader.machine_info()))
+    # numpy's OpenBLAS threads and glibc's malloc thresholds sway ours' diff (a BLAS dot per chunk, big temporaries)
+    tuning = [(key, os.environ.get(key, "unset")) for key in ("OPENBLAS_NUM_THREADS", "MALLOC_MMAP_THRESHOLD_")]
+    print("machine: " + " | ".join(f"{key} {value}" for key, value in bench_reader.machine_info() + tuning))
 
     if args.profile:
         run_profiles(args.profile_every)
