@@ -115,9 +115,10 @@ def check_restore(prefix: str, found: list[VariableInfo], target: RestoreTarget)
     """Compare what a checkpoint holds (`found`, its described variables) with what `target` expects."""
     keras_checkpoint = is_keras_file(prefix)
     if (target.kind == "keras") != keras_checkpoint:
-        what = "a Keras file" if keras_checkpoint else "a TensorFlow checkpoint"
-        raise InputError(target.path, f"cannot be checked against {what} ({prefix}): Keras files and TensorFlow "
-                                      f"checkpoints name weights differently; convert one first (`main.py convert`)")
+        target_is = "a Keras file" if target.kind == "keras" else "a TensorFlow program's expectations"
+        checkpoint_is = "a Keras file" if keras_checkpoint else "a TensorFlow checkpoint"
+        raise InputError(target.path, f"is {target_is} and {prefix} {checkpoint_is}: the two name weights "
+                                      f"differently; convert one first (`main.py convert`)")
     report = RestoreCheck(prefix, target)
     held = {v.name: signature(v) for v in found if v.name != OBJECT_GRAPH_KEY}
     for want in target.expected:

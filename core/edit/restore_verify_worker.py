@@ -2,7 +2,7 @@
 program would, and prints one JSON line: {"ok", "checked", "mismatches", "by"}.
 
 - a TF1 `.meta`: `import_meta_graph`, then its own Saver's `restore` in a session;
-- a TF2 SavedModel: `tf.saved_model.load`, then `tf.train.Checkpoint(root=loaded).restore(...)` with
+- a TF2 SavedModel: `tf.saved_model.load`, then the checkpoint restored into the loaded root with
   `assert_existing_objects_matched`;
 - a template checkpoint with a TF2 object graph: objects rebuilt from that graph (a trackable per node,
   a variable of the template's shape and dtype per VARIABLE_VALUE attribute, children by their edge
@@ -43,8 +43,18 @@ def restore_into_meta(tf, checkpoint: str, meta: str) -> int:
 
 def restore_into_saved_model(tf, checkpoint: str, folder: str) -> int:
     loaded = tf.saved_model.load(folder)
-    tf.train.Checkpoint(root=loaded).restore(checkpoint).assert_existing_objects_matched()
-    return len(getattr(loaded, "variables", ()))
+    _restore_root(loaded, checkpoint)
+    return sum(1 for item in tf.train.TrackableView(loaded).descendants() if isinstance(item, tf.Variable))
+
+
+def _restore_root(root, checkpoint: str) -> None:
+    """Restore into `root` as the checkpoint's root object. tf.train.Checkpoint would add a save_counter
+    of its own, unmatched wherever the checkpoint was written by Checkpoint.write (which saves none);
+    its object-graph saver restores the root as it is."""
+    from tensorflow.python.checkpoint import checkpoint as checkpoint_lib, graph_view
+
+    saver = checkpoint_lib.TrackableSaver(graph_view.ObjectGraphView(root))
+    saver.restore(checkpoint).assert_existing_objects_matched()
 
 
 def restore_into_template(tf, checkpoint: str, template: str) -> int:
@@ -79,13 +89,7 @@ def restore_into_template(tf, checkpoint: str, template: str) -> int:
                 setattr(trackable, child.local_name, build(child.node_id, depth + 1))
         return trackable
 
-    root = build(0)
-    # tf.train.Checkpoint would add a save_counter of its own, unmatched wherever the checkpoint was
-    # written by Checkpoint.write (which saves none); its saver restores the rebuilt root as it is.
-    from tensorflow.python.checkpoint import checkpoint as checkpoint_lib, graph_view
-
-    saver = checkpoint_lib.TrackableSaver(graph_view.ObjectGraphView(root))
-    saver.restore(checkpoint).assert_existing_objects_matched()
+    _restore_root(build(0), checkpoint)
     return count[0]
 
 

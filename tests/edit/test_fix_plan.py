@@ -147,3 +147,24 @@ def test_a_saved_model_is_a_target(tf_ckpts, tmp_path):
     variables = os.path.join(folder, "variables", "variables")
     report = check_restore(variables, describe_variables(open_reader(variables)), target)
     assert report.compatible and not report.unexpected
+    assert run_to_end(verify_restore(variables, target)).ok  # tf.saved_model.load, then a restore into it
+
+
+def test_a_keras_weights_file_against_its_model(tf_ckpts):
+    folder = tf_ckpts.keras_files
+    weights, model = str(folder / "model.weights.h5"), str(folder / "model.keras")
+    target = read_target(model)
+    assert target.kind == "keras"
+    report = check_restore(weights, describe_variables(open_reader(weights)), target)
+    assert report.compatible and report.matched
+    verdict = run_to_end(verify_restore(weights, target))
+    assert verdict.ok and verdict.by == "Keras", verdict.summary()
+
+
+def test_a_keras_file_against_a_tensorflow_graph_is_refused_by_name(tf_ckpts, compare_cases):
+    from core.errors import InputError
+
+    model = str(tf_ckpts.keras_files / "model.keras")
+    with pytest.raises(InputError) as raised:
+        check_restore(model, describe_variables(open_reader(model)), read_target(str(compare_cases.renamed_meta)))
+    assert "convert" in str(raised.value) and str(compare_cases.renamed_meta) in str(raised.value)
