@@ -16,7 +16,7 @@ from ..format.bundle_reader import CheckpointReader
 from ..jobs import Job, Progress
 from ..run.variables import VariableInfo, describe_variables
 from .rename_matching import RenameMatch, Signature, match_renames
-from .value_difference import ValueDifference, compare_values, content_digest
+from .value_difference import Scratch, ValueDifference, compare_values, content_digest
 
 
 @dataclass(frozen=True)
@@ -81,6 +81,7 @@ def compare_checkpoints(reader_a: CheckpointReader, reader_b: CheckpointReader, 
     common = [(variables_a[name], variables_b[name]) for name in variables_a if name in variables_b]
     total_bytes = sum(a.entry.nbytes + b.entry.nbytes for a, b in common) if values else len(common)
     done = 0
+    scratch = Scratch()
     for a, b in common:
         sig_a, sig_b = signature(a), signature(b)
         if sig_a.shape != sig_b.shape or sig_a.dtype_name != sig_b.dtype_name:
@@ -88,7 +89,8 @@ def compare_checkpoints(reader_a: CheckpointReader, reader_b: CheckpointReader, 
             result.changed.append(Changed(a.name, a.kind, sig_a, sig_b, change))
         elif values:
             yield Progress(done, total_bytes, f"Comparing {a.name}")
-            difference = yield from compare_values(reader_a, reader_b, a.entry, b.entry, atol, rtol)
+            difference = yield from compare_values(reader_a, reader_b, a.entry, b.entry, atol, rtol,
+                                                       scratch=scratch)
             _place(result, a, sig_a, sig_b, difference)
         else:
             _compare_checksums(result, reader_a, reader_b, a, sig_a, sig_b)
