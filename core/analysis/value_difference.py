@@ -1,7 +1,9 @@
 """How far apart two tensors of one shape and dtype are, read from two checkpoints in step, a chunk at a
 time: how many elements differ bit for bit, the largest |a - b|, the change relative to a
 (||a - b|| / ||a||), and whether every difference is within a tolerance (|a - b| <= atol + rtol * |b|,
-numpy's allclose with b as the reference). And a digest of a tensor's content that agrees across
+numpy's allclose with b as the reference). Float32 and narrower floats are compared in float32 (sums
+of squares per chunk in float32, across chunks in float64: the relative L2 change is good to about
+1e-6), float64 and integers in float64. And a digest of a tensor's content that agrees across
 formats: the masked CRC32C of its little-endian bytes, which is the checksum a V2 bundle stores (so a
 bundle's entry gives it without a read).
 """
@@ -72,9 +74,9 @@ class _Accumulator:
             self.differing += sum(1 for p, q in zip(x, y) if bytes(p) != bytes(q))
             self.within = self.within and self.differing == 0
             return
-        count = int(np.count_nonzero(_bits_differ(x, y)))
-        complex_values = x.dtype.kind == "c"
-        wide = np.complex128 if complex_values else np.float64
+        count = int(np.count_nonzero(_bits_differ(x, y, self.scratch)))
+        wide = _work_dtype(x.dtype)
+        complex_values = wide.kind == "c"
         with np.errstate(invalid="ignore", over="ignore"):
             a = self.scratch.get("a", x.size, wide)
             np.copyto(a, x, casting="unsafe")
@@ -92,24 +94,21 @@ class _Accumulator:
                 self.sum_sq_diff += sum_sq
                 self._add_largest(largest)
                 if self.within:
-                    self.within = self._within(np.abs(delta) if magnitude is None else magnitude, y)
+                    if not self.atol and not self.rtol:
+                        self.within = largest == 0  # only -0.0 against 0.0 differs in bits and not in value
+                    else:
+                        size = np.abs(delta) if magnitude is None else magnitude
+                        self.within = bool(np.all(size <= self.atol + self.rtol * np.abs(y.astype(size.dtype))))
                 return
             size = np.abs(delta)
             finite = size[np.isfinite(size)]
             if finite.size:
                 self._add_largest(float(finite.max()))
-                self.sum_sq_diff += float(np.dot(finite, finite))
+                self.sum_sq_diff += float(np.dot(finite.astype(np.float64), finite.astype(np.float64)))
             self.within = False  # a NaN or an infinity on one side only
 
     def _add_largest(self, largest: float) -> None:
         self.max_abs = largest if self.max_abs is None else max(self.max_abs, largest)
-
-    def _within(self, size, y) -> bool:
-        import numpy as np
-
-        if not self.atol and not self.rtol:
-            return bool(size.max() == 0)  # only -0.0 against 0.0 differs in bits and not in value
-        return bool(np.all(size <= self.atol + self.rtol * np.abs(y.astype(size.dtype))))
 
     def result(self) -> ValueDifference:
         if self.differing == 0:
@@ -124,19 +123,33 @@ class _Accumulator:
         return ValueDifference(status, self.count, self.differing, self.max_abs, rel)
 
 
+def _work_dtype(dtype):
+    """What differences are computed in: float32 for float32 and narrower floats (each of them is exact in
+    float32, and float32 arithmetic moves half the bytes), float64 for float64 and integers, complex128
+    for complex. Sums of squares are taken per chunk in the work dtype and added up in float64."""
+    import numpy as np
+
+    if dtype.kind == "c":
+        return np.dtype(np.complex128)
+    if dtype.kind in "biu":
+        return np.dtype(np.float64)
+    # numpy floats, and ml_dtypes' bfloat16, float8 and int4 (numpy kind "V"), all exact in float32
+    return np.dtype(np.float32) if dtype.itemsize <= 4 else np.dtype(np.float64)
+
+
 def _sum_of_squares(values) -> float:
     import numpy as np
 
     return float(np.vdot(values, values).real) if values.dtype.kind == "c" else float(np.dot(values, values))
 
 
-def _bits_differ(x, y):
+def _bits_differ(x, y, scratch: Scratch):
     """Elementwise: do the stored bits differ (NaNs with one payload are equal, -0.0 and 0.0 are not)."""
     import numpy as np
 
     itemsize = x.dtype.itemsize
     if itemsize in _BITS:
-        return x.view(_BITS[itemsize]) != y.view(_BITS[itemsize])
+        return np.not_equal(x.view(_BITS[itemsize]), y.view(_BITS[itemsize]), out=scratch.get("differ", x.size, bool))
     return (x.view(np.uint8).reshape(-1, itemsize) != y.view(np.uint8).reshape(-1, itemsize)).any(axis=1)
 
 

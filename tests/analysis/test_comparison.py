@@ -131,3 +131,29 @@ def test_chunks_of_different_lengths_are_paired_in_step():
     assert all(np.array_equal(x, y) for x, y in pieces)
     with pytest.raises(ValueError):
         list(aligned_chunks(iter([a]), iter([b[:5]])))
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64", "int8", "int32", "int64", "uint8",
+                                   "uint16", "bool", "complex64", "complex128"])
+def test_every_numeric_dtype_differs_by_what_tensorflow_reads(dtype, tmp_path):
+    tf = _tf()
+    rng = np.random.default_rng(7)
+    base = rng.normal(size=(64, 33)) * 10
+    other = base + rng.normal(size=base.shape)
+    if dtype.startswith("complex"):
+        base, other = base + 1j * other, other - 1j * base
+    tensors = {}
+    for name, values in (("a", base), ("b", other)):
+        tensor = tf.cast(tf.constant(values), dtype)  # TensorFlow's own rounding to the dtype
+        tf.raw_ops.SaveV2(prefix=str(tmp_path / name), tensor_names=["w"], shape_and_slices=[""], tensors=[tensor])
+        tensors[name] = tf.train.load_checkpoint(str(tmp_path / name)).get_tensor("w")
+    x, y = (np.asarray(tensors[n]).astype(np.complex128 if dtype.startswith("complex") else np.float64) for n in "ab")
+    result = compare(tmp_path / "a", tmp_path / "b", values=True)
+    differing = int(np.count_nonzero(tensors["a"] != tensors["b"]))
+    if not differing:
+        assert result.equal == ["w"]
+        return
+    change = result.changed[0].values
+    assert change.differing == differing
+    assert change.max_abs_diff == pytest.approx(float(np.abs(x - y).max()), rel=1e-6)
+    assert change.rel_l2 == pytest.approx(float(np.linalg.norm(x - y) / np.linalg.norm(x)), rel=1e-5)

@@ -1,0 +1,72 @@
+"""Message classes for the part of a MetaGraphDef that a restore check reads, built at run time from a
+descriptor written here (field numbers from TensorFlow's meta_graph.proto, graph.proto, node_def.proto,
+attr_value.proto, tensor.proto, tensor_shape.proto, saver.proto, saved_model.proto), parsed by the
+protobuf runtime's C parser (upb).
+
+Why not our wire decoder (core.format.protowire), which reads the bundle index: a graph of 4,000
+variables is 9 MB of NodeDefs, some 600,000 fields, and walking them in Python takes most of a second;
+upb parses it in about 40 ms. Why not TensorFlow's generated classes: importing TensorFlow takes
+seconds, and the packaged app ships without it and without TensorBoard (whose copies they are).
+Only the fields read are declared; the runtime skips the others. Text fields are declared as bytes, so
+a name that is not UTF-8 is kept, not refused.
+"""
+from __future__ import annotations
+
+import functools
+
+_OPTIONAL, _REPEATED = 1, 3
+_BYTES, _INT64, _INT32, _BOOL, _MESSAGE = 12, 3, 5, 8, 11
+
+# message -> [(field name, number, type, label, message type or None)]
+_MESSAGES = {
+    "Dim": [("size", 1, _INT64, _OPTIONAL, None)],
+    "TensorShapeProto": [("dim", 2, _MESSAGE, _REPEATED, "Dim"), ("unknown_rank", 3, _BOOL, _OPTIONAL, None)],
+    "TensorProto": [("dtype", 1, _INT32, _OPTIONAL, None),
+                    ("tensor_shape", 2, _MESSAGE, _OPTIONAL, "TensorShapeProto"),
+                    ("string_val", 8, _BYTES, _REPEATED, None)],
+    "ListValue": [("type", 6, _INT32, _REPEATED, None)],
+    "AttrValue": [("list", 1, _MESSAGE, _OPTIONAL, "ListValue"), ("type", 6, _INT32, _OPTIONAL, None),
+                  ("shape", 7, _MESSAGE, _OPTIONAL, "TensorShapeProto"),
+                  ("tensor", 8, _MESSAGE, _OPTIONAL, "TensorProto")],
+    "AttrEntry": [("key", 1, _BYTES, _OPTIONAL, None), ("value", 2, _MESSAGE, _OPTIONAL, "AttrValue")],
+    "NodeDef": [("name", 1, _BYTES, _OPTIONAL, None), ("op", 2, _BYTES, _OPTIONAL, None),
+                ("input", 3, _BYTES, _REPEATED, None), ("attr", 5, _MESSAGE, _REPEATED, "AttrEntry")],
+    "GraphDef": [("node", 1, _MESSAGE, _REPEATED, "NodeDef")],
+    "SaverDef": [("restore_op_name", 3, _BYTES, _OPTIONAL, None)],
+    "MetaGraphDef": [("graph_def", 2, _MESSAGE, _OPTIONAL, "GraphDef"),
+                     ("saver_def", 3, _MESSAGE, _OPTIONAL, "SaverDef")],
+    "SavedModel": [("meta_graphs", 2, _MESSAGE, _REPEATED, "MetaGraphDef")],
+}
+_PACKAGE = "checkpoint_inspector.graph"
+
+
+@functools.lru_cache(maxsize=1)
+def message_classes() -> dict:
+    """{message name: class}; attributes are declared as repeated key/value entries (how a proto map
+    travels on the wire), so a repeated key is seen, not silently merged."""
+    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+
+    file = descriptor_pb2.FileDescriptorProto(name="checkpoint_inspector_graph.proto", package=_PACKAGE,
+                                              syntax="proto2")
+    for message_name, fields in _MESSAGES.items():
+        message = file.message_type.add(name=message_name)
+        for field_name, number, field_type, label, type_name in fields:
+            field = message.field.add(name=field_name, number=number, type=field_type, label=label)
+            if type_name:
+                field.type_name = f".{_PACKAGE}.{type_name}"
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(file)
+    return {name: message_factory.GetMessageClass(pool.FindMessageTypeByName(f"{_PACKAGE}.{name}"))
+            for name in _MESSAGES}
+
+
+def parse(message_name: str, data: bytes):
+    """Parse `data` as `message_name`; ValueError (with the parser's words) when it is not one."""
+    from google.protobuf.message import DecodeError
+
+    message = message_classes()[message_name]()
+    try:
+        message.ParseFromString(data)
+    except (DecodeError, RuntimeError) as exc:
+        raise ValueError(str(exc) or "not a valid protobuf message") from None
+    return message
