@@ -22,6 +22,7 @@ from .rename_matching import RenameMatch, Signature, match_renames
 from .value_difference import Scratch, ValueDifference, compare_values, content_digest
 
 COMPARING_THREADS = 2  # the machines this runs on have two cores or more; more threads only contend for memory
+PARALLEL_FROM_BYTES = 1 << 20  # tensors this big are compared in the threads
 
 
 @dataclass(frozen=True)
@@ -104,16 +105,28 @@ def compare_checkpoints(reader_a: CheckpointReader, reader_b: CheckpointReader, 
 
 
 def _differences(reader_a, reader_b, pairs: list, atol: float, rtol: float, total_bytes: int):
-    """Job: {name: ValueDifference} of every pair, in two threads where both checkpoints are bundles
-    (each read opens its own file; numpy, the CRC and file reads let go of the GIL, so two cores work
-    at once), else in this one. Cancelling stops the threads between two chunks."""
-    if not (isinstance(reader_a, CheckpointReader) and isinstance(reader_b, CheckpointReader)) or len(pairs) < 2:
-        scratch, done, out = Scratch(), 0, {}
-        for a, b in pairs:
-            yield Progress(done, total_bytes, f"Comparing {a.name}")
-            out[a.name] = yield from compare_values(reader_a, reader_b, a.entry, b.entry, atol, rtol, scratch=scratch)
-            done += a.entry.nbytes + b.entry.nbytes
-        return out
+    """Job: {name: ValueDifference} of every pair. Where both checkpoints are bundles (each read opens
+    its own file) the big tensors go to two threads, as numpy, the CRC and file reads let go of the GIL
+    for long stretches; small ones are mostly Python and run in this thread (two threads trading the GIL
+    at every small step were slower than one). Cancelling stops the threads between two chunks."""
+    parallel = isinstance(reader_a, CheckpointReader) and isinstance(reader_b, CheckpointReader)
+    big = [(a, b) for a, b in pairs if parallel and a.entry.nbytes >= PARALLEL_FROM_BYTES]
+    small = [(a, b) for a, b in pairs if not parallel or a.entry.nbytes < PARALLEL_FROM_BYTES]
+    out, done = {}, 0
+    if len(big) > 1:
+        done = yield from _in_threads(reader_a, reader_b, big, atol, rtol, total_bytes, out)
+    else:
+        small = big + small
+    scratch = Scratch()
+    for a, b in small:
+        yield Progress(done, total_bytes, f"Comparing {a.name}")
+        out[a.name] = yield from compare_values(reader_a, reader_b, a.entry, b.entry, atol, rtol, scratch=scratch)
+        done += a.entry.nbytes + b.entry.nbytes
+    return out
+
+
+def _in_threads(reader_a, reader_b, pairs: list, atol: float, rtol: float, total_bytes: int, out: dict):
+    """Job: the pairs compared by COMPARING_THREADS threads into `out`; returns the bytes compared."""
     stop, local = threading.Event(), threading.local()
 
     def one(a, b):
@@ -123,7 +136,7 @@ def _differences(reader_a, reader_b, pairs: list, atol: float, rtol: float, tota
                           should_cancel=stop.is_set)
 
     pool = ThreadPoolExecutor(COMPARING_THREADS, thread_name_prefix="compare")
-    out, done = {}, 0
+    done = 0
     try:
         futures = [(a, b, pool.submit(one, a, b)) for a, b in pairs]
         for a, b, future in futures:
@@ -138,7 +151,7 @@ def _differences(reader_a, reader_b, pairs: list, atol: float, rtol: float, tota
     finally:
         stop.set()
         pool.shutdown(wait=True, cancel_futures=True)
-    return out
+    return done
 
 
 def _place(result: Comparison, a: VariableInfo, sig_a: Signature, sig_b: Signature, difference: ValueDifference):

@@ -13,7 +13,8 @@ from math import prod
 from . import dtypes
 from .bundle_entry import BIG_ENDIAN, LITTLE_ENDIAN, BundleEntry, BundleHeader, decode_entry, decode_header
 from .checksum import crc32c, mask, unmask
-from ..errors import (CheckpointError, ChecksumMismatchError, CorruptCheckpointError, DecodeError, MissingShardError,
+from .data_shards import DataShards
+from ..errors import (CheckpointError, ChecksumMismatchError, CorruptCheckpointError, DecodeError,
                       NotACheckpointError, UnsupportedDtypeError, VariableNotFoundError)
 from .ordered_code import decode_slice_key
 from .protowire import read_varint
@@ -132,6 +133,7 @@ class CheckpointReader(EntryListing):
             self._check_entry(entry)
             self._entries[name] = entry
         self._slices: dict[bytes, list[Slice]] | None = None  # decoded on first partitioned read
+        self._shards = DataShards()
         self.warnings: list[str] = []  # what is wrong but does not stop the listing (a damaged object graph)
 
     def data_files(self) -> list[str]:
@@ -166,22 +168,20 @@ class CheckpointReader(EntryListing):
         swap = self.header.endianness == BIG_ENDIAN and dtype.itemsize > 1
         chunk_bytes = max(chunk_bytes - chunk_bytes % dtype.itemsize, dtype.itemsize)
         path = data_file_path(self.prefix, entry.shard_id, self.header.num_shards)
-        with self._open_data(path, entry) as f:
-            f.seek(entry.offset)
-            crc = 0
-            remaining = entry.size
-            buffer = np.empty(min(chunk_bytes, entry.size), dtype=np.uint8)
-            while remaining > 0:
-                view = buffer[:min(chunk_bytes, remaining)]
-                if f.readinto(view) != view.size:
-                    raise MissingShardError(path, f"could not read {entry.size} bytes for {entry.name!r}")
-                crc = crc32c(view, crc)
-                remaining -= view.size
-                if remaining == 0 and crc != unmask(entry.crc32c):
-                    raise ChecksumMismatchError(path, f"checksum mismatch in the data of {entry.name!r}: "
-                                                      f"the file is damaged")
-                values = view.view(numpy_dtype)
-                yield values.byteswap() if swap else values
+        self._shards.open(path, entry)
+        crc = 0
+        done = 0
+        buffer = np.empty(min(chunk_bytes, entry.size), dtype=np.uint8)
+        while done < entry.size:
+            view = buffer[:min(chunk_bytes, entry.size - done)]
+            self._shards.read_into(path, entry, view, entry.offset + done)
+            crc = crc32c(view, crc)
+            done += view.size
+            if done == entry.size and crc != unmask(entry.crc32c):
+                raise ChecksumMismatchError(path, f"checksum mismatch in the data of {entry.name!r}: "
+                                                  f"the file is damaged")
+            values = view.view(numpy_dtype)
+            yield values.byteswap() if swap else values
 
     def read_element(self, name: str, flat_index: int):
         """One value at a flat (row-major) index, read on its own: a positioned read of one item.
@@ -197,10 +197,9 @@ class CheckpointReader(EntryListing):
                                                      f"(it has {entry.num_elements})")
         self._check_size(entry, dtype, entry.shape)
         path = data_file_path(self.prefix, entry.shard_id, self.header.num_shards)
-        with self._open_data(path, entry) as f:
-            f.seek(entry.offset + flat_index * dtype.itemsize)
-            raw = f.read(dtype.itemsize)
-        value = np.frombuffer(raw, dtype=dtype.numpy_dtype())
+        raw = np.empty(dtype.itemsize, dtype=np.uint8)
+        self._shards.read_into(path, entry, raw, entry.offset + flat_index * dtype.itemsize)
+        value = raw.view(dtype.numpy_dtype())
         return (value.byteswap() if self.header.endianness == BIG_ENDIAN else value)[0]
 
     def _check_size(self, entry: BundleEntry, dtype: dtypes.DType, shape) -> None:
@@ -210,23 +209,6 @@ class CheckpointReader(EntryListing):
             raise CorruptCheckpointError(
                 self.index_path, f"{entry.name!r} has {entry.size} bytes but a {dtype.name} tensor of "
                                  f"shape {list(shape)} needs {expected}")
-
-    def _open_data(self, path: str, entry: BundleEntry):
-        """Open a data shard for entry, checking that it holds the entry's whole byte range."""
-        try:
-            f = open(path, "rb")
-        except FileNotFoundError:
-            raise MissingShardError(path, f"data shard missing (needed for {entry.name!r})") from None
-        file_size = os.fstat(f.fileno()).st_size
-        if file_size <= 1024 and is_lfs_pointer(path):  # a small shard may be a pointer the range fits in
-            f.close()
-            raise MissingShardError(path, f"{LFS_PROBLEM} (needed for {entry.name!r})")
-        if entry.offset + entry.size > file_size:
-            f.close()
-            raise MissingShardError(
-                path, f"data shard is {file_size} bytes, shorter than the index says "
-                      f"({entry.name!r} ends at byte {entry.offset + entry.size}): truncated")
-        return f
 
     def _check_entry(self, entry: BundleEntry) -> None:
         """Reject sizes that cannot be right before anything is allocated from them (shapes are checked
@@ -253,11 +235,9 @@ class CheckpointReader(EntryListing):
         import numpy as np
 
         path = data_file_path(self.prefix, entry.shard_id, self.header.num_shards)
-        with self._open_data(path, entry) as f:
-            buffer = np.empty(entry.size, dtype=np.uint8)
-            f.seek(entry.offset)
-            if f.readinto(buffer) != entry.size:
-                raise MissingShardError(path, f"could not read {entry.size} bytes for {entry.name!r}")
+        self._shards.open(path, entry)  # the shard must hold the range before that much is allocated
+        buffer = np.empty(entry.size, dtype=np.uint8)
+        self._shards.read_into(path, entry, buffer, entry.offset)
         if verify and crc32c(buffer) != unmask(entry.crc32c):
             raise ChecksumMismatchError(path, f"checksum mismatch in the data of {entry.name!r}: the file is damaged")
         return buffer
@@ -331,7 +311,7 @@ class CheckpointReader(EntryListing):
         return result
 
     def _data_range_on_disk(self, entry: BundleEntry) -> None:
-        self._open_data(data_file_path(self.prefix, entry.shard_id, self.header.num_shards), entry).close()
+        self._shards.open(data_file_path(self.prefix, entry.shard_id, self.header.num_shards), entry)
 
     def slices_of(self, key: bytes) -> list[Slice]:
         """The stored partitions of the partitioned variable with this key, decoded on first use."""
