@@ -86,6 +86,8 @@ def restore_into_template(tf, checkpoint: str, template: str) -> int:
         built[node_id] = trackable
         if depth < 64:
             for child in node.children:
+                if node_id == 0 and child.local_name == "save_counter":
+                    continue  # a restoring Checkpoint makes its own; one written by write() has none
                 setattr(trackable, child.local_name, build(child.node_id, depth + 1))
         return trackable
 

@@ -11,7 +11,9 @@ What it measures, all in one run, as medians over interleaved repetitions:
        c. the TF script, in process (TensorFlow already imported): `ra, rb = tf.train.load_checkpoint(A),
           tf.train.load_checkpoint(B)`, then `np.max(np.abs(ra.get_tensor(n) - rb.get_tensor(n)))` per name;
        d. ours, whole process: `python main.py diff A B --values --json > /dev/null` (information).
-     Both data files are read once before any timing, so every method reads from the page cache (warm).
+     Both data files are read once before any timing, so every method reads from the page cache (warm);
+     then, where the page cache can be emptied (root), a, b and c again with it emptied before every call
+     (cold: the disk's speed, which is what opening a run someone just copied costs).
   2. `check CKPT --against X.meta` for a TF1 graph of 4,000 variables (various small shapes, a default
      `tf.compat.v1.train.Saver()`, its `export_meta_graph`), CKPT that graph's own Saver.save:
        a. ours, whole process: `python main.py check CKPT --against X.meta --json > /dev/null`;
@@ -255,6 +257,34 @@ def diff_methods() -> dict[str, Callable[[], object]]:
     return {"ours": ours, "raw": raw_read, "tf": tensorflow, "process": process}
 
 
+def drop_page_cache() -> bool:
+    """Empty the kernel's page cache (root only): the next read of every file comes from the disk."""
+    try:
+        os.sync()
+        with open("/proc/sys/vm/drop_caches", "w") as f:
+            f.write("3\n")
+        return True
+    except OSError:
+        return False
+
+
+def cold(methods: dict[str, Callable[[], object]], reps: int) -> dict[str, list[float]] | None:
+    """Seconds per call of each method with the page cache emptied before every call (None when it
+    cannot be emptied here), methods taking turns as in `interleaved`."""
+    if not drop_page_cache():
+        return None
+    times: dict[str, list[float]] = {name: [] for name in methods}
+    order = list(methods)
+    for rep in range(reps):
+        shift = rep % len(order)
+        for name in order[shift:] + order[:shift]:
+            drop_page_cache()
+            start = time.perf_counter()
+            methods[name]()
+            times[name].append(time.perf_counter() - start)
+    return times
+
+
 def check_diff_results(methods) -> str:
     """Not a timing check: ours must find what B's writer did, and agree with TF on the numbers."""
     spec = bench_reader.model_spec()
@@ -387,6 +417,15 @@ def main() -> int:
     print_line("raw   readinto 8 MB pieces, both files (floor)", diff["raw"], rate(median(diff["raw"])))
     print_line("TF    load_checkpoint, get_tensor, max|a-b|", diff["tf"], rate(median(diff["tf"])))
     print_line("ours  main.py diff A B --values --json >/dev/null", diff["process"], "whole process (info)")
+    print(f"\n[1b] diff --values with a cold page cache (emptied before every call), median of {args.reps}",
+          flush=True)
+    cold_diff = cold({name: methods[name] for name in ("ours", "raw", "tf")}, args.reps)
+    if cold_diff is None:
+        print("    skipped: the page cache can be emptied only as root (/proc/sys/vm/drop_caches)")
+    else:
+        print_line("ours  compare_checkpoints(values=True), in process", cold_diff["ours"], rate(median(cold_diff["ours"])))
+        print_line("raw   readinto 8 MB pieces, both files (floor)", cold_diff["raw"], rate(median(cold_diff["raw"])))
+        print_line("TF    load_checkpoint, get_tensor, max|a-b|", cold_diff["tf"], rate(median(cold_diff["tf"])))
 
     # ---- 2 ----
     print(f"\n[2] check --against .meta, median of {args.check_reps}, methods interleaved", flush=True)
@@ -405,6 +444,16 @@ def main() -> int:
          f"ours/raw {d['ours'] / d['raw']:.2f}", f"<= {RAW_TARGET_RATIO}: {verdict(d['ours'] / d['raw'] <= RAW_TARGET_RATIO)}"),
         ("", "", "", "", f"TF/ours {d['tf'] / d['ours']:.2f}",
          f">= {TF_TARGET_SPEEDUP}: {verdict(d['tf'] / d['ours'] >= TF_TARGET_SPEEDUP)}"),
+    ]
+    if cold_diff is not None:
+        k = {name: median(times) for name, times in cold_diff.items()}
+        rows += [
+            ("diff --values, cold cache", f"{k['ours']:.2f} s", f"{k['raw']:.2f} s", f"{k['tf']:.2f} s",
+             f"ours/raw {k['ours'] / k['raw']:.2f}", f"<= {RAW_TARGET_RATIO}: {verdict(k['ours'] / k['raw'] <= RAW_TARGET_RATIO)}"),
+            ("", "", "", "", f"TF/ours {k['tf'] / k['ours']:.2f}",
+             f">= {TF_TARGET_SPEEDUP}: {verdict(k['tf'] / k['ours'] >= TF_TARGET_SPEEDUP)}"),
+        ]
+    rows += [
         ("diff --values, whole process", f"{d['process']:.2f} s", "", "",
          f"process/in-process {d['process'] / d['ours']:.2f}", "(info)"),
         ("check --against .meta, process", f"{c_ours:.2f} s", "", f"{c_tf:.2f} s",
@@ -412,7 +461,7 @@ def main() -> int:
          f"ours < {CHECK_TARGET_S} s: {verdict(c_ours < CHECK_TARGET_S)}"),
         ("  read_meta_graph alone", f"{c_read:.2f} s", "", "", f"{c_read / c_ours:.0%} of ours' check", "(info)"),
     ]
-    print("\nSummary (medians; diff measured with a warm page cache)")
+    print("\nSummary (medians; diff warm unless it says cold)")
     print_table(("measure", "ours", "raw", "TensorFlow", "ratio", "target"), rows)
     # numpy's OpenBLAS threads and glibc's malloc thresholds sway ours' diff (a BLAS dot per chunk, big temporaries)
     tuning = [(key, os.environ.get(key, "unset")) for key in ("OPENBLAS_NUM_THREADS", "MALLOC_MMAP_THRESHOLD_")]

@@ -168,3 +168,14 @@ def test_a_keras_file_against_a_tensorflow_graph_is_refused_by_name(tf_ckpts, co
     with pytest.raises(InputError) as raised:
         check_restore(model, describe_variables(open_reader(model)), read_target(str(compare_cases.renamed_meta)))
     assert "convert" in str(raised.value) and str(compare_cases.renamed_meta) in str(raised.value)
+
+
+def test_a_template_saved_with_a_save_counter_does_not_ask_for_one(compare_cases, tmp_path):
+    tf = _tf()
+    template = tf.train.Checkpoint(model=keras_model(KERAS_NEW)).save(str(tmp_path / "saved" / "ckpt"))
+    assert "save_counter/.ATTRIBUTES/VARIABLE_VALUE" in dict(tf.train.list_variables(template))
+    report, fix, fixed = check_and_fix(compare_cases.keras_old_ckpt, template, tmp_path)
+    assert fix.complete
+    after = check_restore(fixed, describe_variables(open_reader(fixed)), report.target)
+    assert after.compatible  # the fixed copy, written without a save counter, restores into it
+    assert run_to_end(verify_restore(fixed, report.target)).ok
