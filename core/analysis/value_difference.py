@@ -10,6 +10,7 @@ bundle's entry gives it without a read).
 from __future__ import annotations
 
 import hashlib
+import math
 from dataclasses import dataclass
 
 from ..format.bundle_entry import BundleEntry
@@ -30,11 +31,12 @@ class ValueDifference:
     rel_l2: float | None        # ||a - b|| / ||a||; None where ||a|| is 0 or the values are not numbers
 
     def record(self) -> dict:
+        """The JSON fields; a measure that is not a finite number (float64 overflowed) is left out, as
+        JSON has no NaN or Infinity."""
         record = {"differing": self.differing}
-        if self.max_abs_diff is not None:
-            record["max_abs_diff"] = self.max_abs_diff
-        if self.rel_l2 is not None:
-            record["rel_l2"] = self.rel_l2
+        for key, value in (("max_abs_diff", self.max_abs_diff), ("rel_l2", self.rel_l2)):
+            if value is not None and math.isfinite(value):
+                record[key] = value
         return record
 
 

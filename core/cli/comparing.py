@@ -61,6 +61,14 @@ def _print_comparison(comparison, show_all: bool) -> None:
               f"compare their values with --values")
     elif not comparison.values_read:
         print("\nvalues compared by the checksums the files store; --values reads them and says how far apart they are")
+    if comparison.different:
+        print(f"\nA and B differ: {len(comparison.changed)} changed, {len(comparison.only_a)} only in A, "
+              f"{len(comparison.only_b)} only in B")
+    else:
+        how = "read" if comparison.values_read else "compared by checksum"
+        print(f"\nA and B hold the same {len(comparison.equal) + len(comparison.unchecked)} variables"
+              + (f", the same values ({how})" if comparison.equal else "")
+              + (f"; {len(comparison.unchecked)} not compared" if comparison.unchecked else ""))
     if comparison.renames:
         print("\nlikely renames (A → B):")
         for match in comparison.renames:
