@@ -19,6 +19,7 @@ import json
 import os
 import struct
 import zipfile
+import zlib
 
 from ..errors import CorruptCheckpointError, NotACheckpointError
 
@@ -104,7 +105,13 @@ class KerasArchive:
                                                     f"{info.compress_type}, which Python's zipfile does not read")
         try:
             if info.compress_type == zipfile.ZIP_STORED:
-                return _StoredMember(self.path, info)
+                member = _StoredMember(self.path, info)
+                # Damaged bytes can send libhdf5 into a loop no signal interrupts: the archive's own
+                # CRC-32 of the member is checked before h5py sees any of it (one read of the member).
+                if member.crc32() != info.CRC:
+                    member.close()
+                    raise zipfile.BadZipFile(f"Bad CRC-32 for {info.filename}: the archive is damaged")
+                return member
             return self.zip.open(info)
         except (zipfile.BadZipFile, OSError, ValueError) as exc:
             raise CorruptCheckpointError(self.path, f"its {self.weights_member} cannot be read ({exc})") from None
@@ -131,6 +138,19 @@ class _StoredMember(io.RawIOBase):
             self._file.close()
             raise zipfile.BadZipFile(f"{info.filename} runs past the end of the archive")
         self._position = 0
+
+    def crc32(self) -> int:
+        """The zip CRC-32 of the member's bytes."""
+        crc = 0
+        self._file.seek(self._start)
+        remaining = self._size
+        while remaining > 0:
+            chunk = self._file.read(min(remaining, 8 << 20))
+            if not chunk:
+                break
+            crc = zlib.crc32(chunk, crc)
+            remaining -= len(chunk)
+        return crc
 
     def readable(self) -> bool:
         return True

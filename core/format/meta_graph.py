@@ -120,11 +120,12 @@ def _restored_tensors(restores: list, nodes: dict, variables: dict) -> list[Expe
         inputs = list(restore.input)
         if len(inputs) < 3:
             raise _Problem(f"the restore node {_text(restore.name)} has {len(inputs)} inputs, not 3")
-        names = _const_strings(nodes.get(inputs[1].split(b":")[0]))
-        specs = _const_strings(nodes.get(inputs[2].split(b":")[0]))
         dtype_list = _attr(restore, b"dtypes")
         kinds = ([_dtype_name(t) for t in dtype_list.list.type] if dtype_list is not None else []) \
             if restore.op == b"RestoreV2" else [_dtype_attr(restore, b"dt")]
+        # A restore node reads one tensor per dtype it lists: never more names than that.
+        names = _const_strings(nodes.get(inputs[1].split(b":")[0]), len(kinds))
+        specs = _const_strings(nodes.get(inputs[2].split(b":")[0]), len(kinds))
         specs += [""] * (len(names) - len(specs))
         for index, (name, spec) in enumerate(zip(names, specs)):
             if name in found:  # a partitioned variable: one restored tensor per partition
@@ -162,17 +163,18 @@ def _full_shape(spec: str) -> tuple[int, ...] | None:
         return None
 
 
-def _const_strings(node) -> list[str]:
+def _const_strings(node, limit: int) -> list[str]:
+    """The strings of a Const node's tensor, at most `limit` of them."""
     value = _attr(node, b"value")
     if value is None:
         raise _Problem("a restore node's names are not a constant")
     tensor = value.tensor
-    strings = [_text(item) for item in tensor.string_val]
+    strings = [_text(item) for item in tensor.string_val[:limit]]
     count = 1
     for dim in tensor.tensor_shape.dim:
-        count *= max(dim.size, 0)
+        count = min(count * max(dim.size, 0), limit)
     if strings and len(strings) < count:  # TensorFlow repeats the last value to fill the shape
-        strings += [strings[-1]] * min(count - len(strings), 10_000_000)
+        strings += [strings[-1]] * (count - len(strings))
     return strings
 
 

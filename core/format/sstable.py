@@ -23,7 +23,7 @@ def is_lfs_pointer(path: str) -> bool:
     """A fresh clone of a repository that keeps checkpoints in Git LFS has ~130-byte text files in
     their place."""
     try:
-        if os.path.getsize(path) > 1024:
+        if not os.path.isfile(path) or os.path.getsize(path) > 1024:  # a pipe could block the open forever
             return False
         with open(path, "rb") as f:
             return f.read(len(LFS_POINTER_START)) == LFS_POINTER_START

@@ -148,6 +148,9 @@ def saved_model_prefix(folder: str) -> str | None:
 def discover(path: str | os.PathLike) -> Run:
     """The run that `path` belongs to, with all its checkpoints; raises CheckpointError if none."""
     path = os.path.abspath(os.fspath(path))
+    if os.path.exists(path) and not (os.path.isdir(path) or os.path.isfile(path)):
+        # A named pipe or a device: opening it to look inside could wait forever.
+        raise NotACheckpointError(path, "is neither a file nor a folder (a pipe or a device?)")
     if os.path.isdir(path):
         serving = _serving_run(path)
         if serving is not None:

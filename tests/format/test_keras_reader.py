@@ -148,3 +148,24 @@ def test_keras_3_0_layouts_name_their_layer_groups_otherwise(tf_ckpts, tmp_path)
     with h5py.File(old) as h5:
         for info in describe_variables(reader):
             assert np.array_equal(reader.read(info.name), h5[info.name][()])
+
+
+def test_a_damaged_weights_member_is_refused_by_the_archive_s_crc(tf_ckpts, tmp_path):
+    """Found by fuzzing: bytes damaged inside a .keras's stored model.weights.h5 sent libhdf5 into a loop
+    no signal stops; the archive's CRC-32 of the member is checked before h5py reads any of it."""
+    import zipfile
+
+    from core.errors import CorruptCheckpointError
+    from core.format.keras_reader import KerasReader
+
+    source = tf_ckpts.keras_files / "model.keras"
+    with zipfile.ZipFile(source) as archive:
+        info = archive.getinfo("model.weights.h5")
+        assert info.compress_type == zipfile.ZIP_STORED
+    data = bytearray(source.read_bytes())
+    start = info.header_offset + 30 + len(info.filename.encode()) + len(info.extra)
+    data[start + 2049] ^= 0xFF
+    damaged = tmp_path / "damaged.keras"
+    damaged.write_bytes(bytes(data))
+    with pytest.raises(CorruptCheckpointError, match="CRC-32"):
+        KerasReader(str(damaged))

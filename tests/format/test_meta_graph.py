@@ -83,3 +83,41 @@ def test_a_file_that_is_no_meta_graph_is_refused(content, tmp_path):
     with pytest.raises(CheckpointError) as raised:
         read_meta_graph(path)
     assert str(path) in str(raised.value)
+
+
+def test_a_names_constant_that_declares_a_huge_shape_is_read_in_bounded_time(compare_cases, tmp_path):
+    """Found by fuzzing: Const tensors of names declaring 2**40 elements (TensorFlow repeats the last value
+    to fill a shape), the restore node copied 20 times; a restore reads one name per dtype it lists."""
+    from tensorflow.core.protobuf import meta_graph_pb2
+
+    meta = meta_graph_pb2.MetaGraphDef.FromString(open(compare_cases.full_meta, "rb").read())
+    scope = meta.saver_def.restore_op_name.rsplit("/", 1)[0] + "/"
+    nodes = {node.name: node for node in meta.graph_def.node}
+    restore = next(node for node in meta.graph_def.node if node.op == "RestoreV2" and node.name.startswith(scope))
+    for name in restore.input[1:3]:
+        nodes[name].attr["value"].tensor.tensor_shape.dim[0].size = 1 << 40
+    for copy in range(20):
+        extra = meta.graph_def.node.add()
+        extra.CopyFrom(restore)
+        extra.name = f"{scope}RestoreV2_copy{copy}"
+    path = tmp_path / "huge_names.meta"
+    path.write_bytes(meta.SerializeToString())
+    started = time.monotonic()
+    graph = read_meta_graph(path)
+    assert time.monotonic() - started < 10
+    assert {t.name for t in graph.expected} == {"graph_scope/graph_name", "not_saved"}
+
+
+def test_a_pipe_in_place_of_a_file_is_refused_at_once(compare_cases, tmp_path):
+    """Found by fuzzing: opening a named pipe with no writer waits forever; it is refused unopened."""
+    import subprocess
+    import sys
+
+    from tests.locations import ROOT
+
+    pipe = tmp_path / "graph.meta"
+    os.mkfifo(pipe)
+    for args in (("check", compare_cases.partial_ckpt, "--against", pipe), ("diff", pipe, compare_cases.partial_ckpt)):
+        result = subprocess.run([sys.executable, str(ROOT / "main.py"), *map(str, args)], capture_output=True,
+                                text=True, cwd=ROOT, timeout=60)
+        assert result.returncode == 2 and "neither a file nor a folder" in result.stderr
