@@ -65,6 +65,8 @@ class _Accumulator:
         self.max_abs: float | None = None
         self.within = True
         self.numbers = True
+        self.unmeasured = False  # a difference that is no finite number (NaN, inf - (-inf)), or a norm overflowed
+        self.nan_difference = False
         self.scratch = scratch or Scratch()
 
     def add(self, x, y) -> None:
@@ -82,14 +84,14 @@ class _Accumulator:
         with np.errstate(invalid="ignore", over="ignore"):
             a = self.scratch.get("a", x.size, wide)
             np.copyto(a, x, casting="unsafe")
-            self.sum_sq_a += _sum_of_squares(a)
+            self.sum_sq_a += _sum_of_squares(a, x)
             if not count:
                 return
             self.differing += count
             delta = self.scratch.get("delta", x.size, wide)  # equal elements add 0 to every measure below
             np.copyto(delta, y, casting="unsafe")
             np.subtract(a, delta, out=delta)
-            sum_sq = _sum_of_squares(delta)
+            sum_sq = _sum_of_squares(delta, None)
             if np.isfinite(sum_sq):  # the common case: no NaN or Inf, a few passes and no masks
                 magnitude = np.abs(delta) if complex_values else None
                 largest = float(magnitude.max()) if complex_values else float(max(delta.max(), -delta.min()))
@@ -102,12 +104,26 @@ class _Accumulator:
                         size = np.abs(delta) if magnitude is None else magnitude
                         self.within = bool(np.all(size <= self.atol + self.rtol * np.abs(y.astype(size.dtype))))
                 return
-            size = np.abs(delta)
+            # Rare: a NaN or an infinity on one side only, or differences too big to square in the work
+            # dtype. Finite differences are measured in float64; the others make the measures unknown
+            # (NaN) or infinite, never silently 0.
+            size = np.abs(delta).astype(np.float64)
             finite = size[np.isfinite(size)]
             if finite.size:
                 self._add_largest(float(finite.max()))
-                self.sum_sq_diff += float(np.dot(finite.astype(np.float64), finite.astype(np.float64)))
-            self.within = False  # a NaN or an infinity on one side only
+                self.sum_sq_diff += float(np.dot(finite, finite))
+            if np.isinf(size).any():
+                self._add_largest(float("inf"))
+            self.nan_difference = self.nan_difference or bool(np.isnan(size).any())
+            self.unmeasured = self.unmeasured or finite.size != size.size
+            self.within = self.within and finite.size == size.size and self._within_tolerance(finite, size, y)
+
+    def _within_tolerance(self, finite, size, y) -> bool:
+        import numpy as np
+
+        if not self.atol and not self.rtol:
+            return bool(finite.max() == 0) if finite.size else True
+        return bool(np.all(size <= self.atol + self.rtol * np.abs(y.astype(np.float64))))
 
     def _add_largest(self, largest: float) -> None:
         self.max_abs = largest if self.max_abs is None else max(self.max_abs, largest)
@@ -118,11 +134,13 @@ class _Accumulator:
         else:
             status = "close" if self.within and self.numbers else "different"
         rel = None
-        if self.numbers and self.sum_sq_a > 0:
-            rel = (self.sum_sq_diff / self.sum_sq_a) ** 0.5
-        elif self.numbers and self.differing == 0:
+        norms_known = math.isfinite(self.sum_sq_a) and math.isfinite(self.sum_sq_diff) and not self.unmeasured
+        if self.numbers and self.differing == 0:
             rel = 0.0
-        return ValueDifference(status, self.count, self.differing, self.max_abs, rel)
+        elif self.numbers and norms_known and self.sum_sq_a > 0:
+            rel = (self.sum_sq_diff / self.sum_sq_a) ** 0.5
+        largest = float("nan") if self.nan_difference else self.max_abs
+        return ValueDifference(status, self.count, self.differing, largest, rel)
 
 
 def _work_dtype(dtype):
@@ -139,10 +157,18 @@ def _work_dtype(dtype):
     return np.dtype(np.float32) if dtype.itemsize <= 4 else np.dtype(np.float64)
 
 
-def _sum_of_squares(values) -> float:
+def _sum_of_squares(values, original) -> float:
+    """Sum of |v|^2 of a chunk in its work dtype; a float32 sum that overflowed (values beyond about
+    1e19) is taken again in float64 from `original` (the values as read), when given."""
     import numpy as np
 
-    return float(np.vdot(values, values).real) if values.dtype.kind == "c" else float(np.dot(values, values))
+    if values.dtype.kind == "c":
+        return float(np.vdot(values, values).real)
+    total = float(np.dot(values, values))
+    if not math.isfinite(total) and values.dtype == np.float32 and original is not None:
+        wide = original.astype(np.float64)
+        total = float(np.dot(wide, wide))
+    return total
 
 
 def _bits_differ(x, y, scratch: Scratch):

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from ..errors import CorruptCheckpointError, NotACheckpointError
 from . import dtypes
 from .graph_protos import parse
+from .sstable import LFS_PROBLEM, is_lfs_pointer
 
 MAX_META_BYTES = 2 << 30  # a MetaGraphDef is a protobuf: 2 GiB is the format's own limit
 _VARIABLE_OPS = {b"VariableV2", b"Variable", b"VarHandleOp"}
@@ -71,6 +72,8 @@ def _parsed(path: str, message_name: str):
         raise NotACheckpointError(path, "no such file")
     if os.path.getsize(path) > MAX_META_BYTES:
         raise CorruptCheckpointError(path, "is larger than a protobuf can be (2 GiB)")
+    if is_lfs_pointer(path):
+        raise NotACheckpointError(path, LFS_PROBLEM)
     with open(path, "rb") as f:
         data = f.read()
     try:
@@ -81,8 +84,8 @@ def _parsed(path: str, message_name: str):
 
 def _meta_graph(path: str, meta):
     restore_op = _text(meta.saver_def.restore_op_name)
-    if not meta.graph_def.node and not restore_op:
-        raise CorruptCheckpointError(path, "is not a MetaGraphDef (it holds no graph)")
+    if not meta.graph_def.node:  # nothing to restore into, whatever its Saver says
+        raise CorruptCheckpointError(path, "is not a MetaGraphDef with a graph (it holds no nodes)")
     scope = restore_op.rsplit("/", 1)[0] + "/" if "/" in restore_op else None
     encoded_scope = scope.encode("utf-8", "surrogateescape") if scope else None
     nodes, variables, restores = {}, {}, []

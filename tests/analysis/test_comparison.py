@@ -157,3 +157,23 @@ def test_every_numeric_dtype_differs_by_what_tensorflow_reads(dtype, tmp_path):
     assert change.differing == differing
     assert change.max_abs_diff == pytest.approx(float(np.abs(x - y).max()), rel=1e-6)
     assert change.rel_l2 == pytest.approx(float(np.linalg.norm(x - y) / np.linalg.norm(x)), rel=1e-5)
+
+
+def test_extreme_values_are_measured_or_said_unknown_never_zero(tmp_path):
+    """Found by fuzzing: squares that overflow float32 gave a relative change of 0; an infinite or NaN
+    difference gave a largest difference of 0."""
+    import math
+
+    tf = _tf()
+    cases = {"big32": (np.array([1e20, -1e20], np.float32), np.array([-1e20, 1e20], np.float32)),
+             "huge64": (np.array([1e308, 1.0]), np.array([-1e308, 1.0])),
+             "nan": (np.array([1.0, 2.0], np.float32), np.array([np.nan, 2.0], np.float32))}
+    for side in (0, 1):
+        tf.raw_ops.SaveV2(prefix=str(tmp_path / f"side{side}"), tensor_names=list(cases), shape_and_slices=[""] * 3,
+                          tensors=[pair[side] for pair in cases.values()])
+    result = {c.name: c.values for c in compare(tmp_path / "side0", tmp_path / "side1", values=True).changed}
+    assert result["big32"].rel_l2 == pytest.approx(2.0) and result["big32"].max_abs_diff == pytest.approx(2e20)
+    assert result["huge64"].max_abs_diff == math.inf and result["huge64"].rel_l2 is None
+    assert math.isnan(result["nan"].max_abs_diff) and result["nan"].rel_l2 is None
+    assert all(v.status == "different" for v in result.values())
+    assert "max_abs_diff" not in result["nan"].record()  # JSON has no NaN

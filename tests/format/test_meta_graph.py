@@ -121,3 +121,18 @@ def test_a_pipe_in_place_of_a_file_is_refused_at_once(compare_cases, tmp_path):
         result = subprocess.run([sys.executable, str(ROOT / "main.py"), *map(str, args)], capture_output=True,
                                 text=True, cwd=ROOT, timeout=60)
         assert result.returncode == 2 and "neither a file nor a folder" in result.stderr
+
+
+def test_a_git_lfs_pointer_and_a_graph_without_nodes_are_named_for_what_they_are(tmp_path):
+    from core.format.graph_protos import message_classes
+
+    pointer = tmp_path / "model.meta"
+    pointer.write_bytes(b"version https://git-lfs.github.com/spec/v1\noid sha256:" + b"0" * 64 + b"\nsize 123\n")
+    with pytest.raises(CheckpointError, match="git lfs pull"):
+        read_meta_graph(pointer)
+    empty = tmp_path / "empty.meta"  # a Saver's restore op, but no graph to restore into
+    meta = message_classes()["MetaGraphDef"]()
+    meta.saver_def.restore_op_name = b"save/restore_all"
+    empty.write_bytes(meta.SerializeToString())
+    with pytest.raises(CheckpointError, match="no nodes"):
+        read_meta_graph(empty)
