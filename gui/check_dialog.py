@@ -12,26 +12,15 @@ from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QHeaderView, QLabel, QListWidget, QPushButton, QSplitter,
                                QTableWidget, QTableWidgetItem, QVBoxLayout)
 
-from core.analysis.restore_check import check_restore, read_target
-from core.edit.fix_plan import plan_fix
+from core.edit.fix_plan import check_and_plan
 from core.edit.verify import verify_restore
 from core.formatting import format_shape
-from core.jobs import Progress
 
 from .window_context import JobSlot
 
 ROW_COLOURS = {"missing": "#f6d5d1", "mismatched": "#f3c6a5", "not asked for": "#ececec"}
 TARGET_PATTERN = ("What restores it (*.meta saved_model.pb *.index checkpoint *.keras *.h5 *.hdf5);;"
                   "All files (*)")
-
-
-def check_job(prefix: str, variables, target_path: str):
-    """Job: read the target, check the checkpoint against it, propose the plan."""
-    yield Progress(0, 2, f"Reading what {os.path.basename(target_path.rstrip(os.sep))} expects")
-    target = read_target(target_path)
-    yield Progress(1, 2, "Comparing")
-    report = check_restore(prefix, variables, target)
-    return report, plan_fix(report, variables)
 
 
 class CheckDialog(QDialog):
@@ -87,7 +76,7 @@ class CheckDialog(QDialog):
         if current is None:
             return
         prefix, variables, target = current.checkpoint.prefix, list(current.variables), self.target_path
-        self.slot.start("check", lambda: check_job(prefix, variables, target), self._checked,
+        self.slot.start("check", lambda: check_and_plan(prefix, variables, target), self._checked,
                         busy_text=f"Checking against {target}…", on_failed=lambda message: self.verdict.setText(message))
 
     def _checked(self, result) -> None:

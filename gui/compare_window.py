@@ -13,29 +13,24 @@ import os
 import numpy as np
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QHBoxLayout, QLabel, QLineEdit, QMainWindow,
-                               QProgressBar, QPushButton, QSplitter, QTableView, QToolButton, QVBoxLayout, QWidget)
+                               QPushButton, QSplitter, QTableView, QVBoxLayout, QWidget)
 
 from core.analysis.comparison import compare_checkpoints
 from core.analysis.tensor_slicing import SliceChoice, plottable
 from core.jobs import Progress
-from core.run.discovery import discover
+from core.run.loading import checkpoint_at
 
 from . import dialogs, errors
 from .comparison_model import DIFFERENT, ComparisonFilter, ComparisonModel, comparison_rows
 from .drop_hint import DropHint, DropTarget
 from .elided_label import ElidedLabel
 from .plots import HeatmapView
+from .status_progress import StatusProgress
 from .worker import JobRunner
 
 STATUS_CHOICES = (("Differences", DIFFERENT), ("Everything", None), ("Only in A", ("only_a",)),
                   ("Only in B", ("only_b",)), ("Shape or dtype", ("shape", "dtype")), ("Values", ("values",)),
                   ("Equal", ("equal", "close")))
-
-
-def open_side(path: str):
-    """The checkpoint a path names (a run folder: its latest) and its reader."""
-    info = discover(path).single_run(take_first=True).find()
-    return info, info.open_reader()
 
 
 class CompareWindow(DropTarget, QMainWindow):
@@ -120,14 +115,8 @@ class CompareWindow(DropTarget, QMainWindow):
         layout.addLayout(filters)
         layout.addWidget(self.splitter, 1)
         self.setCentralWidget(central)
-        self.status_text = ElidedLabel("")
-        self.progress = QProgressBar(maximumWidth=200)
-        self.cancel_button = QToolButton(text="✕", toolTip="Cancel")
-        self.cancel_button.clicked.connect(self.cancel)
-        self.statusBar().addWidget(self.status_text, 1)
-        self.statusBar().addPermanentWidget(self.progress)
-        self.statusBar().addPermanentWidget(self.cancel_button)
-        self._busy(False)
+        self.status = StatusProgress(self.statusBar(), self.cancel)
+        self.status_text = self.status.text
         self.drop_hint = DropHint(self)
         self.drop_hint.setText("Drop a checkpoint to compare it (as B)")
         self._fit_to_screen()
@@ -177,12 +166,12 @@ class CompareWindow(DropTarget, QMainWindow):
 
         def job():
             yield Progress(0, 0, f"Opening {a}")
-            info_a, reader_a = open_side(a)
-            info_b, reader_b = open_side(b)
+            info_a, reader_a = checkpoint_at(a, take_first=True)
+            info_b, reader_b = checkpoint_at(b, take_first=True)
             result = yield from compare_checkpoints(reader_a, reader_b, values=values)
             return reader_a, reader_b, result
 
-        self._busy(True, "Comparing…")
+        self.status.set_busy(True, "Comparing…")
         handle = self.runner.start("compare", job, on_finished=lambda result: self._compared(handle, result),
                                    on_failed=lambda exc: self._failed(handle, exc),
                                    on_progress=lambda progress: self._progress(handle, progress),
@@ -193,7 +182,7 @@ class CompareWindow(DropTarget, QMainWindow):
         if handle is not self._job:
             return
         self._job = None
-        self._busy(False)
+        self.status.set_busy(False)
         self.readers[0], self.readers[1], self.comparison = result
         comparison = self.comparison
         self.side_labels[0].setText(comparison.a)
@@ -217,32 +206,23 @@ class CompareWindow(DropTarget, QMainWindow):
     def _failed(self, handle, exc) -> None:
         if handle is self._job:
             self._job = None
-            self._busy(False)
+            self.status.set_busy(False)
             errors.show_error(self, "Cannot compare", errors.describe(exc), getattr(exc, "formatted_traceback", ""))
 
     def _cancelled(self, handle) -> None:
         if handle is self._job:
             self._job = None
-            self._busy(False)
+            self.status.set_busy(False)
             self.status_text.setText("Comparison cancelled")
 
     def _progress(self, handle, progress) -> None:
         if handle is self._job or handle is self._tensor_job:
-            self.progress.setRange(0, progress.total or 0)
-            self.progress.setValue(progress.done)
-            self.status_text.setText(progress.message)
+            self.status.show(progress)
 
     def cancel(self) -> None:
         for handle in (self._job, self._tensor_job):
             if handle is not None:
                 handle.cancel()
-
-    def _busy(self, busy: bool, text: str = "") -> None:
-        self.progress.setVisible(busy)
-        self.cancel_button.setVisible(busy)
-        if busy:
-            self.progress.setRange(0, 0)
-            self.status_text.setText(text)
 
     def _refilter(self, *_) -> None:
         statuses = STATUS_CHOICES[self.status_combo.currentIndex()][1]

@@ -9,7 +9,7 @@ import os
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction, QIcon, QKeySequence
-from PySide6.QtWidgets import QDockWidget, QMainWindow, QProgressBar, QToolButton, QWidget
+from PySide6.QtWidgets import QDockWidget, QMainWindow, QWidget
 
 from core.formatting import format_bytes, format_count
 from core.run.loading import LoadedCheckpoint, open_checkpoint, open_run
@@ -19,12 +19,12 @@ from .compare_actions import CompareActions
 from .detail_panel import DetailPanel
 from .drop_hint import DropHint, DropTarget
 from .edit_actions import EditActions
-from .elided_label import ElidedLabel
 from .export_actions import ExportActions
 from .paths import APP_VERSION, ICON, SAMPLE_RUN  # a checkout or a PyInstaller bundle
 from .remap_panel import RemapPanel
 from .run_panel import RunPanel
 from .settings import AppSettings
+from .status_progress import StatusProgress
 from .tensorboard_actions import TensorBoardActions
 from .trajectory_panel import TrajectoryPanel
 from .variable_browser import VariableBrowser
@@ -94,15 +94,8 @@ class MainWindow(DropTarget, QMainWindow):
         self.trajectory.add_button.clicked.connect(self.add_selected_to_trajectory)
         self.trajectory.checkpoint_clicked.connect(self.open_checkpoint_prefix)
 
-        self.status_text = ElidedLabel("")
-        self.progress = QProgressBar()
-        self.progress.setMaximumWidth(200)
-        self.cancel_button = QToolButton(text="✕")
-        self.cancel_button.setToolTip("Cancel")
-        self.cancel_button.clicked.connect(self.cancel_all_work)
-        self.statusBar().addWidget(self.status_text, 1)
-        self.statusBar().addPermanentWidget(self.progress)
-        self.statusBar().addPermanentWidget(self.cancel_button)
+        self.status = StatusProgress(self.statusBar(), self.cancel_all_work)
+        self.status_text, self.progress, self.cancel_button = self.status.text, self.status.bar, self.status.cancel_button
         self.show_busy(False)
 
         self.drop_hint = DropHint(self)
@@ -239,9 +232,7 @@ class MainWindow(DropTarget, QMainWindow):
         self.context.cancel_all()
 
     def show_progress(self, progress) -> None:
-        self.progress.setRange(0, progress.total or 0)
-        self.progress.setValue(progress.done)
-        self.status_text.setText(progress.message)
+        self.status.show(progress)
 
     def _loaded(self, loaded: LoadedCheckpoint) -> None:
         self.close_if_first_load_fails = False  # it has shown something: it stays
@@ -328,12 +319,8 @@ class MainWindow(DropTarget, QMainWindow):
         self.detail.show_variable(self.current.reader if self.current else None, info)
 
     def show_busy(self, busy: bool, text: str = "") -> None:
-        self.progress.setVisible(busy)
-        self.cancel_button.setVisible(busy)
-        if busy:
-            self.progress.setRange(0, 0)
-            self.status_text.setText(text)
-        else:  # a finished job's last progress line ("Writing the index") must not stay behind
+        self.status.set_busy(busy, text)
+        if not busy:  # a finished job's last progress line ("Writing the index") must not stay behind
             self._update_status()
 
     def _update_status(self) -> None:

@@ -22,7 +22,7 @@ from ..errors import InputError
 from ..format.checkpoint_keys import OBJECT_GRAPH_KEY, VARIABLE_VALUE_SUFFIX
 from ..format.keras_reader import is_keras_file
 from ..format.meta_graph import read_meta_graph, read_saved_model_graph
-from ..run.discovery import discover
+from ..run.loading import checkpoint_at
 from ..run.variables import VariableInfo, describe_variables, kind_of_name
 from .comparison import signature
 from .rename_matching import Signature
@@ -82,14 +82,11 @@ def read_target(path: str) -> RestoreTarget:
     folder = os.path.dirname(path) if os.path.basename(path) == SAVED_MODEL_FILE else path
     saved_model = os.path.join(folder, SAVED_MODEL_FILE)
     if os.path.isdir(folder) and os.path.isfile(saved_model):
-        variables = os.path.join(folder, "variables", "variables")
-        if os.path.exists(variables + ".index"):
-            return _checkpoint_target(folder, variables, "saved_model", f"the SavedModel {os.path.basename(folder)}")
+        if os.path.exists(os.path.join(folder, "variables", "variables.index")):
+            return _checkpoint_target(folder, "saved_model", f"the SavedModel {os.path.basename(folder)}")
         graph = read_saved_model_graph(saved_model)
         return _graph_target(folder, "saved_model", graph, f"the Saver of the SavedModel {os.path.basename(folder)}")
-    checkpoint = discover(path).single_run().find()
-    kind = "keras" if is_keras_file(checkpoint.prefix) else "checkpoint"
-    return _checkpoint_target(path, checkpoint.prefix, kind, f"the {kind} {os.path.basename(checkpoint.prefix)}")
+    return _checkpoint_target(path, None, "")
 
 
 def _graph_target(path: str, kind: str, graph, description: str) -> RestoreTarget:
@@ -100,10 +97,12 @@ def _graph_target(path: str, kind: str, graph, description: str) -> RestoreTarge
     return RestoreTarget(path, kind, description, expected)
 
 
-def _checkpoint_target(path: str, prefix: str, kind: str, description: str) -> RestoreTarget:
-    from ..format.readers import open_reader
-
-    reader = open_reader(prefix)
+def _checkpoint_target(path: str, kind: str | None, description: str) -> RestoreTarget:
+    """A checkpoint, run, SavedModel or Keras file as the target: what its (latest) checkpoint holds."""
+    checkpoint, reader = checkpoint_at(path)
+    if kind is None:
+        kind = "keras" if is_keras_file(checkpoint.prefix) else "checkpoint"
+        description = f"the {kind} {os.path.basename(checkpoint.prefix)}"
     try:
         # The object graph is read, not restored; a save counter is made by the restoring Checkpoint
         # itself where the checkpoint has none (Checkpoint.write saves none): neither is asked for.
@@ -111,7 +110,7 @@ def _checkpoint_target(path: str, prefix: str, kind: str, description: str) -> R
     finally:
         if hasattr(reader, "close"):  # a Keras file's HDF5 handle
             reader.close()
-    return RestoreTarget(path, kind, description, expected, prefix)
+    return RestoreTarget(path, kind, description, expected, checkpoint.prefix)
 
 
 def check_restore(prefix: str, found: list[VariableInfo], target: RestoreTarget) -> RestoreCheck:
@@ -128,7 +127,7 @@ def check_restore(prefix: str, found: list[VariableInfo], target: RestoreTarget)
         have = held.get(want.name)
         if have is None:
             report.missing.append(want)
-        elif _fits(want, have):
+        elif fits(want, have):
             report.matched.append(want.name)
         else:
             report.mismatched.append(Mismatch(want.name, want.kind, want, have))
@@ -137,7 +136,9 @@ def check_restore(prefix: str, found: list[VariableInfo], target: RestoreTarget)
     return report
 
 
-def _fits(want: Signature, have: Signature) -> bool:
+def fits(want: Signature, have: Signature) -> bool:
+    """What a restore asks for (`want`, shape None or dtype "unknown" where the target leaves it open)
+    is what is held."""
     shape_fits = want.shape is None or want.shape == have.shape
     dtype_fits = want.dtype_name == "unknown" or want.dtype_name == have.dtype_name
     return shape_fits and dtype_fits

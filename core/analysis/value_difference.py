@@ -97,12 +97,8 @@ class _Accumulator:
                 largest = float(magnitude.max()) if complex_values else float(max(delta.max(), -delta.min()))
                 self.sum_sq_diff += sum_sq
                 self._add_largest(largest)
-                if self.within:
-                    if not self.atol and not self.rtol:
-                        self.within = largest == 0  # only -0.0 against 0.0 differs in bits and not in value
-                    else:
-                        size = np.abs(delta) if magnitude is None else magnitude
-                        self.within = bool(np.all(size <= self.atol + self.rtol * np.abs(y.astype(size.dtype))))
+                self.within = self.within and self._within_tolerance(
+                    largest, lambda: np.abs(delta) if magnitude is None else magnitude, y)
                 return
             # Rare: a NaN or an infinity on one side only, or differences too big to square in the work
             # dtype. Finite differences are measured in float64; the others make the measures unknown
@@ -116,14 +112,18 @@ class _Accumulator:
                 self._add_largest(float("inf"))
             self.nan_difference = self.nan_difference or bool(np.isnan(size).any())
             self.unmeasured = self.unmeasured or finite.size != size.size
-            self.within = self.within and finite.size == size.size and self._within_tolerance(finite, size, y)
+            self.within = self.within and finite.size == size.size and self._within_tolerance(
+                float(finite.max()) if finite.size else 0.0, lambda: size, y)
 
-    def _within_tolerance(self, finite, size, y) -> bool:
+    def _within_tolerance(self, largest: float, sizes, y) -> bool:
+        """Every |a - b| within atol + rtol * |b|; `sizes()` gives the |a - b|, asked for only when a
+        tolerance is set (without one, only -0.0 against 0.0 differs in bits and not in value)."""
         import numpy as np
 
         if not self.atol and not self.rtol:
-            return bool(finite.max() == 0) if finite.size else True
-        return bool(np.all(size <= self.atol + self.rtol * np.abs(y.astype(np.float64))))
+            return largest == 0
+        size = sizes()
+        return bool(np.all(size <= self.atol + self.rtol * np.abs(y.astype(size.dtype))))
 
     def _add_largest(self, largest: float) -> None:
         self.max_abs = largest if self.max_abs is None else max(self.max_abs, largest)

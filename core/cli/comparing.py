@@ -99,15 +99,13 @@ def _quoted(name: str) -> str:
 
 
 def command_check(args) -> int:
-    from ..analysis.restore_check import check_restore, read_target
-    from ..edit.fix_plan import plan_fix
+    from ..edit.fix_plan import check_and_plan
+    from ..jobs import run_to_end
     from ..run.variables import describe_variables
 
     checkpoint, reader = open_checkpoint(args.ckpt, args.step)
-    found = describe_variables(reader)
-    target = read_target(args.against)
-    report = check_restore(checkpoint.prefix, found, target)
-    fix = plan_fix(report, found)
+    report, fix = run_to_end(check_and_plan(checkpoint.prefix, describe_variables(reader), args.against))
+    target = report.target
     if args.plan_out:
         from ..atomic_write import atomic_write
 
@@ -116,7 +114,6 @@ def command_check(args) -> int:
     verified = None
     if args.verify:
         from ..edit.verify import verify_restore
-        from ..jobs import run_to_end
 
         verified = run_to_end(verify_restore(checkpoint.prefix, target))
     if args.json:

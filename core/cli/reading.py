@@ -8,14 +8,14 @@ import sys
 from ..format.bundle_reader import CheckpointReader
 from ..formatting import format_bytes, format_count, format_shape
 from ..run.discovery import CheckpointInfo, discover
+from ..run.loading import checkpoint_at
 from ..run.variables import describe_variables
 from .output import path_note, print_table, run_record, variable_record, written_time
 
 
 def open_checkpoint(path: str, step: int | None) -> tuple[CheckpointInfo, CheckpointReader]:
     """The checkpoint a command works on (the named one, the latest, or the one at --step) and its reader."""
-    info = discover(path).single_run().find(step)
-    return info, info.open_reader()
+    return checkpoint_at(path, step)
 
 
 def command_list(args) -> int:

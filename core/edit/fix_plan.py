@@ -12,13 +12,15 @@ or mismatched, and any preview problem, is listed as unresolved, never papered o
 """
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 
 from ..analysis.rename_matching import RenameMatch, Signature, match_renames
-from ..analysis.restore_check import RestoreCheck
+from ..analysis.restore_check import RestoreCheck, check_restore, fits, read_target
 from ..format import dtypes
 from ..format.checkpoint_keys import ATTRIBUTE_MARK, OBJECT_GRAPH_KEY, OPTIMIZER_SLOT_MARK
+from ..jobs import Job, Progress
 from ..run.variables import VariableInfo
 from .operations import Cast, Operation, RegexRename
 from .plan import RemapPlan, preview
@@ -35,6 +37,16 @@ class FixPlan:
     @property
     def complete(self) -> bool:
         return not self.unresolved
+
+
+def check_and_plan(prefix: str, found: list[VariableInfo], target_path: str) -> Job[tuple[RestoreCheck, FixPlan]]:
+    """Job: read what the target expects, check the checkpoint (`found`: its variables) against it, and
+    propose the plan; what `main.py check` and the window's Check dialog both do."""
+    yield Progress(0, 2, f"Reading what {os.path.basename(target_path.rstrip(os.sep))} expects")
+    target = read_target(target_path)
+    yield Progress(1, 2, "Comparing")
+    report = check_restore(prefix, found, target)
+    return report, plan_fix(report, found)
 
 
 def plan_fix(check: RestoreCheck, found: list[VariableInfo]) -> FixPlan:
@@ -160,7 +172,7 @@ def _after(plan: RemapPlan, found: list[VariableInfo], check: RestoreCheck):
         have = held.get(want.name)
         if have is None:
             missing.append(want)
-        elif (want.shape is not None and want.shape != have.shape) or want.dtype_name not in ("unknown", have.dtype_name):
+        elif not fits(want, have):
             mismatched.append((want, have))
     sources = {p.target: p.source for p in result.planned}
     unexpected = [Signature(name, have.dtype_name, have.shape, kinds.get(sources.get(name), "variable"))

@@ -60,8 +60,8 @@ class DataShards:
     def read_into(self, path: str, entry, view, offset: int) -> None:
         """Fill `view` (a writable buffer) with the shard's bytes from `offset`."""
         f = self.open(path, entry)
-        done, wanted = 0, len(memoryview(view).cast("B"))
         target = memoryview(view).cast("B")
+        done, wanted = 0, len(target)
         while done < wanted:
             if hasattr(os, "preadv"):
                 count = os.preadv(f.fileno(), [target[done:]], offset + done)

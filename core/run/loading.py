@@ -29,6 +29,13 @@ class LoadedCheckpoint:
         return sum(v.entry.num_elements for v in self.variables)
 
 
+def checkpoint_at(path: str, step: int | None = None, take_first: bool = False) -> tuple[CheckpointInfo, CheckpointReader]:
+    """The checkpoint a path names (a run folder: its latest, or the one at `step`) and its reader.
+    `take_first`: a folder of several runs gives its first (a window shows which) instead of refusing."""
+    info = discover(path).single_run(take_first=take_first).find(step)
+    return info, info.open_reader()
+
+
 def open_run(path: str) -> Job[LoadedCheckpoint]:
     """Find the run `path` belongs to and load its selected (or latest) checkpoint."""
     yield Progress(0, 3, f"Looking for checkpoints in {path}")
