@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 
 _OPTIONAL, _REPEATED = 1, 3
-_BYTES, _INT64, _INT32, _BOOL, _MESSAGE = 12, 3, 5, 8, 11
+_DOUBLE, _FLOAT, _BYTES, _INT64, _INT32, _BOOL, _MESSAGE = 1, 2, 12, 3, 5, 8, 11
 
 # message -> [(field name, number, type, label, message type or None)]
 _MESSAGES = {
@@ -44,27 +44,34 @@ _PACKAGE = "checkpoint_inspector.graph"
 def message_classes() -> dict:
     """{message name: class}; attributes are declared as repeated key/value entries (how a proto map
     travels on the wire), so a repeated key is seen, not silently merged."""
+    return build_message_classes(_PACKAGE, _MESSAGES)
+
+
+def build_message_classes(package: str, messages: dict) -> dict:
+    """Classes for `messages` ({name: [(field, number, type, label, message type or None)]}), declared in
+    a descriptor file of their own `package`, parsed by upb. The one way this project builds protos."""
     from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
-    file = descriptor_pb2.FileDescriptorProto(name="checkpoint_inspector_graph.proto", package=_PACKAGE,
+    file = descriptor_pb2.FileDescriptorProto(name=f"{package.replace('.', '_')}.proto", package=package,
                                               syntax="proto2")
-    for message_name, fields in _MESSAGES.items():
+    for message_name, fields in messages.items():
         message = file.message_type.add(name=message_name)
         for field_name, number, field_type, label, type_name in fields:
             field = message.field.add(name=field_name, number=number, type=field_type, label=label)
             if type_name:
-                field.type_name = f".{_PACKAGE}.{type_name}"
+                field.type_name = f".{package}.{type_name}"
     pool = descriptor_pool.DescriptorPool()
     pool.Add(file)
-    return {name: message_factory.GetMessageClass(pool.FindMessageTypeByName(f"{_PACKAGE}.{name}"))
-            for name in _MESSAGES}
+    return {name: message_factory.GetMessageClass(pool.FindMessageTypeByName(f"{package}.{name}"))
+            for name in messages}
 
 
-def parse(message_name: str, data: bytes):
-    """Parse `data` as `message_name`; ValueError (with the parser's words) when it is not one."""
+def parse(message_name: str, data: bytes, classes: dict | None = None):
+    """Parse `data` as `message_name` (of `classes`, the graph's by default); ValueError (with the
+    parser's words) when it is not one."""
     from google.protobuf.message import DecodeError
 
-    message = message_classes()[message_name]()
+    message = (classes or message_classes())[message_name]()
     try:
         message.ParseFromString(data)
     except (DecodeError, RuntimeError) as exc:
