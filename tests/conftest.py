@@ -67,3 +67,11 @@ def main_window(qtbot, tmp_path, monkeypatch, gc_in_gui_thread):
     window.close()  # stops the run watcher and any TensorBoard it started
     window.runner.cancel_all()
     assert window.runner.wait(20000), "a worker job was left running"
+
+
+@pytest.fixture(scope="session")
+def training_runs(tmp_path_factory: pytest.TempPathFactory):
+    """Checkpoints beside the event files of the same training (tests.training_fixtures), once per session."""
+    from tests.training_fixtures import write_training_runs
+
+    return write_training_runs(tmp_path_factory.mktemp("training_runs"))

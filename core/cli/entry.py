@@ -5,13 +5,14 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..analysis.overview import ORDERS, OVERVIEW_METRICS
 from ..analysis.trajectory import METRICS
 from ..errors import InspectorError, UsageError
-from . import comparing, reading, writing
+from . import comparing, reading, training, writing
 from .output import EXIT_BAD_INPUT
 
 COMMANDS = ("list", "steps", "show", "trajectory", "export-csv", "export", "remap", "convert", "tensorboard", "diff",
-            "check")
+            "check", "scalars", "overview")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -124,6 +125,24 @@ def build_parser() -> argparse.ArgumentParser:
                        help="also restore it into the target with TensorFlow (or Keras) in a child process")
     check.add_argument("--json", action="store_true")
     check.set_defaults(handler=comparing.command_check)
+
+    scalars = commands.add_parser("scalars", help="what training logged: the tf.summary scalars of the run's "
+                                                  "event files (its folder and sub-folders)")
+    scalars.add_argument("path", help="a run folder (or a checkpoint in it, or one event file)")
+    scalars.add_argument("--tag", metavar="REGEX", help="only tags this regular expression finds")
+    scalars.add_argument("--csv", metavar="OUT", help="write tag, step, wall_time, value to a CSV file")
+    scalars.add_argument("--json", action="store_true")
+    scalars.set_defaults(handler=training.command_scalars)
+
+    overview = commands.add_parser("overview", help="one metric of every variable at every checkpoint of a run")
+    overview.add_argument("path")
+    overview.add_argument("--metric", required=True, choices=OVERVIEW_METRICS)
+    overview.add_argument("--all", action="store_true", help="every numeric variable, not just the model weights")
+    overview.add_argument("--sort", choices=ORDERS, default="model",
+                          help="rows in model order, by the last value, or by the largest jump (default: model)")
+    overview.add_argument("--csv", metavar="OUT", help="write one row per variable, one column per checkpoint")
+    overview.add_argument("--json", action="store_true")
+    overview.set_defaults(handler=training.command_overview)
 
     board = commands.add_parser("tensorboard", help="start TensorBoard on a run and wait until Ctrl+C")
     board.add_argument("path")

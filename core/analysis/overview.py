@@ -1,0 +1,250 @@
+"""The training overview: one metric of every variable at every checkpoint of a run, in one pass that
+reads each tensor once per checkpoint.
+
+Variable by variable, the checkpoints are visited oldest first: each tensor is read whole (the next
+one read in a second thread while this one is measured), measured, and kept as "the previous" for the
+update ratio (and the first for dist_from_first), so no tensor is read twice. A tensor bigger than
+WHOLE_TENSOR_LIMIT is streamed in chunks side by side with the one it is compared with instead, which
+reads that one again but keeps memory at a few chunks.
+
+Values are core.analysis.trajectory's metrics with its definitions and its cache: a trajectory opened
+after the overview (or an overview after a trajectory) of the same checkpoints reads nothing again.
+Model order: the order of the names shown, numbers compared as numbers (`block_2` before `block_10`).
+"""
+from __future__ import annotations
+
+import re
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+from ..errors import CheckpointError, InputError
+from ..format.readers import open_reader
+from ..jobs import Job, Progress
+from ..run.discovery import CheckpointInfo
+from ..run.variables import describe_variables
+from . import trajectory
+from .trajectory import SINGLE_METRICS, _all_l2, _cached, checkpoint_identity
+
+OVERVIEW_METRICS = ("update_ratio", "l2", "abs_mean", "zero_frac", "nan_count", "inf_count", "mean", "std", "min",
+                    "max", "dist_from_first")
+ORDERS = ("model", "last", "jump")
+WHOLE_TENSOR_LIMIT = 256 << 20
+_CHUNK = 1 << 16  # elements measured at a time: two float64 copies stay in the CPU's L2 cache
+
+
+@dataclass
+class Overview:
+    metric: str
+    steps: list[int | None]
+    prefixes: list[str]
+    variables: list[str]   # stored names, rows in model order
+    labels: list[str]      # the names shown
+    values: "object"       # numpy float64 [variables, checkpoints]; NaN where there is no value
+
+    def to_json(self) -> dict:
+        import math
+
+        return {"metric": self.metric, "steps": list(self.steps), "prefixes": list(self.prefixes),
+                "variables": list(self.variables), "labels": list(self.labels),
+                "values": [[v if math.isfinite(v) else None for v in row] for row in self.values.tolist()]}
+
+    def order(self, by: str = "model") -> list[int]:
+        """Row indices: in model order, by the last value (largest first), or by the largest jump
+        between two checkpoints (relative to the value before it; largest first)."""
+        import numpy as np
+
+        if by == "model" or not len(self.variables):
+            return list(range(len(self.variables)))
+        if by == "last":
+            keys = [_last_finite(row) for row in self.values]
+        elif by == "jump":
+            with np.errstate(invalid="ignore", divide="ignore"):
+                before, after = self.values[:, :-1], self.values[:, 1:]
+                jumps = np.abs(after - before) / np.where(before == 0, np.nan, np.abs(before))
+                jumps = np.where((before == 0) & (after != 0), np.inf, jumps)
+            keys = [float(np.nanmax(row)) if np.isfinite(row).any() or np.isinf(row).any() else -np.inf
+                    for row in np.nan_to_num(jumps, nan=-np.inf, posinf=np.inf)]
+        else:
+            raise InputError(by, f"unknown order; choose one of {', '.join(ORDERS)}")
+        return sorted(range(len(self.variables)), key=lambda i: -keys[i])
+
+
+def model_order_key(label: str):
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", label)]
+
+
+def overview_rows(checkpoints: list[CheckpointInfo], weights_only: bool = True, readers: dict | None = None):
+    """(stored names, names shown) of the numeric variables of the run (the latest checkpoint's first,
+    then any only earlier ones held), model weights only unless asked, in model order."""
+    readers = {} if readers is None else readers
+    labels: dict[str, str] = {}
+    for info in reversed(checkpoints):
+        try:
+            reader = _reader(readers, info.prefix)
+        except CheckpointError:
+            continue
+        for variable in describe_variables(reader):
+            if variable.name in labels or not variable.entry.is_numeric:
+                continue
+            if weights_only and variable.kind != "variable":
+                continue
+            labels[variable.name] = variable.display_name
+    names = sorted(labels, key=lambda n: model_order_key(labels[n]))
+    return names, [labels[n] for n in names]
+
+
+def compute_overview(checkpoints: list[CheckpointInfo], metric: str, names: list[str] | None = None,
+                     weights_only: bool = True, readers: dict | None = None) -> Job[Overview]:
+    """Job: the metric of each variable (`names`, else overview_rows') at each checkpoint."""
+    import numpy as np
+
+    if metric not in OVERVIEW_METRICS:
+        raise InputError(metric, f"unknown metric; choose one of {', '.join(OVERVIEW_METRICS)}")
+    readers = {} if readers is None else readers
+    if names is None:
+        names, labels = overview_rows(checkpoints, weights_only, readers)
+    else:
+        labels = list(names)
+    values = np.full((len(names), len(checkpoints)), np.nan)
+    sizes = [_bytes_of(checkpoints, readers, name) for name in names]
+    total, done = sum(sizes) or 1, 0
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="overview-read") as prefetch:
+        for row, name in enumerate(names):
+            yield Progress(done, total, f"{metric} of {labels[row]}")
+            for column, value in _variable_row(checkpoints, name, metric, readers, prefetch):
+                values[row, column] = value
+            done += sizes[row]
+    yield Progress(total, total, f"{metric} of {len(names)} variables")
+    return Overview(metric, [c.step for c in checkpoints], [c.prefix for c in checkpoints], list(names),
+                    list(labels), values)
+
+
+def _variable_row(checkpoints, name: str, metric: str, readers: dict, prefetch):
+    """(column, value) of one variable at every checkpoint holding it."""
+    held = []  # (column, reader, identity) of the checkpoints holding it as a number
+    for column, info in enumerate(checkpoints):
+        try:
+            reader = _reader(readers, info.prefix)
+            if name in reader and reader.entry(name).is_numeric:
+                held.append((column, reader, checkpoint_identity(info.prefix)))
+        except (CheckpointError, OSError):
+            continue
+    if metric in SINGLE_METRICS:
+        for column, reader, identity in held:
+            try:
+                stats = _cached(("stats", identity, name), lambda: trajectory._stream_statistics(reader, name))
+            except CheckpointError:
+                continue  # damaged here: a gap, as in trajectories
+            yield column, _number(getattr(stats, trajectory._STAT_FIELD[metric]))
+        return
+    first = previous = None  # (reader, identity, shape, the tensor or None when streamed)
+    pending = None
+    for index, (column, reader, identity) in enumerate(held):
+        entry = reader.entry(name)
+        whole = entry.num_elements * 8 <= WHOLE_TENSOR_LIMIT
+        tensor = None
+        if whole:
+            tensor = pending.result() if pending is not None else _read_or_none(reader, name)
+            pending = None
+            if index + 1 < len(held) and held[index + 1][1].entry(name).num_elements * 8 <= WHOLE_TENSOR_LIMIT:
+                pending = prefetch.submit(_read_or_none, held[index + 1][1], name)
+            if tensor is None:
+                continue  # damaged here: a gap, as in trajectories
+        current = (reader, identity, entry.shape, tensor)
+        other = previous if metric == "update_ratio" else first
+        if other is None:
+            value = 0.0 if metric == "dist_from_first" else float("nan")
+        elif other[2] != entry.shape:
+            value = float("nan")
+        else:
+            try:
+                distance = _cached(("distance", identity, other[1], name), lambda: _distance(current, other, name))
+                if metric == "dist_from_first":
+                    value = distance
+                else:
+                    value = trajectory._ratio(distance, _all_l2_of(other, name))
+            except CheckpointError:
+                value = float("nan")
+        yield column, _number(value)
+        if first is None:  # only dist_from_first keeps the first tensor in memory
+            first = current if metric == "dist_from_first" else current[:3] + (None,)
+        previous = current
+
+
+def _distance(current, other, name: str) -> float:
+    """||current - other|| over all elements, in float64, chunk by chunk (from memory, or streamed)."""
+    import numpy as np
+
+    total = 0.0
+    for a, b in zip(_chunks(current, name), _chunks(other, name)):
+        a64, b64 = a.astype(np.float64), b.astype(np.float64)
+        if a64.dtype.kind == "c" or b64.dtype.kind == "c":
+            difference = np.abs(a.astype(np.complex128) - b.astype(np.complex128))
+        else:
+            np.subtract(a64, b64, out=a64)
+            difference = a64
+        total += float(np.einsum("i,i->", difference, difference))
+    return total ** 0.5
+
+
+def _all_l2_of(holder, name: str) -> float:
+    """The L2 norm over all elements (a NaN makes it NaN), update_ratio's denominator."""
+    import numpy as np
+
+    reader, identity, _, tensor = holder
+    stats = trajectory.CACHE.get(("stats", identity, name))
+    if stats is not None:
+        return _all_l2(stats)
+
+    def squares() -> float:
+        total = 0.0
+        for chunk in _chunks(holder, name):
+            wide = np.abs(chunk).astype(np.float64) if chunk.dtype.kind == "c" else chunk.astype(np.float64)
+            total += float(np.einsum("i,i->", wide, wide))
+        return total ** 0.5
+
+    return _cached(("all_l2", identity, name), squares)
+
+
+def _chunks(holder, name: str):
+    reader, _, _, tensor = holder
+    if tensor is None:
+        yield from reader.iter_chunks(name, _CHUNK * 8)
+        return
+    flat = tensor.reshape(-1)
+    for start in range(0, flat.size, _CHUNK):
+        yield flat[start:start + _CHUNK]
+
+
+def _read_or_none(reader, name: str):
+    try:
+        return reader.read(name)
+    except CheckpointError:
+        return None
+
+
+def _reader(readers: dict, prefix: str):
+    reader = readers.get(prefix)
+    if reader is None:
+        reader = readers[prefix] = open_reader(prefix)
+    return reader
+
+
+def _bytes_of(checkpoints, readers: dict, name: str) -> int:
+    total = 0
+    for info in checkpoints:
+        reader = readers.get(info.prefix)
+        if reader is not None and name in reader:
+            total += reader.entry(name).nbytes
+    return max(total, 1)
+
+
+def _number(value) -> float:
+    return float("nan") if value is None else float(value)
+
+
+def _last_finite(row) -> float:
+    import numpy as np
+
+    finite = row[np.isfinite(row)]
+    return float(finite[-1]) if finite.size else float("-inf")

@@ -1,0 +1,102 @@
+"""The commands about a run's training as a whole: `scalars` (what training logged in its event files)
+and `overview` (one metric of every variable at every checkpoint)."""
+from __future__ import annotations
+
+import json
+import math
+import os
+
+from ..jobs import run_to_end
+from ..run.discovery import discover
+from .output import print_table
+
+
+def command_scalars(args) -> int:
+    from ..run.training_logs import read_training_logs
+
+    logs = run_to_end(read_training_logs(args.path, tag=args.tag, histograms=False))
+    if not logs.files:
+        from ..errors import NotACheckpointError
+
+        raise NotACheckpointError(args.path, "holds no TensorBoard event files (events.out.tfevents.*) "
+                                             "in it or its sub-folders")
+    if args.csv:
+        from ..export.tables import write_csv
+
+        write_csv(args.csv, ["tag", "step", "wall_time", "value"],
+                  ([tag, int(s), repr(float(w)), repr(float(v))]
+                   for tag, series in logs.scalars.items()
+                   for s, w, v in zip(series.steps, series.wall_times, series.values)))
+    if args.json:
+        print(json.dumps({"folder": logs.folder, "tags": {tag: _points(series) for tag, series in logs.scalars.items()},
+                          "files": [_file_record(f) for f in logs.files]}))
+        return 0
+    rows = []
+    for tag, series in logs.scalars.items():
+        finite = [v for v in series.values.tolist() if math.isfinite(v)]
+        bad = len(series.values) - len(finite)
+        rows.append((tag, str(len(series.steps)), f"{series.steps[0]}..{series.steps[-1]}",
+                     _number(series.values[-1], "nan"), _number(min(finite)) if finite else "-",
+                     _number(max(finite)) if finite else "-", f"{bad} not finite" if bad else ""))
+    print(f"logged scalars of {logs.folder}")
+    print_table(("tag", "points", "steps", "last", "min", "max", ""), rows)
+    for log_file in logs.files:
+        if log_file.problem:
+            print(f"warning: {log_file.path}: {log_file.problem}")
+    print(f"\n{_counted(logs.point_count, 'point')} of {_counted(len(logs.scalars), 'tag')} in "
+          f"{_counted(len(logs.files), 'event file')}")
+    return 0
+
+
+def _counted(count: int, noun: str) -> str:
+    return f"{count:,} {noun}" + ("" if count == 1 else "s")
+
+
+def _points(series) -> list[dict]:
+    points = []
+    for step, wall_time, value in zip(series.steps.tolist(), series.wall_times.tolist(), series.values.tolist()):
+        if math.isfinite(value):
+            points.append({"step": step, "wall_time": wall_time, "value": value})
+        else:  # JSON has no NaN: the value is null and the text says which
+            points.append({"step": step, "wall_time": wall_time, "value": None, "text": repr(value)})
+    return points
+
+
+def _file_record(log_file) -> dict:
+    return {"path": log_file.path, "run": log_file.run, "records": log_file.records,
+            "problem": log_file.problem or None, "has_graph": log_file.has_graph}
+
+
+def command_overview(args) -> int:
+    from ..analysis.overview import compute_overview
+
+    run = discover(args.path).single_run()
+    overview = run_to_end(compute_overview(run.checkpoints, args.metric, weights_only=not args.all))
+    order = overview.order(args.sort)
+    if args.csv:
+        from ..export.tables import write_csv
+
+        write_csv(args.csv, ["variable", "stored_name"] + [_step_header(s, p) for s, p in
+                                                           zip(overview.steps, overview.prefixes)],
+                  ([overview.labels[i], overview.variables[i]] +
+                   ["" if not math.isfinite(v) else repr(v) for v in overview.values[i].tolist()] for i in order))
+    if args.json:
+        record = overview.to_json()
+        for key in ("variables", "labels", "values"):
+            record[key] = [record[key][i] for i in order]
+        print(json.dumps(record))
+        return 0
+    header = ("variable",) + tuple(_step_header(s, p) for s, p in zip(overview.steps, overview.prefixes))
+    rows = [(overview.labels[i],) + tuple(_number(v) for v in overview.values[i].tolist()) for i in order]
+    print(f"{args.metric} of {len(rows)} variables at {len(overview.steps)} checkpoints of {run.folder}")
+    print_table(header, rows)
+    return 0
+
+
+def _step_header(step, prefix: str) -> str:
+    return str(step) if step is not None else os.path.basename(prefix)
+
+
+def _number(value, missing: str = "-") -> str:
+    """A figure for the table; `missing` stands for NaN (no value in an overview, a logged NaN in scalars)."""
+    return f"{value:.4g}" if math.isfinite(value) else (missing if value != value else str(value))

@@ -1,0 +1,301 @@
+"""TensorBoard event files (`events.out.tfevents.*`), read without TensorFlow or TensorBoard: the TFRecord
+framing with its checksums, and the parts of each Event a training overview needs: logged scalars,
+logged histograms, and whether the file holds a graph.
+
+Framing (TFRecord): per record a little-endian uint64 length, the masked CRC32C of those 8 bytes, the
+data, the masked CRC32C of the data. Event, Summary, Summary.Value, SummaryMetadata and HistogramProto
+field numbers are those of TensorFlow's event.proto, summary.proto and histogram.proto.
+
+Where a value comes from:
+- TF1 `tf.compat.v1.summary.scalar` writes `simple_value`; TF1 histograms write `histo`;
+- TF2 `tf.summary.scalar` writes a scalar `tensor` whose metadata names the "scalars" plugin, and
+  `tf.summary.histogram` a float64 [k, 3] tensor (left edge, right edge, count) of the "histograms"
+  plugin. TF2 writes the metadata with the first value of a tag only, so a tag's plugin is remembered.
+A tensor or a histogram is kept as its bytes while the records are read and decoded only for the tags
+asked for, so reading the scalars of a file full of histograms costs little.
+
+Damage: a record whose length or checksum is wrong ends the reading of that file (what TensorBoard
+does); the points before it are kept and `problem` says where and what. A record cut short at the end is
+the normal state of a file still being written and is not called damage.
+"""
+from __future__ import annotations
+
+import functools
+import mmap
+import os
+import struct
+from dataclasses import dataclass
+
+from .checksum import crc32c, mask
+from .graph_protos import build_message_classes, parse
+
+EVENT_FILE_MARK = "tfevents"  # TensorBoard reads files whose name holds it
+_HEADER = struct.Struct("<QI")
+_FOOTER = struct.Struct("<I")
+
+_OPTIONAL, _REPEATED = 1, 3
+_DOUBLE, _FLOAT, _INT64, _INT32, _BYTES, _MESSAGE = 1, 2, 3, 5, 12, 11
+_MESSAGES = {
+    "PluginData": [("plugin_name", 1, _BYTES, _OPTIONAL, None)],
+    "SummaryMetadata": [("plugin_data", 1, _MESSAGE, _OPTIONAL, "PluginData")],
+    # histo and tensor stay bytes here: decoded only for the tags a caller wants
+    "Value": [("tag", 1, _BYTES, _OPTIONAL, None), ("simple_value", 2, _FLOAT, _OPTIONAL, None),
+              ("histo", 5, _BYTES, _OPTIONAL, None), ("tensor", 8, _BYTES, _OPTIONAL, None),
+              ("metadata", 9, _MESSAGE, _OPTIONAL, "SummaryMetadata")],
+    "Summary": [("value", 1, _MESSAGE, _REPEATED, "Value")],
+    "SessionLog": [("status", 1, _INT32, _OPTIONAL, None)],
+    "Event": [("wall_time", 1, _DOUBLE, _OPTIONAL, None), ("step", 2, _INT64, _OPTIONAL, None),
+              ("file_version", 3, _BYTES, _OPTIONAL, None),
+              ("graph_def", 4, _BYTES, _OPTIONAL, None), ("summary", 5, _MESSAGE, _OPTIONAL, "Summary"),
+              ("session_log", 7, _MESSAGE, _OPTIONAL, "SessionLog"),
+              ("meta_graph_def", 9, _BYTES, _OPTIONAL, None)],
+    "HistogramProto": [("min", 1, _DOUBLE, _OPTIONAL, None), ("max", 2, _DOUBLE, _OPTIONAL, None),
+                       ("bucket_limit", 6, _DOUBLE, _REPEATED, None), ("bucket", 7, _DOUBLE, _REPEATED, None)],
+    "Dim": [("size", 1, _INT64, _OPTIONAL, None)],
+    "TensorShapeProto": [("dim", 2, _MESSAGE, _REPEATED, "Dim")],
+    "TensorProto": [("dtype", 1, _INT32, _OPTIONAL, None), ("tensor_shape", 2, _MESSAGE, _OPTIONAL, "TensorShapeProto"),
+                    ("tensor_content", 4, _BYTES, _OPTIONAL, None), ("float_val", 5, _FLOAT, _REPEATED, None),
+                    ("double_val", 6, _DOUBLE, _REPEATED, None), ("int_val", 7, _INT32, _REPEATED, None),
+                    ("int64_val", 10, _INT64, _REPEATED, None), ("half_val", 13, _INT32, _REPEATED, None)],
+}
+_SESSION_START = 1  # SessionLog.START: training (re)started
+# TensorProto dtype -> (struct format of one element, repeated field holding the values)
+_SCALAR_DTYPES = {1: ("<f", "float_val"), 2: ("<d", "double_val"), 3: ("<i", "int_val"), 9: ("<q", "int64_val"),
+                  19: ("<e", "half_val"), 14: (None, "half_val"), 4: ("<B", "int_val"), 5: ("<h", "int_val"),
+                  6: ("<b", "int_val"), 17: ("<H", "int_val"), 10: ("<?", "int_val")}
+
+
+@functools.lru_cache(maxsize=1)
+def _classes() -> dict:
+    return build_message_classes("checkpoint_inspector.events", _MESSAGES)
+
+
+def is_event_file(name: str) -> bool:
+    return EVENT_FILE_MARK in os.path.basename(name) and not os.path.basename(name).startswith(".")
+
+
+@dataclass
+class LoggedHistogram:
+    """One logged histogram: bucket i covers [left[i], right[i]] and holds counts[i] values."""
+
+    step: int
+    wall_time: float
+    left: "object"    # numpy float64 arrays
+    right: "object"
+    counts: "object"
+
+
+@dataclass
+class FileReport:
+    path: str
+    records: int = 0
+    problem: str = ""  # why reading stopped before the end ("" when it did not)
+    has_graph: bool = False
+
+
+class EventStream:
+    """The events of one folder's files, read one file after another into one series per tag, as
+    TensorBoard's reader keeps them: an event file of version 2 (every TF writer since 1.x) is purged
+    only when a SessionLog START (a restarted session) comes at an earlier step: the points from that
+    step on are dropped. Older files also drop a tag's points from a step logged again later.
+
+    wants: a callable tag -> bool choosing tags (None: every tag); histograms: keep them or not."""
+
+    def __init__(self, wants=None, histograms: bool = True):
+        self.wants, self.keep_histograms = wants, histograms
+        self.scalars: dict[str, list[tuple[int, float, float]]] = {}  # tag -> (step, wall time, value)
+        self._histograms: dict[str, list] = {}  # tag -> (step, wall time, is HistogramProto, bytes)
+        self._kinds: dict[bytes, str | None] = {}
+        self._tags: dict[bytes, str] = {}
+        self._version = 0.0
+        self._latest_step = -(2 ** 63)
+
+    def read_file(self, path: str | os.PathLike, progress=None) -> FileReport:
+        """Read one more file (in the order written); OSError only for a file that cannot be opened.
+        progress: called now and then with the bytes read so far."""
+        report = FileReport(os.fspath(path))
+        with open(report.path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            if size == 0:
+                return report
+            with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+                for event in _events(data, size, report, progress):
+                    self._add(event, report)
+        return report
+
+    def histograms(self) -> dict[str, list[LoggedHistogram]]:
+        """The histograms read so far, decoded now (only those of the tags kept)."""
+        decoded = {tag: [h for h in (_histogram(*item) for item in items) if h is not None]
+                   for tag, items in self._histograms.items()}
+        return {tag: items for tag, items in decoded.items() if items}
+
+    def _add(self, event, report: FileReport) -> None:
+        if event.file_version.startswith(b"brain.Event:"):
+            try:
+                self._version = float(event.file_version[len(b"brain.Event:"):])
+            except ValueError:
+                pass
+        if event.HasField("graph_def") or event.HasField("meta_graph_def"):
+            report.has_graph = True
+        step = event.step
+        if event.HasField("session_log") and event.session_log.status == _SESSION_START:
+            for points in list(self.scalars.values()) + list(self._histograms.values()):
+                _drop_from(points, step)
+        if not event.HasField("summary"):
+            return
+        out_of_order = self._version < 2 and step < self._latest_step
+        if not out_of_order:
+            self._latest_step = step
+        wall_time = event.wall_time
+        for value in event.summary.value:
+            raw_tag = value.tag
+            kind = self._kinds.get(raw_tag, "")
+            if kind == "":
+                kind = self._kinds[raw_tag] = _kind(value, self.wants, self.keep_histograms, self._tags, raw_tag)
+            if kind is None:
+                continue
+            tag = self._tags[raw_tag]
+            if kind == "scalar":
+                number = value.simple_value if value.HasField("simple_value") else _tensor_scalar(value.tensor)
+                if number is None:
+                    continue
+                points, point = self.scalars.setdefault(tag, []), (step, wall_time, number)
+            else:
+                is_proto = value.HasField("histo")
+                points = self._histograms.setdefault(tag, [])
+                point = (step, wall_time, is_proto, value.histo if is_proto else value.tensor)
+            if out_of_order:
+                _drop_from(points, step)
+            points.append(point)
+
+
+@dataclass
+class EventFileContents:
+    """One event file read on its own."""
+
+    report: FileReport
+    scalars: dict[str, list[tuple[int, float, float]]]
+    histograms: dict[str, list[LoggedHistogram]]
+
+
+def read_event_file(path: str | os.PathLike, wants=None, histograms: bool = True) -> EventFileContents:
+    stream = EventStream(wants, histograms)
+    report = stream.read_file(path)
+    return EventFileContents(report, stream.scalars, stream.histograms())
+
+
+def _events(data, size: int, contents: FileReport, progress):
+    classes = _classes()
+    offset = 0
+    while offset + _HEADER.size <= size:
+        length, length_crc = _HEADER.unpack_from(data, offset)
+        if mask(crc32c(data[offset:offset + 8])) != length_crc:
+            contents.problem = f"record {contents.records + 1} at byte {offset}: its length fails its checksum"
+            return
+        end = offset + _HEADER.size + length + _FOOTER.size
+        if end > size:
+            return  # cut short: still being written, or the writer stopped mid-record
+        body = data[offset + _HEADER.size:end - _FOOTER.size]
+        if mask(crc32c(body)) != _FOOTER.unpack_from(data, end - _FOOTER.size)[0]:
+            contents.problem = f"record {contents.records + 1} at byte {offset}: its data fails its checksum"
+            return
+        try:
+            event = parse("Event", body, classes)
+        except ValueError as exc:
+            contents.problem = f"record {contents.records + 1} at byte {offset} is not an Event ({exc})"
+            return
+        contents.records += 1
+        offset = end
+        if progress is not None and contents.records % 4096 == 0:
+            progress(offset)
+        yield event
+
+
+def _kind(value, wants, histograms: bool, tags: dict, raw_tag: bytes) -> str | None:
+    """What a tag holds, from its first value: its plugin, else the field it fills."""
+    tag = tags[raw_tag] = raw_tag.decode("utf-8", "replace")
+    if wants is not None and not wants(tag):
+        return None
+    plugin = value.metadata.plugin_data.plugin_name if value.HasField("metadata") else b""
+    if value.HasField("simple_value") or plugin == b"scalars":
+        return "scalar"
+    if value.HasField("histo") or plugin == b"histograms":
+        return "histogram" if histograms else None
+    if value.HasField("tensor") and not plugin and _tensor_scalar(value.tensor) is not None:
+        return "scalar"  # a scalar tensor written without metadata (tf.summary.write of a number)
+    return None
+
+
+def _drop_from(points: list, step: int) -> None:
+    """Drop the points at `step` and after: TensorBoard's purge of what a restart made orphan."""
+    if any(point[0] >= step for point in points):
+        points[:] = [point for point in points if point[0] < step]
+
+
+def _tensor_scalar(raw: bytes) -> float | None:
+    """The number a one-element TensorProto holds, or None when it holds something else."""
+    try:
+        tensor = parse("TensorProto", raw, _classes())
+    except ValueError:
+        return None
+    dims = [d.size for d in tensor.tensor_shape.dim]
+    if any(size != 1 for size in dims):
+        return None
+    storage, field_name = _SCALAR_DTYPES.get(tensor.dtype, (None, None))
+    if field_name is None:
+        return None
+    if tensor.tensor_content:
+        if storage is None:  # bfloat16: the high half of a float32
+            content = tensor.tensor_content
+            return struct.unpack("<f", b"\0\0" + content[:2])[0] if len(content) == 2 else None
+        if len(tensor.tensor_content) != struct.calcsize(storage):
+            return None
+        return float(struct.unpack(storage, tensor.tensor_content)[0])
+    values = getattr(tensor, field_name)
+    if len(values) != 1:
+        return None
+    if tensor.dtype == 19:  # float16 values travel as their bit patterns in half_val
+        return struct.unpack("<e", struct.pack("<H", values[0] & 0xFFFF))[0]
+    if tensor.dtype == 14:
+        return struct.unpack("<f", struct.pack("<I", (values[0] & 0xFFFF) << 16))[0]
+    return float(values[0])
+
+
+def _histogram(step: int, wall_time: float, is_proto: bool, raw: bytes) -> LoggedHistogram | None:
+    """A TF1 HistogramProto (right edges; the first bucket starts at the logged min) or a TF2 [k, 3]
+    float64 tensor, as buckets; None for bytes that are neither."""
+    import numpy as np
+
+    if is_proto:
+        try:
+            proto = parse("HistogramProto", raw, _classes())
+        except ValueError:
+            return None
+        right = np.array(proto.bucket_limit, dtype=np.float64)
+        counts = np.array(proto.bucket, dtype=np.float64)
+        if right.size != counts.size or not right.size:
+            return None
+        left = np.concatenate(([-np.inf], right[:-1]))
+        if np.isfinite(proto.min) and np.isfinite(proto.max) and proto.min <= proto.max:
+            # the ladder's outer buckets reach to ±DBL_MAX: the logged extremes bound the values
+            left, right = np.maximum(left, proto.min), np.minimum(right, proto.max)
+        keep = counts > 0  # TF1 writes every bucket of its exponential ladder, mostly empty
+        return LoggedHistogram(step, wall_time, left[keep], right[keep], counts[keep])
+    try:
+        tensor = parse("TensorProto", raw, _classes())
+    except ValueError:
+        return None
+    dims = [d.size for d in tensor.tensor_shape.dim]
+    if len(dims) != 2 or dims[1] != 3 or tensor.dtype not in (1, 2):
+        return None
+    item = np.float64 if tensor.dtype == 2 else np.float32
+    if tensor.tensor_content:
+        if len(tensor.tensor_content) != dims[0] * 3 * np.dtype(item).itemsize:
+            return None
+        table = np.frombuffer(tensor.tensor_content, dtype=item).astype(np.float64).reshape(dims[0], 3)
+    else:
+        numbers = tensor.double_val if tensor.dtype == 2 else tensor.float_val
+        if len(numbers) != dims[0] * 3:
+            return None
+        table = np.array(numbers, dtype=np.float64).reshape(dims[0], 3)
+    return LoggedHistogram(step, wall_time, table[:, 0].copy(), table[:, 1].copy(), table[:, 2].copy())

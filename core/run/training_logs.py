@@ -1,0 +1,145 @@
+"""The training logs of a run: the TensorBoard event files in its folder and sub-folders, read into one
+table of logged scalars (and histograms) per tag, as a job with progress.
+
+Tag names: a tag logged in a sub-folder is named after it, `train/epoch_loss` beside
+`validation/epoch_loss` (Keras' TensorBoard callback writes one sub-folder per split), as TensorBoard
+tells its runs apart; a tag of the run folder itself keeps its name. Several files of one folder (a
+restarted job) are read in name order, which is the order they were written in (the name holds the
+time), and make one series per tag, purged as TensorBoard purges (core.format.event_files.EventStream).
+
+Not read: hidden folders and the checkpoint history this app writes (`checkpoint_history/`): those
+are our own figures, not what training logged.
+"""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+
+from ..errors import InputError, NotACheckpointError
+from ..format.event_files import EventStream, FileReport, LoggedHistogram, is_event_file
+from ..jobs import Job, Progress
+
+HISTORY_FOLDER_NAME = "checkpoint_history"  # where core.tensorboard.history writes; never a training log
+MAX_DEPTH = 4        # logdir/run/split/...: deeper folders are someone else's
+MAX_FILES = 10_000   # a folder of more event files than this is not one run's logs
+
+
+@dataclass(frozen=True)
+class ScalarSeries:
+    """One logged tag: numpy arrays of equal length, in the order logged (which TensorBoard keeps: a
+    restarted job without a SessionLog logs some steps again)."""
+
+    tag: str
+    steps: "object"        # int64
+    wall_times: "object"   # float64
+    values: "object"       # float64 (NaN and Inf kept: a NaN loss is news)
+    file: str
+
+
+@dataclass(frozen=True)
+class LogFile:
+    path: str
+    run: str               # the sub-folder it lies in, relative to the run folder ("" for the folder itself)
+    records: int
+    problem: str           # "" or why its reading stopped early (a damaged record)
+    has_graph: bool
+
+
+@dataclass
+class TrainingLogs:
+    folder: str
+    files: list[LogFile] = field(default_factory=list)
+    scalars: dict[str, ScalarSeries] = field(default_factory=dict)
+    histograms: dict[str, list[LoggedHistogram]] = field(default_factory=dict)
+
+    @property
+    def point_count(self) -> int:
+        return sum(len(series.steps) for series in self.scalars.values())
+
+
+def find_event_files(path: str | os.PathLike) -> tuple[str, list[str]]:
+    """(the folder the logs belong to, its event files in reading order). `path` is a run folder, a
+    checkpoint prefix or file in one, or one event file."""
+    path = os.fspath(path)
+    if os.path.isfile(path) and is_event_file(path):
+        return os.path.dirname(path) or ".", [path]
+    folder = path if os.path.isdir(path) else os.path.dirname(path) or "."
+    if not os.path.isdir(folder):
+        raise NotACheckpointError(path, "no such file or folder")
+    found: list[str] = []
+    base_depth = folder.rstrip(os.sep).count(os.sep)
+    for here, folders, files in os.walk(folder):
+        folders[:] = sorted(f for f in folders if not f.startswith(".") and f != HISTORY_FOLDER_NAME)
+        if here.rstrip(os.sep).count(os.sep) - base_depth >= MAX_DEPTH:
+            folders[:] = []
+        for name in sorted(files):
+            full = os.path.join(here, name)
+            if is_event_file(name) and os.path.isfile(full):  # a regular file: a pipe would block
+                found.append(full)
+        if len(found) > MAX_FILES:
+            raise InputError(folder, f"holds more than {MAX_FILES:,} event files; point at one run's folder")
+    return folder, found
+
+
+def tag_matcher(pattern: str | None):
+    """A tag -> bool for a --tag regular expression (searched anywhere in the tag), or None for all."""
+    if not pattern:
+        return None
+    try:
+        compiled = re.compile(pattern)
+    except re.error as exc:
+        raise InputError(pattern, f"is not a valid regular expression ({exc})") from None
+    return lambda tag: compiled.search(tag) is not None
+
+
+def read_training_logs(path: str | os.PathLike, tag: str | None = None, histograms: bool = True) -> Job[TrainingLogs]:
+    """Job: every event file under the run's folder, merged per tag. Files that cannot be opened or
+    are damaged part-way are listed with their problem; their readable points are kept."""
+    import numpy as np
+
+    wants = tag_matcher(tag)
+    folder, paths = find_event_files(path)
+    logs = TrainingLogs(folder)
+    sizes = [_size(p) for p in paths]
+    total, done = sum(sizes), 0
+    streams: dict[str, EventStream] = {}  # one per folder: TensorBoard's run
+    first_files: dict[str, str] = {}
+    for path_, size in zip(paths, sizes):
+        relative = os.path.relpath(os.path.dirname(path_), folder)
+        run = "" if relative == "." else relative.replace(os.sep, "/")
+        yield Progress(done, total, f"reading {os.path.basename(path_)}")
+        stream = streams.get(run)
+        if stream is None:
+            named = (lambda t, run=run: wants(_named(run, t))) if wants is not None else None
+            stream = streams[run] = EventStream(named, histograms)
+        try:
+            report = stream.read_file(path_)
+        except (OSError, ValueError) as exc:  # unreadable, or mmap of a file that shrank
+            report = FileReport(path_, problem=f"cannot be read ({exc})")
+        done += size
+        logs.files.append(LogFile(path_, run, report.records, report.problem, report.has_graph))
+        first_files.setdefault(run, path_)
+    for run, stream in streams.items():
+        for raw_tag, points in stream.scalars.items():
+            name = _named(run, raw_tag)
+            steps = np.fromiter((p[0] for p in points), dtype=np.int64, count=len(points))
+            walls = np.fromiter((p[1] for p in points), dtype=np.float64, count=len(points))
+            values = np.fromiter((p[2] for p in points), dtype=np.float64, count=len(points))
+            logs.scalars[name] = ScalarSeries(name, steps, walls, values, first_files[run])
+        for raw_tag, items in stream.histograms().items():
+            logs.histograms[_named(run, raw_tag)] = items
+    logs.scalars = dict(sorted(logs.scalars.items()))
+    yield Progress(total, total, "logs read")
+    return logs
+
+
+def _named(run: str, tag: str) -> str:
+    return f"{run}/{tag}" if run else tag
+
+
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0

@@ -1,0 +1,114 @@
+"""The training overview against numpy on the tensors TensorFlow reads, metric by metric."""
+from __future__ import annotations
+
+import shutil
+
+import numpy as np
+import pytest
+
+from core.analysis import overview as overview_module
+from core.analysis.overview import OVERVIEW_METRICS, compute_overview, overview_rows
+from core.analysis.trajectory import CACHE, compute_trajectory
+from core.jobs import run_to_end
+from core.run.discovery import discover
+from tests.training_fixtures import DEAD_LAYER, EXPLODING_LAYER, EXPLODING_SAVES
+
+
+def _tf_tensors(checkpoints, name):
+    import tensorflow as tf
+
+    return [tf.train.load_checkpoint(c.prefix).get_tensor(name).astype(np.float64) for c in checkpoints]
+
+
+def _expected(metric: str, tensors: list) -> list[float]:
+    """The metric as design.md defines it, in float64 numpy on TensorFlow's tensors."""
+    values = []
+    for index, t in enumerate(tensors):
+        finite = t[np.isfinite(t)]
+        if metric == "update_ratio":
+            values.append(np.nan if index == 0 else np.linalg.norm(t - tensors[index - 1]) / np.linalg.norm(tensors[index - 1]))
+        elif metric == "dist_from_first":
+            values.append(np.linalg.norm(t - tensors[0]))
+        else:
+            values.append({"l2": np.linalg.norm(finite), "abs_mean": np.abs(finite).mean(),
+                           "zero_frac": np.count_nonzero(t == 0) / t.size, "nan_count": np.isnan(t).sum(),
+                           "inf_count": np.isinf(t).sum(), "mean": finite.mean(), "std": finite.std(),
+                           "min": finite.min(), "max": finite.max()}[metric])
+    return values
+
+
+@pytest.mark.parametrize("metric", OVERVIEW_METRICS)
+def test_every_metric_equals_numpy_on_tensorflows_tensors(training_runs, metric):
+    run = discover(training_runs.exploding_run)
+    overview = run_to_end(compute_overview(run.checkpoints, metric))
+    assert overview.steps == [c.step for c in run.checkpoints] == [100 * (i + 1) for i in range(EXPLODING_SAVES)]
+    assert len(overview.variables) == 12 and all(n.startswith("model/layer_") for n in overview.variables)
+    for row, name in enumerate(overview.variables):
+        expected = np.array(_expected(metric, _tf_tensors(run.checkpoints, name)), dtype=np.float64)
+        expected[~np.isfinite(expected)] = np.nan  # the overview leaves a non-finite value out
+        np.testing.assert_allclose(overview.values[row], expected, rtol=1e-9, atol=1e-12, err_msg=f"{metric} {name}")
+
+
+def test_a_dead_and_an_exploding_layer_stand_out(training_runs):
+    run = discover(training_runs.exploding_run)
+    zeros = run_to_end(compute_overview(run.checkpoints, "zero_frac"))
+    dead = zeros.labels.index(f"layer_{DEAD_LAYER}/kernel")
+    assert zeros.order("last")[0] == dead and zeros.values[dead, -1] == 1.0
+    ratios = run_to_end(compute_overview(run.checkpoints, "update_ratio"))
+    exploding = ratios.labels.index(f"layer_{EXPLODING_LAYER}/kernel")
+    assert ratios.order("jump")[0] == exploding
+    nans = run_to_end(compute_overview(run.checkpoints, "nan_count"))
+    assert nans.values[exploding, -1] == 1 and np.nansum(nans.values) == 1
+
+
+def test_values_equal_the_trajectorys_and_share_its_cache(training_runs):
+    run = discover(training_runs.tf2_run)
+    CACHE.values.clear()
+    overview = run_to_end(compute_overview(run.checkpoints, "update_ratio"))
+    cached = len(CACHE.values)
+    for row, name in enumerate(overview.variables):
+        points = run_to_end(compute_trajectory(run.checkpoints, name, "update_ratio")).points
+        np.testing.assert_array_equal(overview.values[row],
+                                      [np.nan if p.value is None else p.value for p in points])
+    assert cached > 0
+
+
+def test_streamed_tensors_give_the_same_values(training_runs, monkeypatch):
+    run = discover(training_runs.exploding_run)
+    whole = {m: run_to_end(compute_overview(run.checkpoints, m)).values for m in ("update_ratio", "dist_from_first")}
+    CACHE.values.clear()
+    monkeypatch.setattr(overview_module, "WHOLE_TENSOR_LIMIT", 0)
+    for metric, values in whole.items():
+        np.testing.assert_allclose(run_to_end(compute_overview(run.checkpoints, metric)).values, values, rtol=1e-12)
+
+
+def test_rows_weights_only_or_all_and_model_order(training_runs):
+    run = discover(training_runs.tf2_run)
+    names, labels = overview_rows(run.checkpoints)
+    assert labels == ["dense/bias", "dense/kernel", "out/bias", "out/kernel"]
+    all_names, _ = overview_rows(run.checkpoints, weights_only=False)
+    assert set(names) < set(all_names)  # the step counter is numeric bookkeeping
+    assert overview_module.model_order_key("block_2") < overview_module.model_order_key("block_10")
+
+
+def test_a_damaged_checkpoint_leaves_a_gap(training_runs, tmp_path):
+    run_dir = tmp_path / "run"
+    shutil.copytree(training_runs.exploding_run, run_dir)
+    damaged = sorted(run_dir.glob("ckpt-300.data-*"))[0]
+    data = bytearray(damaged.read_bytes())
+    for offset in range(0, len(data), 16):  # every tensor, even a 64-byte bias
+        data[offset] ^= 0x5A
+    damaged.write_bytes(bytes(data))
+    run = discover(run_dir)
+    overview = run_to_end(compute_overview(run.checkpoints, "l2"))
+    assert np.isnan(overview.values[:, 2]).all()
+    assert np.isfinite(overview.values[:, [0, 1, 3]]).all()
+
+
+def test_cancelling_stops_between_variables(training_runs):
+    run = discover(training_runs.exploding_run)
+    CACHE.values.clear()
+    job = compute_overview(run.checkpoints, "update_ratio")
+    next(job), next(job)
+    job.close()  # what the GUI's ✕ does
+    assert len(CACHE.values) < 12 * EXPLODING_SAVES

@@ -1,0 +1,75 @@
+"""`scalars` and `overview` as a script runs them: the JSON shapes of the issue, CSV, filters, and one line
+on stderr with exit 2 for bad input."""
+import csv
+import json
+import math
+
+import numpy as np
+
+from tests.cli.test_cli import cli
+from tests.training_fixtures import NAN_STEP, TF2_STEPS
+
+
+def test_scalars_json_equals_tensorboards_reader(training_runs):
+    from tensorboard.backend.event_processing import plugin_event_accumulator as pea
+    from tensorboard.util import tensor_util
+
+    result = cli("scalars", training_runs.tf2_run, "--json")
+    report = json.loads(result.stdout)
+    assert set(report) >= {"tags", "files"}
+    assert sorted(report["tags"]) == ["train/learning_rate", "train/loss", "train/nan_probe", "validation/loss"]
+    assert {f["run"] for f in report["files"]} == {"train", "validation"}
+    train = next(f["path"] for f in report["files"] if f["run"] == "train")
+    accumulator = pea.EventAccumulator(train, size_guidance={pea.TENSORS: 0})
+    accumulator.Reload()
+    theirs = accumulator.Tensors("loss")
+    points = report["tags"]["train/loss"]
+    assert [p["step"] for p in points] == [e.step for e in theirs] == list(range(1, TF2_STEPS + 1))
+    assert [p["wall_time"] for p in points] == [e.wall_time for e in theirs]
+    assert [p["value"] for p in points] == [float(tensor_util.make_ndarray(e.tensor_proto)) for e in theirs]
+    nan_point = report["tags"]["train/nan_probe"][NAN_STEP - 1]
+    assert nan_point["value"] is None and nan_point["text"] == "nan"  # JSON has no NaN; the text says it
+
+
+def test_scalars_tag_filter_csv_and_text(training_runs, tmp_path):
+    out = tmp_path / "scalars.csv"
+    cli("scalars", training_runs.tf2_run, "--tag", "loss$", "--csv", out, "--json")
+    rows = list(csv.DictReader(open(out)))
+    assert {r["tag"] for r in rows} == {"train/loss", "validation/loss"}
+    assert len(rows) == TF2_STEPS + 4
+    text = cli("scalars", training_runs.tf1_run).stdout
+    [row] = [line.split() for line in text.splitlines() if line.startswith("loss")]
+    assert row[1:3] == ["30", "0..29"]
+    assert "30 points of 1 tag in 1 event file" in text
+
+
+def test_scalars_of_a_folder_without_logs_is_one_line(tf_ckpts):
+    result = cli("scalars", tf_ckpts.sharded.parent, check=False)
+    assert result.returncode == 2 and "no TensorBoard event files" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    bad = cli("scalars", tf_ckpts.tf1_run, "--tag", "([", check=False)
+    assert bad.returncode == 2 and "regular expression" in bad.stderr
+
+
+def test_overview_json_shape_sort_and_csv(training_runs, tmp_path):
+    out = tmp_path / "overview.csv"
+    result = cli("overview", training_runs.exploding_run, "--metric", "update_ratio", "--sort", "jump", "--json",
+                 "--csv", out)
+    report = json.loads(result.stdout)
+    assert report["metric"] == "update_ratio" and report["steps"] == [100 * (i + 1) for i in range(8)]
+    assert len(report["variables"]) == len(report["values"]) == 12
+    assert report["variables"][0].startswith("model/layer_4/kernel")  # the exploding layer jumps most
+    assert all(row[0] is None for row in report["values"])  # no previous checkpoint: no update ratio
+    rows = list(csv.reader(open(out)))
+    assert rows[0][:3] == ["variable", "stored_name", "100"] and len(rows) == 13
+    first = [float(v) if v else math.nan for v in rows[1][2:]]
+    np.testing.assert_array_equal(first, [math.nan if v is None else v for v in report["values"][0]])
+
+
+def test_overview_text_and_bad_metric(training_runs):
+    text = cli("overview", training_runs.tf2_run, "--metric", "l2").stdout
+    assert "dense/kernel" in text and "4 variables" in text
+    everything = cli("overview", training_runs.tf2_run, "--metric", "l2", "--all").stdout
+    assert "6 variables" in everything and "save_counter" in everything  # and the step counter
+    bad = cli("overview", training_runs.tf2_run, "--metric", "nope", check=False)
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1

@@ -1,0 +1,194 @@
+"""Logged scalars and histograms read from event files TensorFlow wrote, against TensorBoard's own readers;
+damaged and odd event files."""
+from __future__ import annotations
+
+import math
+import os
+import shutil
+
+import numpy as np
+import pytest
+
+from core.errors import InputError
+from core.format.event_files import read_event_file
+from core.jobs import run_to_end
+from core.run.training_logs import HISTORY_FOLDER_NAME, find_event_files, read_training_logs
+from tests.training_fixtures import NAN_STEP, TF1_STEPS, TF2_STEPS
+
+
+def _tensorboard_tensors(path):
+    """TensorBoard's plugin-aware accumulator (TF2 summaries are tensors), every point kept."""
+    from tensorboard.backend.event_processing import plugin_event_accumulator as pea
+    from tensorboard.util import tensor_util
+
+    accumulator = pea.EventAccumulator(str(path), size_guidance={pea.TENSORS: 0})
+    accumulator.Reload()
+    return {tag: [(e.step, e.wall_time, tensor_util.make_ndarray(e.tensor_proto)) for e in accumulator.Tensors(tag)]
+            for tag in accumulator.Tags()["tensors"]}
+
+
+def _tensorboard_tf1(path):
+    from tensorboard.backend.event_processing import event_accumulator as ea
+
+    accumulator = ea.EventAccumulator(str(path), size_guidance={ea.SCALARS: 0, ea.HISTOGRAMS: 0})
+    accumulator.Reload()
+    return accumulator
+
+
+def _only_file(folder):
+    files = [os.path.join(folder, n) for n in os.listdir(folder) if "tfevents" in n]
+    assert len(files) == 1
+    return files[0]
+
+
+def test_tf2_scalars_equal_tensorboards(training_runs):
+    logs = run_to_end(read_training_logs(training_runs.tf2_run))
+    assert {f.run for f in logs.files} == {"train", "validation"}
+    expected = _tensorboard_tensors(_only_file(training_runs.tf2_run / "train"))
+    for tag in ("loss", "learning_rate", "nan_probe"):
+        series = logs.scalars[f"train/{tag}"]
+        theirs = expected[tag]
+        assert list(series.steps) == [s for s, _, _ in theirs] == list(range(1, TF2_STEPS + 1))
+        assert list(series.wall_times) == [w for _, w, _ in theirs]
+        np.testing.assert_array_equal(series.values, np.array([float(v) for _, _, v in theirs]))
+    assert math.isnan(logs.scalars["train/nan_probe"].values[NAN_STEP - 1])  # a NaN loss stays NaN
+    validation = _tensorboard_tensors(_only_file(training_runs.tf2_run / "validation"))["loss"]
+    assert list(logs.scalars["validation/loss"].steps) == [s for s, _, _ in validation] == [5, 10, 15, 20]
+
+
+def test_tf2_histograms_equal_tensorboards(training_runs):
+    logs = run_to_end(read_training_logs(training_runs.tf2_run))
+    expected = _tensorboard_tensors(_only_file(training_runs.tf2_run / "train"))["dense/kernel"]
+    ours = logs.histograms["train/dense/kernel"]
+    assert [h.step for h in ours] == [s for s, _, _ in expected]
+    for histogram, (_, _, table) in zip(ours, expected):
+        np.testing.assert_array_equal(np.stack([histogram.left, histogram.right, histogram.counts], axis=1), table)
+        assert histogram.counts.sum() == 6 * 8
+
+
+def test_tf1_merge_all_summaries_equal_tensorboards(training_runs):
+    logs = run_to_end(read_training_logs(training_runs.tf1_run))
+    [log_file] = logs.files
+    assert log_file.run == "" and log_file.has_graph  # FileWriter(logdir, sess.graph) wrote the graph
+    accumulator = _tensorboard_tf1(log_file.path)
+    [loss_tag] = accumulator.Tags()["scalars"]
+    theirs = accumulator.Scalars(loss_tag)
+    series = logs.scalars[loss_tag]
+    assert list(series.steps) == [e.step for e in theirs] == list(range(TF1_STEPS))
+    assert list(series.wall_times) == [e.wall_time for e in theirs]
+    assert list(series.values) == [e.value for e in theirs]
+    [histogram_tag] = accumulator.Tags()["histograms"]
+    for ours, event in zip(logs.histograms[histogram_tag], accumulator.Histograms(histogram_tag)):
+        value = event.histogram_value
+        assert ours.step == event.step
+        assert ours.counts.sum() == value.num
+        non_empty = [limit for limit, count in zip(value.bucket_limit, value.bucket) if count]
+        assert list(ours.right[:-1]) == non_empty[:-1]  # the right edges TensorFlow logged
+        assert ours.left[0] == value.min and ours.right[-1] == value.max
+
+
+def test_tag_filter_and_no_histograms(training_runs):
+    logs = run_to_end(read_training_logs(training_runs.tf2_run, tag="^train/l", histograms=False))
+    assert sorted(logs.scalars) == ["train/learning_rate", "train/loss"]
+    assert logs.histograms == {}
+    with pytest.raises(InputError, match=r"\(\["):
+        run_to_end(read_training_logs(training_runs.tf2_run, tag="(["))
+
+
+@pytest.mark.parametrize("session_log", [False, True])
+def test_a_restart_is_kept_or_purged_as_tensorboard_does(training_runs, tmp_path, session_log):
+    """A second event file in the same folder that starts again at an earlier step (training resumed
+    from a checkpoint): TensorBoard keeps both (version 2 files), unless a SessionLog START says the
+    session restarted, which drops the first file's points from that step on."""
+    source = _only_file(training_runs.tf1_run)
+    folder = tmp_path / "run"
+    folder.mkdir()
+    shutil.copy(source, folder / "events.out.tfevents.1.host")
+    records = _records(open(source, "rb").read())
+    # keep the header record and the summaries of steps >= 20, as a job restarted at step 20 would write
+    restarted = [r for r in records if _step_of(r) is None or _step_of(r) >= 20]
+    if session_log:
+        restarted.insert(1, _record(_session_start(20)))
+    (folder / "events.out.tfevents.2.host").write_bytes(b"".join(restarted))
+    logs = run_to_end(read_training_logs(folder))
+    accumulator = _tensorboard_tf1(folder)
+    [tag] = accumulator.Tags()["scalars"]
+    expected = list(range(TF1_STEPS)) + ([] if session_log else list(range(20, TF1_STEPS)))
+    assert list(logs.scalars[tag].steps) == [e.step for e in accumulator.Scalars(tag)] == expected
+    assert list(logs.scalars[tag].values) == [e.value for e in accumulator.Scalars(tag)]
+
+
+def _session_start(step: int) -> bytes:
+    from tensorboard.compat.proto import event_pb2
+
+    return event_pb2.Event(step=step, wall_time=1.0, session_log=event_pb2.SessionLog(status=1)).SerializeToString()
+
+
+def _record(data: bytes) -> bytes:
+    from core.format.checksum import crc32c, mask
+
+    header = len(data).to_bytes(8, "little")
+    return (header + mask(crc32c(header)).to_bytes(4, "little") + data +
+            mask(crc32c(data)).to_bytes(4, "little"))
+
+
+def _records(data: bytes) -> list[bytes]:
+    records, offset = [], 0
+    while offset < len(data):
+        length = int.from_bytes(data[offset:offset + 8], "little")
+        records.append(data[offset:offset + 16 + length])
+        offset += 16 + length
+    return records
+
+
+def _step_of(record: bytes) -> int | None:
+    from tensorboard.compat.proto import event_pb2
+
+    event = event_pb2.Event.FromString(record[12:-4])
+    return event.step if event.HasField("summary") else None
+
+
+@pytest.mark.parametrize("damage", ["flip_data", "flip_length", "truncate", "garbage", "empty", "huge_length"])
+def test_damaged_event_files_keep_what_is_readable(training_runs, tmp_path, damage):
+    data = bytearray(open(_only_file(training_runs.tf1_run), "rb").read())
+    records = _records(bytes(data))
+    cut = sum(len(r) for r in records[:10])  # damage the 11th record
+    if damage == "flip_data":
+        data[cut + 20] ^= 0xFF
+    elif damage == "flip_length":
+        data[cut + 1] ^= 0x01
+    elif damage == "truncate":
+        data = data[:cut + 5]
+    elif damage == "garbage":
+        data = bytearray(os.urandom(4096))
+    elif damage == "empty":
+        data = bytearray()
+    elif damage == "huge_length":
+        data[cut:cut + 8] = (2**63).to_bytes(8, "little")
+    path = tmp_path / "events.out.tfevents.1.host"
+    path.write_bytes(bytes(data))
+    contents = read_event_file(path)
+    report = contents.report
+    if damage in ("flip_data", "flip_length", "huge_length"):
+        assert report.records == 10
+        assert "record 11" in report.problem and "checksum" in report.problem
+    elif damage == "truncate":
+        assert report.records == 10 and report.problem == ""  # still being written: not damage
+    elif damage == "garbage":
+        assert report.records == 0 and "checksum" in report.problem
+    else:
+        assert report.records == 0 and report.problem == ""
+    points = sum(len(p) for p in contents.scalars.values())
+    assert points == (0 if damage in ("garbage", "empty") else 10 - 3)  # the version, graph and meta graph records first
+
+
+def test_find_event_files_skips_hidden_history_and_pipes(training_runs, tmp_path):
+    run = tmp_path / "run"
+    shutil.copytree(training_runs.tf2_run, run)
+    for folder in (".hidden", HISTORY_FOLDER_NAME):
+        (run / folder).mkdir()
+        shutil.copy(_only_file(run / "train"), run / folder / "events.out.tfevents.9.host")
+    os.mkfifo(run / "events.out.tfevents.pipe")
+    folder, files = find_event_files(run / "ckpt-20")  # a prefix: its folder's logs
+    assert folder == str(run)
+    assert [os.path.relpath(f, run).split(os.sep)[0] for f in files] == ["train", "validation"]
