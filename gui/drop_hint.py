@@ -15,8 +15,10 @@ def dropped_path(mime) -> str | None:
 
 
 class DropHint(QLabel):
+    DEFAULT_TEXT = "Drop a checkpoint folder, Keras file or checkpoint file to open it"
+
     def __init__(self, window):
-        super().__init__("Drop a checkpoint folder, Keras file or checkpoint file to open it", window)
+        super().__init__(self.DEFAULT_TEXT, window)
         self.setAlignment(Qt.AlignCenter)
         self.setStyleSheet("background: rgba(30, 110, 160, 200); color: white; font-size: 20px;"
                            "border: 3px dashed white; border-radius: 12px")

@@ -27,6 +27,7 @@ from .settings import AppSettings
 from .status_progress import StatusProgress
 from .tensorboard_actions import TensorBoardActions
 from .trajectory_panel import TrajectoryPanel
+from .training_actions import TrainingActions
 from .variable_browser import VariableBrowser
 from .window_context import JobSlot, WindowContext
 from .worker import JobRunner
@@ -107,6 +108,7 @@ class MainWindow(DropTarget, QMainWindow):
         self.exports = ExportActions(self.context)
         self.tensorboard = TensorBoardActions(self.context, self.statusBar())
         self.comparing = CompareActions(self.context, self.run_panel, self.edits, self._reveal_edits)
+        self.training = TrainingActions(self.context, self.trajectory, self.open_variable_at)
         self._build_menus()
         window_layout.restore(self)
 
@@ -159,6 +161,7 @@ class MainWindow(DropTarget, QMainWindow):
         self.browser.hidden_box.toggled.connect(hidden.setChecked)
         tools_menu = self.menuBar().addMenu("&Tools")
         self.comparing.build_menu(tools_menu)
+        self.training.build_menu(tools_menu)
         self.tensorboard.build_menu(tools_menu)
         help_menu = self.menuBar().addMenu("&Help")
         self._action(help_menu, "&About", self._about)
@@ -247,6 +250,7 @@ class MainWindow(DropTarget, QMainWindow):
             self.trajectory.set_checkpoints(loaded.run.checkpoints)
             self.edits.switch_run(loaded.run.folder)
             self.tensorboard.run_opened(loaded.run.folder)
+            self.training.run_opened(loaded.run)
         self.current_run_folder = loaded.run.folder
         self.run_panel.show_run(loaded.run, loaded.checkpoint.prefix)
         self.browser.set_variables(loaded.variables)
@@ -278,6 +282,23 @@ class MainWindow(DropTarget, QMainWindow):
         row = self.checkpoint_model.row_of(prefix)
         if row >= 0 and (self.current is None or prefix != self.current.checkpoint.prefix):
             self.open_checkpoint_row(row)
+
+    def open_variable_at(self, prefix: str, name: str) -> None:
+        """Show `name` at checkpoint `prefix` (of this run, or of another run, which then opens)."""
+        def select(*_):
+            self.loaded.disconnect(select)
+            self.browser.select_name(name)
+
+        if self.current is not None and prefix == self.current.checkpoint.prefix:
+            self.browser.select_name(name)
+            return
+        self.loaded.connect(select)
+        if self.checkpoint_model.row_of(prefix) >= 0:
+            self.open_checkpoint_prefix(prefix)
+        else:
+            self.open_path(prefix)
+        self.raise_()
+        self.activateWindow()
 
     def add_selected_to_trajectory(self) -> None:
         """“+ selected”: every selected variable goes on the plot (Shift/Ctrl-click several first)."""
@@ -311,6 +332,7 @@ class MainWindow(DropTarget, QMainWindow):
             return
         self.current.run = run
         self.trajectory.set_checkpoints(run.checkpoints)
+        self.training.run_changed(run)
         self.statusBar().showMessage(f"The run now has {len(run.checkpoints)} checkpoints", 5000)
         self.run_changed.emit(run)
 
@@ -358,6 +380,23 @@ class MainWindow(DropTarget, QMainWindow):
     def path_dropped(self, path: str) -> None:
         self.open_path(path)
 
+    def _over_plot(self, event) -> bool:
+        """A drag over the Trajectory dock, with a run open: it brings a comparison run."""
+        if self.current is None or not self.trajectory_dock.isVisible():
+            return False
+        return self.trajectory_dock.geometry().contains(event.position().toPoint())
+
+    def dragMoveEvent(self, event) -> None:
+        over_plot = self._over_plot(event)
+        self.drop_hint.setText("Drop a run here to plot it beside this one" if over_plot else DropHint.DEFAULT_TEXT)
+        self.drop_hint.setGeometry((self.trajectory_dock.geometry() if over_plot else self.rect()).adjusted(20, 20, -20, -20))
+
+    def dropEvent(self, event) -> None:
+        over_plot = self._over_plot(event)
+        path = self.drop_hint.take_drop(event)
+        if path:
+            (self.training.open_comparison if over_plot else self.open_path)(path)
+
     # ---- layout memory ---------------------------------------------------------------------------
     def closeEvent(self, event) -> None:
         if self.edits.unsaved and not dialogs.ask_yes_no(
@@ -365,6 +404,8 @@ class MainWindow(DropTarget, QMainWindow):
             event.ignore()
             return
         self.run_panel.stop()
+        if self.training.overview_window is not None:
+            self.training.overview_window.close()
         self.tensorboard.stop()  # the child never outlives the window (nor the app: see core.tensorboard.process)
         window_layout.save(self)
         self.runner.cancel_all()

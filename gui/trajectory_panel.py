@@ -1,6 +1,8 @@
 """The trajectory dock: metrics of chosen variables over the run's checkpoints (pyqtgraph), overlaid
-with a legend, and a distribution-over-steps view (percentile bands and a histogram-per-step heatmap)
-of one variable. Points appear as the worker computes them; clicking one opens that checkpoint."""
+with a legend; beside them what training logged (gui.logged_curves) and the distribution over steps
+of one variable (gui.distribution_view). Points appear as the worker computes them; clicking one opens
+that checkpoint. With a comparison run, each variable is plotted for both runs (the same stored name is
+one variable), told apart by colour and name as TensorBoard tells runs apart."""
 from __future__ import annotations
 
 import time
@@ -12,14 +14,17 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QFileDialog, QHBoxLayout, Q
                                QSizePolicy, QSpinBox, QStackedWidget, QToolBar, QToolButton, QVBoxLayout, QWidget)
 
 from core.export.tables import write_csv
-from core.analysis.trajectory import DISTRIBUTION_PERCENTILES, METRICS, PointProgress, compute_distribution, compute_trajectory
+from core.analysis.trajectory import METRICS, PointProgress, compute_trajectory
 
 from . import errors
+from .distribution_view import DistributionView
 from .elided_label import ElidedLabel
+from .logged_curves import RUN_COLOURS, LoggedCurves
 from .plots import export_plot_image
 
 X_AXES = ("global step", "checkpoint index", "wall time")
 _COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf")
+_SYMBOLS = ("o", "t", "s", "d", "star", "p", "h", "+")  # variables told apart when colour tells the runs
 
 
 class TrajectoryPanel(QWidget):
@@ -31,9 +36,10 @@ class TrajectoryPanel(QWidget):
         self.runner = runner
         self.checkpoints = []
         self.series: dict[str, dict] = {}  # stored name -> {"label", "points": {prefix: Point}, "curve"}
-        self.distribution = None
+        self.comparison_checkpoints = []
+        self.comparison_series: dict[str, dict] = {}  # the same, in the comparison run
+        self.run_names = ["", ""]
         self._jobs = set()
-        self._distribution_job = None
 
         self.metric = QComboBox()
         self.metric.addItems(METRICS)
@@ -60,9 +66,12 @@ class TrajectoryPanel(QWidget):
         self.toolbar.setObjectName("trajectory_tools")
         spacer = QWidget()
         spacer.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Preferred)
+        self.plot = pg.PlotWidget()
+        self.logged = LoggedCurves(self)
+        self.logged.checkpoint_clicked.connect(self.checkpoint_clicked)
         for widget in (self.add_button, self.clear_button, QLabel(" metric "), self.metric, self.element,
-                       QLabel(" plot "), self.view_choice, QLabel(" x "), self.x_axis, self.log_scale, spacer,
-                       QLabel("export "), self.export_csv, self.export_image):
+                       QLabel(" plot "), self.view_choice, QLabel(" x "), self.x_axis, self.log_scale, QLabel(" "),
+                       self.logged.tag, spacer, QLabel("export "), self.export_csv, self.export_image):
             action = self.toolbar.addWidget(widget)
             if widget is self.element:
                 self.element_action = action  # a toolbar shows and hides its widgets through their actions
@@ -78,7 +87,6 @@ class TrajectoryPanel(QWidget):
         status_bar.addWidget(self.progress)
         status_bar.addWidget(self.cancel_button)
 
-        self.plot = pg.PlotWidget()
         self.plot.showGrid(x=True, y=True, alpha=0.3)
         self.plot.getAxis("left").enableAutoSIPrefix(False)  # "(x0.001)" on a log axis only confuses
         self.legend = self.plot.addLegend(offset=(10, 10), brush=(0, 0, 0, 150))  # readable over the curves
@@ -87,12 +95,8 @@ class TrajectoryPanel(QWidget):
         self.plot.addItem(self.hover, ignoreBounds=True)
         self.hover.hide()
         self.plot.scene().sigMouseMoved.connect(self._mouse_moved)
-        self.histogram_plot = pg.PlotWidget()
-        self.histogram_image = pg.ImageItem(axisOrder="row-major")
-        self.histogram_plot.addItem(self.histogram_image)
-        self.histogram_plot.setLabel("left", "value")
-        self.histogram_bar = pg.ColorBarItem(colorMap=pg.colormap.get("magma"), interactive=False, label="count")
-        self.histogram_bar.setImageItem(self.histogram_image, insert_in=self.histogram_plot.getPlotItem())
+        self.distributions = DistributionView(self)
+        self.histogram_plot, self.histogram_image = self.distributions.histogram_plot, self.distributions.histogram_image
         self.stack = QStackedWidget()
         self.stack.addWidget(self.plot)
         self.stack.addWidget(self.histogram_plot)
@@ -107,18 +111,47 @@ class TrajectoryPanel(QWidget):
         self._show_hint()
         self.metric.currentTextChanged.connect(self._metric_changed)
         self.element.valueChanged.connect(lambda *_: self.recompute())
-        self.x_axis.currentIndexChanged.connect(lambda *_: self._redraw())
+        self.x_axis.currentIndexChanged.connect(lambda *_: (self._redraw(), self.logged.redraw()))
         self.log_scale.toggled.connect(lambda on: self.plot.setLogMode(y=on))
         self.view_choice.currentIndexChanged.connect(lambda *_: self._view_changed())
         self.clear_button.clicked.connect(self.clear)
         self.export_csv.clicked.connect(self._export_csv_dialog)
         self.export_image.clicked.connect(self._export_image_dialog)
 
+    @property
+    def distribution(self):
+        return self.distributions.distribution
+
     # ---- contents --------------------------------------------------------------------------------
     def set_checkpoints(self, checkpoints) -> None:
         """The run's checkpoints (again, when the watcher found new ones): plots extend to them."""
         self.checkpoints = list(checkpoints)
+        self.logged.set_checkpoints(0, self.checkpoints)
         self.recompute()
+
+    def set_logs(self, logs) -> None:
+        """What the run's training logged (core.run.training_logs.TrainingLogs), or None."""
+        self.logged.set_logs(0, logs, self.checkpoints)
+
+    def set_comparison(self, name: str | None, checkpoints=(), logs=None) -> None:
+        """A second run plotted beside this one (None: none any more). Each plotted variable gets its
+        curve in the comparison run too, and so does the logged tag."""
+        for series in self.comparison_series.values():
+            self.plot.removeItem(series["curve"])
+            self.legend.removeItem(series["curve"])
+        self.comparison_series = {}
+        self.comparison_checkpoints = list(checkpoints) if name else []
+        self.run_names = [self.run_names[0], name or ""]
+        self.logged.set_logs(1, logs if name else None, self.comparison_checkpoints)
+        for variable in self.series:
+            self._restyle(variable)
+            if name:
+                self._add_comparison_curve(variable)
+        self.recompute()
+
+    @property
+    def comparing(self) -> bool:
+        return bool(self.run_names[1])
 
     def _show_hint(self) -> None:
         """An empty plot says what to do rather than show empty axes."""
@@ -132,22 +165,48 @@ class TrajectoryPanel(QWidget):
         if not self.series:
             self.plot.setTitle(None)
             self.plot.enableAutoRange()  # the hint's neutral axes gave way to the data
-        colour = _COLOURS[len(self.series) % len(_COLOURS)]
-        curve = self.plot.plot([], [], pen=pg.mkPen(colour, width=2), symbol="o", symbolSize=6,
-                               symbolBrush=colour, name=label)
-        curve.sigPointsClicked.connect(self._points_clicked)
-        curve.setCurveClickable(True)
-        self.series[name] = {"label": label, "points": {}, "curve": curve}
+        self.series[name] = {"label": label, "points": {}, "curve": self._new_curve(label), "number": len(self.series)}
+        self._restyle(name)
+        if self.comparing:
+            self._add_comparison_curve(name)
         self._compute(name)
         if self.view_choice.currentIndex() > 0 and len(self.series) == 1:
             self._view_changed()  # the distribution is of the first variable: later ones do not change it
 
+    def _new_curve(self, label: str):
+        curve = self.plot.plot([], [], name=label, symbolSize=6)
+        curve.sigPointsClicked.connect(self._points_clicked)
+        curve.setCurveClickable(True)
+        return curve
+
+    def _add_comparison_curve(self, name: str) -> None:
+        label = self.series[name]["label"]
+        self.comparison_series[name] = {"label": label, "points": {}, "curve": self._new_curve(label)}
+        self._restyle(name)
+
+    def _restyle(self, name: str) -> None:
+        """Colour by variable; with a comparison run, colour by run and a symbol per variable."""
+        series = self.series[name]
+        symbol = _SYMBOLS[series["number"] % len(_SYMBOLS)] if self.comparing else "o"
+        pairs = [(series, RUN_COLOURS[0] if self.comparing else _COLOURS[series["number"] % len(_COLOURS)], 0)]
+        if name in self.comparison_series:
+            pairs.append((self.comparison_series[name], RUN_COLOURS[1], 1))
+        for each, colour, run in pairs:
+            curve = each["curve"]
+            curve.setPen(pg.mkPen(colour, width=2))
+            curve.setSymbol(symbol)
+            curve.setSymbolBrush(colour)
+            curve.setSymbolPen(colour)
+            label = f"{each['label']} · {self.run_names[run]}" if self.comparing else each["label"]
+            self.legend.removeItem(curve)
+            self.legend.addItem(curve, label)
+
     def clear(self) -> None:
-        for series in self.series.values():
+        for series in list(self.series.values()) + list(self.comparison_series.values()):
             self.plot.removeItem(series["curve"])
-        self.legend.clear()
-        self.series = {}
-        self.distribution = None
+            self.legend.removeItem(series["curve"])
+        self.series, self.comparison_series = {}, {}
+        self.distributions.distribution = None
         self.plot.enableAutoRange()  # no axes left over from the previous run
         self._view_changed()
         self._show_hint()
@@ -155,6 +214,8 @@ class TrajectoryPanel(QWidget):
     def recompute(self) -> None:
         for name in self.series:
             self._compute(name)
+            if name in self.comparison_series:
+                self._compute(name, comparison=True)
         if self.view_choice.currentIndex() > 0 and len(self.series) == 1:
             self._view_changed()  # the distribution is of the first variable: later ones do not change it
 
@@ -163,23 +224,24 @@ class TrajectoryPanel(QWidget):
         self.plot.setLabel("left", metric)
         self.recompute()
 
-    def _compute(self, name: str) -> None:
-        metric, element, checkpoints = self.metric.currentText(), self.element.value(), list(self.checkpoints)
-        series = self.series[name]
+    def _compute(self, name: str, comparison: bool = False) -> None:
+        metric, element = self.metric.currentText(), self.element.value()
+        checkpoints = list(self.comparison_checkpoints if comparison else self.checkpoints)
+        series = (self.comparison_series if comparison else self.series)[name]
         series["points"] = {}
         series["metric"] = metric
 
         def progress(step):
-            if isinstance(step, PointProgress) and step.point is not None and self.series.get(name) is series \
-                    and series["metric"] == metric:
+            mine = (self.comparison_series if comparison else self.series).get(name) is series
+            if isinstance(step, PointProgress) and step.point is not None and mine and series["metric"] == metric:
                 series["points"][step.point.prefix] = step.point
                 self._redraw()
             self.status.setText(step.message)
 
-        self._start(f"trajectory {name}", lambda: compute_trajectory(checkpoints, name, metric, element),
-                    on_progress=progress, on_failed=self._failed)
+        self.start_job(f"trajectory {name}", lambda: compute_trajectory(checkpoints, name, metric, element),
+                       on_progress=progress, on_failed=self.report_failure)
 
-    def _start(self, name: str, make_job, on_progress=None, **callbacks):
+    def start_job(self, name: str, make_job, on_progress=None, **callbacks):
         """Start a job and count it in flight: the progress bar and ✕ show while any is running, and
         `updated` is emitted when none is left."""
         handles = []
@@ -215,7 +277,7 @@ class TrajectoryPanel(QWidget):
         for handle in list(self._jobs):
             handle.cancel()
 
-    def _failed(self, exc) -> None:
+    def report_failure(self, exc) -> None:
         self.status.setText(errors.describe(exc))
 
     def _summary(self) -> str:
@@ -236,26 +298,31 @@ class TrajectoryPanel(QWidget):
             return float(info.timestamp or info.mtime)
         return float(index)
 
+    def _plotted_series(self):
+        """(series, its run's checkpoints) of every curve, the window's run first."""
+        for name, series in self.series.items():
+            yield series, self.checkpoints
+            if name in self.comparison_series:
+                yield self.comparison_series[name], self.comparison_checkpoints
+
     def _redraw(self) -> None:
         self.plot.setLabel("bottom", X_AXES[self.x_axis.currentIndex()])
-        for series in self.series.values():
+        for series, checkpoints in self._plotted_series():
             xs, ys = [], []
-            for index, info in enumerate(self.checkpoints):
+            for index, info in enumerate(checkpoints):
                 point = series["points"].get(info.prefix)
                 xs.append(self.x_of(index, info))
                 ys.append(np.nan if point is None or point.value is None else point.value)
             # connect="finite": a checkpoint without a value leaves a visible gap in the line
             series["curve"].setData(np.array(xs), np.array(ys, dtype=float), connect="finite")
 
-    def _mouse_moved(self, position) -> None:
-        if not self.series or not self.plot.sceneBoundingRect().contains(position):
-            self.hover.hide()
-            return
+    def point_near(self, position):
+        """(pixels away, series, checkpoint, point) of the plotted checkpoint point nearest a scene
+        position, within 30 pixels; else None."""
         view = self.plot.getPlotItem().vb
-        mouse = view.mapSceneToView(position)
         best = None
-        for series in self.series.values():
-            for index, info in enumerate(self.checkpoints):
+        for series, checkpoints in self._plotted_series():
+            for index, info in enumerate(checkpoints):
                 point = series["points"].get(info.prefix)
                 if point is None or point.value is None:
                     continue
@@ -263,101 +330,56 @@ class TrajectoryPanel(QWidget):
                 distance = (scene - position).manhattanLength()
                 if best is None or distance < best[0]:
                     best = (distance, series, info, point)
-        if best is None or best[0] > 30:
+        return best if best is not None and best[0] <= 30 else None
+
+    def _mouse_moved(self, position) -> None:
+        if not self.plot.sceneBoundingRect().contains(position) or self.view_choice.currentIndex() != 0:
             self.hover.hide()
             return
-        _, series, info, point = best
-        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(info.timestamp or info.mtime))
-        self.hover.setText(f"{series['label']}\nstep {info.step}  ({info.name}, {when})\n"
-                           f"{self.metric.currentText()} = {point.value:.6g}")
+        mouse = self.plot.getPlotItem().vb.mapSceneToView(position)
+        best = self.point_near(position)
+        if best is not None:
+            _, series, info, point = best
+            when = time.strftime("%Y-%m-%d %H:%M", time.localtime(info.timestamp or info.mtime))
+            run = f" · {self.run_names[series in self.comparison_series.values()]}" if self.comparing else ""
+            text = (f"{series['label']}{run}\nstep {info.step}  ({info.name}, {when})\n"
+                    f"{self.metric.currentText()} = {point.value:.6g}")
+        else:
+            text = self.logged.hover_text(position)
+        if text is None:
+            self.hover.hide()
+            return
+        self.hover.setText(text)
         self.hover.setPos(mouse)
         self.hover.show()
 
-    def _points_clicked(self, _curve, points, *_) -> None:
+    def _points_clicked(self, curve, points, *_) -> None:
         if not points:
             return
         x = points[0].pos().x()
-        for index, info in enumerate(self.checkpoints):
-            if self.x_of(index, info) == x:
-                self.checkpoint_clicked.emit(info.prefix)
-                return
+        for series, checkpoints in self._plotted_series():
+            if series["curve"] is not curve:
+                continue
+            for index, info in enumerate(checkpoints):
+                if self.x_of(index, info) == x:
+                    self.checkpoint_clicked.emit(info.prefix)
+                    return
 
     # ---- distribution ----------------------------------------------------------------------------
     def _view_changed(self) -> None:
         choice = self.view_choice.currentIndex()
         self.stack.setCurrentWidget(self.histogram_plot if choice == 2 else self.plot)
-        for series in self.series.values():
+        for series in list(self.series.values()) + list(self.comparison_series.values()):
             series["curve"].setVisible(choice == 0)
         self.legend.setVisible(choice == 0)
-        self._clear_bands()
+        self.distributions.clear_bands()
+        self.logged.redraw()
         if choice == 0 or not self.series:
-            if self._distribution_job is not None:
-                self._distribution_job.cancel()
-                self._distribution_job = None
+            self.distributions.stop()
             self.plot.setTitle(None)
             self.plot.setLabel("left", self.metric.currentText())
             return
-        name = next(iter(self.series))  # the first variable added
-        checkpoints = list(self.checkpoints)
-        if self._distribution_job is not None:
-            self._distribution_job.cancel()  # a mode switch or a new run supersedes the older computation
-        # No stale picture while the new one is computed: the axes say what is coming.
-        self.histogram_image.clear()
-        waiting = f"computing the distribution of {self.series[name]['label']}…"
-        self.plot.setTitle(waiting, color="#aaa")
-        self.histogram_plot.setTitle(waiting, color="#aaa")
-        job = self._start(f"distribution {name}", lambda: compute_distribution(checkpoints, name),
-                          on_finished=lambda d: self._show_distribution(d) if job is self._distribution_job else None,
-                          on_failed=self._failed, on_progress=lambda p: self.status.setText(p.message),
-                          on_cancelled=lambda: self._distribution_stopped(job))
-        self._distribution_job = job
-
-    def _distribution_stopped(self, job) -> None:
-        if job is self._distribution_job:
-            stopped = "stopped: pick the plot mode again to compute the distribution"
-            self.plot.setTitle(stopped, color="#aaa")
-            self.histogram_plot.setTitle(stopped, color="#aaa")
-
-    def _clear_bands(self) -> None:
-        for item in getattr(self, "_band_items", []):
-            self.plot.removeItem(item)
-        self._band_items = []
-
-    def _show_distribution(self, distribution) -> None:
-        self.distribution = distribution
-        self._clear_bands()
-        if not distribution.steps:
-            self.status.setText("No finite values to show a distribution of.")
-            return
-        label = self.series[distribution.name]["label"] if distribution.name in self.series else distribution.name
-        title = f"distribution of {label} over checkpoints (the first variable added)"
-        self.plot.setTitle(title)
-        self.histogram_plot.setTitle(title)
-        self.plot.setLabel("left", "value")
-        index_of = {info.prefix: i for i, info in enumerate(self.checkpoints)}
-        xs = np.array([self.x_of(index_of.get(p, i), self.checkpoints[index_of[p]]) if p in index_of else float(i)
-                       for i, p in enumerate(distribution.prefixes)])
-        if self.view_choice.currentIndex() == 1:
-            bands = distribution.percentiles
-            n = bands.shape[1]
-            for k in range(n // 2):  # outer bands lighter, like TensorBoard's distributions
-                low = pg.PlotDataItem(xs, bands[:, k])
-                high = pg.PlotDataItem(xs, bands[:, n - 1 - k])
-                fill = pg.FillBetweenItem(low, high, brush=pg.mkBrush(31, 119, 180, 40 + 35 * k))
-                self.plot.addItem(fill)
-                self._band_items.append(fill)
-            median = self.plot.plot(xs, bands[:, n // 2], pen=pg.mkPen("#1f77b4", width=2))
-            self._band_items.append(median)
-        else:
-            counts = distribution.counts.T.astype(np.float32)  # rows = value bins, columns = checkpoints
-            self.histogram_image.setImage(counts, levels=(0, max(float(counts.max()), 1.0)))
-            edges = distribution.edges
-            width = max(len(distribution.steps), 1)
-            self.histogram_image.setRect(0, edges[0], width, edges[-1] - edges[0])
-            self.histogram_bar.setLevels((0, max(float(counts.max()), 1.0)))
-            self.histogram_plot.setLabel("bottom", "checkpoint (oldest first)")
-        self.status.setText(f"{title}: bands between the percentiles "
-                            f"{', '.join(f'{p:g}' for p in DISTRIBUTION_PERCENTILES)}; the line is the median")
+        self.distributions.show(choice)
 
     # ---- export ----------------------------------------------------------------------------------
     def csv_rows(self) -> tuple[list[str], list[list]]:

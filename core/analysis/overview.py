@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..errors import CheckpointError, InputError
 from ..format.readers import open_reader
@@ -40,6 +40,7 @@ class Overview:
     variables: list[str]   # stored names, rows in model order
     labels: list[str]      # the names shown
     values: "object"       # numpy float64 [variables, checkpoints]; NaN where there is no value
+    column_runs: list[int] = field(default_factory=list)  # side_by_side: the run of each column
 
     def to_json(self) -> dict:
         import math
@@ -62,11 +63,41 @@ class Overview:
                 before, after = self.values[:, :-1], self.values[:, 1:]
                 jumps = np.abs(after - before) / np.where(before == 0, np.nan, np.abs(before))
                 jumps = np.where((before == 0) & (after != 0), np.inf, jumps)
+            if self.column_runs:  # side by side: the last column of one run and the first of the next are no jump
+                runs = np.asarray(self.column_runs)
+                jumps[:, runs[1:] != runs[:-1]] = np.nan
             keys = [float(np.nanmax(row)) if np.isfinite(row).any() or np.isinf(row).any() else -np.inf
                     for row in np.nan_to_num(jumps, nan=-np.inf, posinf=np.inf)]
         else:
             raise InputError(by, f"unknown order; choose one of {', '.join(ORDERS)}")
         return sorted(range(len(self.variables)), key=lambda i: -keys[i])
+
+
+def side_by_side(overviews: list[Overview]) -> Overview:
+    """Several runs' overviews of one metric as one: a row per variable (the same stored name in two
+    runs is one row; the first run's rows first, then what only later runs hold, in model order), the
+    columns of each run after the other's, `column_runs` telling whose they are."""
+    import numpy as np
+
+    names: list[str] = []
+    labels: dict[str, str] = {}
+    for overview in overviews:
+        added = [n for n in overview.variables if n not in labels]
+        for name, label in zip(overview.variables, overview.labels):
+            labels.setdefault(name, label)
+        names.extend(added if not names else sorted(added, key=lambda n: model_order_key(labels[n])))
+    row_of = {name: row for row, name in enumerate(names)}
+    width = sum(len(o.steps) for o in overviews)
+    values = np.full((len(names), width), np.nan)
+    column, runs = 0, []
+    for run, overview in enumerate(overviews):
+        for source_row, name in enumerate(overview.variables):
+            values[row_of[name], column:column + len(overview.steps)] = overview.values[source_row]
+        column += len(overview.steps)
+        runs.extend([run] * len(overview.steps))
+    metric = overviews[0].metric if overviews else ""
+    return Overview(metric, [s for o in overviews for s in o.steps], [p for o in overviews for p in o.prefixes],
+                    names, [labels[n] for n in names], values, runs)
 
 
 def model_order_key(label: str):

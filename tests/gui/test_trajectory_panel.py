@@ -137,7 +137,7 @@ def test_a_distribution_shows_progress_and_can_be_cancelled(qtbot, window, tf_ck
     import threading
 
     from core.jobs import Progress
-    from gui import trajectory_panel
+    from gui import distribution_view as trajectory_panel  # where the distribution is computed
 
     open_run(qtbot, window, tf_ckpts.tf1_run)
     add_variable(qtbot, window, "dense/kernel")
@@ -170,7 +170,7 @@ def test_a_distribution_shows_progress_and_can_be_cancelled(qtbot, window, tf_ck
 
 
 def test_switching_plot_mode_supersedes_a_distribution_in_flight(qtbot, window, tf_ckpts, monkeypatch):
-    from gui import trajectory_panel
+    from gui import distribution_view as trajectory_panel  # where the distribution is computed
 
     open_run(qtbot, window, tf_ckpts.tf1_run)
     add_variable(qtbot, window, "dense/kernel")
@@ -182,7 +182,7 @@ def test_switching_plot_mode_supersedes_a_distribution_in_flight(qtbot, window, 
     with qtbot.waitSignal(panel.updated, timeout=20000):
         panel.view_choice.setCurrentIndex(1)
         panel.view_choice.setCurrentIndex(0)  # back to the metric before the bands arrive
-    assert panel._distribution_job is None and not panel._band_items
+    assert panel.distributions.job is None and not panel.distributions.band_items
     assert not panel.plot.getPlotItem().titleLabel.isVisible()  # no "computing…" left behind
     assert started == ["dense/kernel"]
 

@@ -1,0 +1,239 @@
+"""What training logged, on the trajectory dock's plot: one logged scalar tag (loss, learning rate,
+accuracy) of each run on a second y axis at the right, on the same step axis as the weights' metrics,
+with a vertical marker at every checkpoint, so a loss spike and an update-ratio jump line up. Hovering
+the logged curve names the nearest checkpoint; clicking it opens that checkpoint.
+
+Also the two small rules the distribution view needs: which logged histogram tag is a variable's, and
+percentiles of logged histograms."""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtWidgets import QComboBox
+
+LOGGED_COLOUR = "#e5a50a"
+RUN_COLOURS = ("#1f77b4", "#ff7f0e")   # the window's run and the comparison run, as TensorBoard colours runs
+NO_TAG = "logged: none"
+_NEAR_PIXELS = 30
+
+
+def matching_histogram_tag(logs, label: str, name: str) -> str | None:
+    """The logged histogram tag of a variable: the tag whose name (without a `train/` run part, a `:0`
+    or `_0` suffix, or a `/histogram` ending) is the variable's shown name or stored key."""
+    wanted = {_bare(label), _bare(name)}
+    for tag in logs.histograms:
+        parts = tag.split("/")
+        for start in range(len(parts)):  # with or without the run folder's part
+            if _bare("/".join(parts[start:])) in wanted:
+                return tag
+    return None
+
+
+def _bare(name: str) -> str:
+    for suffix in ("/.ATTRIBUTES/VARIABLE_VALUE", "/histogram", ":0", "_0"):
+        if name.endswith(suffix):
+            name = name[: -len(suffix)]
+    return name
+
+
+def logged_percentiles(histograms, percentiles) -> np.ndarray:
+    """[len(histograms), len(percentiles)]: percentiles of each logged histogram, values spread evenly
+    within each bucket (what TensorBoard's distribution view assumes)."""
+    result = np.full((len(histograms), len(percentiles)), np.nan)
+    for row, histogram in enumerate(histograms):
+        counts = np.asarray(histogram.counts, dtype=np.float64)
+        total = counts.sum()
+        if total <= 0:
+            continue
+        cumulative = np.concatenate(([0.0], np.cumsum(counts))) / total
+        edges_left, edges_right = np.asarray(histogram.left), np.asarray(histogram.right)
+        for column, p in enumerate(percentiles):
+            q = p / 100.0
+            bucket = min(int(np.searchsorted(cumulative, q, side="left")) - 1, len(counts) - 1)
+            bucket = max(bucket, 0)
+            inside = (q - cumulative[bucket]) / max(cumulative[bucket + 1] - cumulative[bucket], 1e-300)
+            result[row, column] = edges_left[bucket] + min(max(inside, 0.0), 1.0) * (edges_right[bucket] - edges_left[bucket])
+    return result
+
+
+class LoggedCurves(QObject):
+    """Owned by a TrajectoryPanel (`panel`): its plot, x axis and checkpoints."""
+
+    checkpoint_clicked = Signal(str)  # prefix
+
+    def __init__(self, panel):
+        super().__init__(panel)
+        self.panel = panel
+        self.logs: list = [None, None]        # TrainingLogs of the window's run and of the comparison run
+        self.checkpoints: list = [[], []]
+        self.tag = QComboBox()
+        self.tag.setToolTip("A scalar training logged (TensorBoard event files of the run), on the right axis")
+        self.tag.setSizeAdjustPolicy(QComboBox.AdjustToContents)
+        self.tag.addItem(NO_TAG)
+        self.curves: list = []
+        self.markers: list = []
+        item = panel.plot.getPlotItem()
+        self.view = pg.ViewBox()
+        item.showAxis("right")
+        item.scene().addItem(self.view)
+        item.getAxis("right").linkToView(self.view)
+        item.getAxis("right").setPen(pg.mkPen(LOGGED_COLOUR))
+        item.getAxis("right").setTextPen(pg.mkPen(LOGGED_COLOUR))
+        self.view.setXLink(item)
+        item.vb.sigResized.connect(self._follow_geometry)
+        self.tag.currentTextChanged.connect(lambda *_: self.redraw())
+        panel.plot.scene().sigMouseClicked.connect(self._clicked)
+        self._axis_shown(False)
+
+    # ---- contents ----------------------------------------------------------------------------------
+    def set_logs(self, run: int, logs, checkpoints) -> None:
+        """The logs of run 0 (the window's) or 1 (the comparison run; None takes it away)."""
+        self.logs[run] = logs
+        self.checkpoints[run] = list(checkpoints or [])
+        chosen = self.tag.currentText()
+        tags = sorted({t for each in self.logs if each is not None for t in each.scalars})
+        self.tag.blockSignals(True)
+        self.tag.clear()
+        self.tag.addItem(NO_TAG)
+        self.tag.addItems(tags)
+        default = chosen if chosen in tags else _default_tag(tags)
+        self.tag.setCurrentText(default)
+        self.tag.blockSignals(False)
+        self.redraw()
+
+    def set_checkpoints(self, run: int, checkpoints) -> None:
+        self.checkpoints[run] = list(checkpoints)
+        self.redraw()
+
+    def logs_of_primary(self):
+        return self.logs[0]
+
+    def chosen(self) -> str | None:
+        text = self.tag.currentText()
+        return None if text == NO_TAG or not text else text
+
+    # ---- drawing -----------------------------------------------------------------------------------
+    def x_of_steps(self, steps, wall_times, run: int = 0):
+        """Logged points on the panel's x axis: steps, wall times, or (checkpoint index) the step
+        placed between the checkpoints' steps."""
+        axis = self.panel.x_axis.currentIndex()
+        if axis == 2:
+            return np.asarray(wall_times, dtype=np.float64)
+        if axis == 1:
+            known = [(info.step, i) for i, info in enumerate(self.checkpoints[run]) if info.step is not None]
+            if len(known) < 2:
+                return np.full(len(steps), np.nan)
+            return np.interp(np.asarray(steps, dtype=np.float64), [k[0] for k in known], [k[1] for k in known],
+                             left=np.nan, right=np.nan)
+        return np.asarray(steps, dtype=np.float64)
+
+    def redraw(self) -> None:
+        for curve in self.curves:
+            self.view.removeItem(curve)
+            self.panel.legend.removeItem(curve)
+        for marker in self.markers:
+            self.panel.plot.removeItem(marker)
+        self.curves, self.markers = [], []
+        tag = self.chosen()
+        showing = tag is not None and self.panel.view_choice.currentIndex() == 0
+        self._axis_shown(showing)
+        if not showing:
+            return
+        comparing = self.logs[1] is not None
+        for run, logs in enumerate(self.logs):
+            series = logs.scalars.get(tag) if logs is not None else None
+            if series is None:
+                continue
+            # with two runs, each run's colour, dashed: a run is one colour whatever its curves are
+            pen = (pg.mkPen(RUN_COLOURS[run], width=1.5, style=Qt.DashLine) if comparing
+                   else pg.mkPen(LOGGED_COLOUR, width=1.5))
+            xs = self.x_of_steps(series.steps, series.wall_times, run)
+            curve = pg.PlotDataItem(xs, series.values, pen=pen, connect="finite")
+            # 100,000 logged points stay quick to draw: a peak-keeping factor fixed by their count (the
+            # automatic one asks the view, which this curve's second ViewBox answers badly)
+            curve.setDownsampling(ds=max(1, len(xs) // 4000), method="peak")
+            curve.run, curve.series = run, series
+            self.view.addItem(curve)
+            self.panel.legend.addItem(curve, f"{tag} (logged{', ' + self.panel.run_names[run] if comparing else ''})")
+            self.curves.append(curve)
+        for index, info in enumerate(self.checkpoints[0]):
+            marker = pg.InfiniteLine(pos=self.panel.x_of(index, info), angle=90,
+                                     pen=pg.mkPen((200, 200, 200, 140), width=1, style=Qt.DotLine))
+            self.panel.plot.addItem(marker, ignoreBounds=True)
+            self.markers.append(marker)
+        self.panel.plot.getPlotItem().getAxis("right").setLabel(f"{tag} (logged)", color=LOGGED_COLOUR)
+        self.view.enableAutoRange(axis=pg.ViewBox.YAxis)
+        if not self.panel.series:  # nothing else gives the x range
+            self.panel.plot.setTitle(None)
+            self.view.enableAutoRange(axis=pg.ViewBox.XAxis)
+
+    def _axis_shown(self, shown: bool) -> None:
+        self.panel.plot.getPlotItem().getAxis("right").setVisible(shown)
+        self.view.setVisible(shown)
+
+    def _follow_geometry(self) -> None:
+        item = self.panel.plot.getPlotItem()
+        self.view.setGeometry(item.vb.sceneBoundingRect())
+        self.view.linkedViewChanged(item.vb, self.view.XAxis)
+
+    # ---- hover and click ---------------------------------------------------------------------------
+    def nearest(self, position):
+        """(distance in pixels, curve, point index, checkpoint) of the logged point nearest the mouse
+        along x, if the curve passes within reach of it; else None."""
+        best = None
+        for curve in self.curves:
+            xs, ys = curve.xData, curve.yData
+            if xs is None or not len(xs):
+                continue
+            x = self.view.mapSceneToView(position).x()
+            finite = np.isfinite(xs)
+            if not finite.any():
+                continue
+            index = int(np.nanargmin(np.where(finite, np.abs(xs - x), np.inf)))
+            if not np.isfinite(ys[index]):
+                continue
+            scene = self.view.mapViewToScene(pg.Point(xs[index], ys[index]))
+            distance = (scene - position).manhattanLength()
+            if distance <= _NEAR_PIXELS and (best is None or distance < best[0]):
+                best = (distance, curve, index, self._checkpoint_near(curve.run, xs[index]))
+        return best
+
+    def hover_text(self, position) -> str | None:
+        found = self.nearest(position)
+        if found is None:
+            return None
+        _, curve, index, checkpoint = found
+        series = curve.series
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(float(series.wall_times[index])))
+        text = f"{series.tag} = {series.values[index]:.6g}\nstep {int(series.steps[index])}  (logged {when})"
+        if checkpoint is not None:
+            text += f"\nnearest checkpoint: {checkpoint.name} (step {checkpoint.step}), click to open"
+        return text
+
+    def _checkpoint_near(self, run: int, x: float):
+        checkpoints = self.checkpoints[run]
+        if not checkpoints:
+            return None
+        nearest = min(range(len(checkpoints)), key=lambda i: abs(self.panel.x_of(i, checkpoints[i]) - x))
+        return checkpoints[nearest]
+
+    def _clicked(self, event) -> None:
+        if event.button() != Qt.LeftButton or not self.curves or self.panel.point_near(event.scenePos()):
+            return  # a checkpoint point of a metric curve opens through its own click
+        found = self.nearest(event.scenePos())
+        if found is not None and found[3] is not None:
+            self.checkpoint_clicked.emit(found[3].prefix)
+
+
+def _default_tag(tags: list[str]) -> str:
+    """Loss if training logged one (the curve a person looks at first), else nothing."""
+    for tag in tags:
+        if tag.split("/")[-1] in ("loss", "epoch_loss", "total_loss"):
+            return tag
+    for tag in tags:
+        if "loss" in tag.split("/")[-1]:
+            return tag
+    return NO_TAG

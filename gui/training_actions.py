@@ -1,0 +1,168 @@
+"""Training as a whole, in the main window: the run's logged curves read when it opens (and again when
+the watcher sees it grow), a comparison run beside it, and the Tools menu's Training Overview.
+
+A comparison run comes from the menu or from a drop on the Trajectory dock; its trajectories, logged
+curves and overview columns sit beside the run's. Everything is read on worker threads; a run without
+event files simply has no logged curves (a log file that cannot be read is said in the status bar)."""
+from __future__ import annotations
+
+import os
+
+from PySide6.QtGui import QKeySequence
+
+from core.jobs import Progress
+from core.run.discovery import discover
+from core.run.training_logs import read_training_logs
+
+from . import dialogs, errors
+from .overview_window import OverviewWindow
+
+
+def run_name(folder: str, other: str | None = None) -> str:
+    """A run's name in legends: its folder's name; with its parent's when the other run's is the same."""
+    name = os.path.basename(folder.rstrip(os.sep)) or folder
+    if other is not None and os.path.basename(other.rstrip(os.sep)) == name:
+        return os.path.join(os.path.basename(os.path.dirname(folder.rstrip(os.sep))), name)
+    return name
+
+
+class TrainingActions:
+    def __init__(self, context, trajectory, open_variable_at):
+        self.context = context
+        self.trajectory = trajectory
+        self.open_variable_at = open_variable_at  # (prefix, stored name): open that checkpoint, select it
+        self.run = None
+        self.comparison = None  # (Run, TrainingLogs | None)
+        self.overview_window: OverviewWindow | None = None
+        self._logs_job = None
+        self._comparison_job = None
+
+    def build_menu(self, menu) -> None:
+        overview = menu.addAction("Training &Overview…")
+        overview.setShortcut(QKeySequence("Ctrl+Shift+V"))
+        overview.setToolTip("Every variable at every checkpoint, coloured by a metric: dead or exploding layers at a glance")
+        overview.triggered.connect(lambda *_: self.show_overview())
+        compare = menu.addAction("Add Comparison &Run…")
+        compare.setToolTip("Plot another run beside this one (or drop its folder on the Trajectory dock)")
+        compare.triggered.connect(lambda *_: self.choose_comparison())
+        self.remove_action = menu.addAction("Remove Comparison Run")
+        self.remove_action.setEnabled(False)
+        self.remove_action.triggered.connect(lambda *_: self.remove_comparison())
+        menu.addSeparator()
+
+    # ---- the run's logs -----------------------------------------------------------------------------
+    def run_opened(self, run) -> None:
+        self.run = run
+        self.trajectory.run_names[0] = self._name(run.folder)
+        self.trajectory.set_logs(None)
+        self._read_logs(run)
+        if self.overview_window is not None:
+            self.overview_window.set_runs(self.runs())
+
+    def run_changed(self, run) -> None:
+        """The watcher found checkpoints added or removed: training goes on, so its logs grew too."""
+        self.run = run
+        self._read_logs(run)
+
+    def _read_logs(self, run) -> None:
+        if self._logs_job is not None:
+            self._logs_job.cancel()
+        folder = run.folder
+        handle = self.context.runner.start(
+            "training logs", lambda: read_training_logs(folder),
+            on_finished=lambda logs: self._logs_read(handle, logs),
+            on_failed=lambda exc: handle is self._logs_job and self.context.show_message(
+                f"The training logs cannot be read: {errors.describe(exc)}", 8000))
+        self._logs_job = handle
+
+    def _logs_read(self, handle, logs) -> None:
+        if handle is not self._logs_job:
+            return
+        self._logs_job = None
+        self.trajectory.set_logs(logs if logs.scalars or logs.histograms else None)
+        damaged = [f for f in logs.files if f.problem]
+        if damaged:
+            self.context.show_message(f"{damaged[0].path}: {damaged[0].problem} (the points before it are shown)", 10000)
+
+    # ---- the comparison run -------------------------------------------------------------------------
+    def choose_comparison(self) -> None:
+        folder = dialogs.choose_folder(self.context.dialog_parent, "Plot another run beside this one",
+                                       os.path.dirname(self.run.folder) if self.run else "")
+        if folder:
+            self.open_comparison(folder)
+
+    def open_comparison(self, path: str) -> None:
+        if self.context.require_current() is None:
+            return
+        if self._comparison_job is not None:
+            self._comparison_job.cancel()
+        path = os.path.abspath(path)
+
+        def job():
+            yield Progress(0, 0, f"Opening {path}")
+            run = discover(path).single_run(take_first=True)
+            logs = yield from read_training_logs(run.folder)
+            return run, logs
+
+        self.context.show_busy(True, f"Opening the comparison run {path}…")
+        handle = self.context.runner.start("comparison run", job, on_finished=lambda result: self._compared(handle, result),
+                                           on_failed=lambda exc: self._comparison_failed(handle, exc, path),
+                                           on_progress=lambda p: handle is self._comparison_job and
+                                           self.context.show_progress(p),
+                                           on_cancelled=lambda: self._comparison_ended(handle))
+        self._comparison_job = handle
+
+    def _comparison_ended(self, handle) -> bool:
+        if handle is not self._comparison_job:
+            return False
+        self._comparison_job = None
+        self.context.show_busy(False)
+        return True
+
+    def _compared(self, handle, result) -> None:
+        if not self._comparison_ended(handle):
+            return
+        run, logs = result
+        self.comparison = (run, logs)
+        self.trajectory.run_names[0] = self._name(self.run.folder)
+        self.trajectory.set_comparison(self._name(run.folder, self.run.folder), run.checkpoints,
+                                       logs if logs.scalars or logs.histograms else None)
+        self.remove_action.setEnabled(True)
+        self.context.show_message(f"Comparing with {run.folder}: {len(run.checkpoints)} checkpoints", 6000)
+        if self.overview_window is not None:
+            self.overview_window.set_runs(self.runs())
+
+    def _comparison_failed(self, handle, exc, path: str) -> None:
+        if self._comparison_ended(handle):
+            errors.show_error(self.context.dialog_parent, "Cannot open the comparison run",
+                              f"{path}\n\n{errors.describe(exc)}", getattr(exc, "formatted_traceback", ""))
+
+    def remove_comparison(self) -> None:
+        self.comparison = None
+        self.trajectory.set_comparison(None)
+        self.remove_action.setEnabled(False)
+        if self.overview_window is not None:
+            self.overview_window.set_runs(self.runs())
+
+    def _name(self, folder: str, other: str | None = None) -> str:
+        if other is None and self.comparison is not None:
+            other = self.comparison[0].folder
+        return run_name(folder, other)
+
+    # ---- the overview -------------------------------------------------------------------------------
+    def runs(self) -> list:
+        runs = [(self._name(self.run.folder), self.run.checkpoints)] if self.run else []
+        if self.comparison is not None:
+            runs.append((self._name(self.comparison[0].folder, self.run.folder), self.comparison[0].checkpoints))
+        return runs
+
+    def show_overview(self) -> OverviewWindow | None:
+        if self.context.require_current() is None:
+            return None
+        if self.overview_window is None:
+            self.overview_window = OverviewWindow(self.runs())
+            self.overview_window.cell_opened.connect(self.open_variable_at)
+            self.overview_window.compute()
+        self.overview_window.show()
+        self.overview_window.raise_()
+        return self.overview_window

@@ -1,0 +1,174 @@
+"""Training at a glance in the window, offscreen: logged curves beside the trajectories (TensorBoard's reader
+as the oracle), checkpoint markers, hover and click, logged histograms beside the distribution, the
+overview window, and two runs in one window."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
+from PySide6.QtGui import QDropEvent
+
+from core.analysis import trajectory as trajectory_module
+from core.analysis.overview import compute_overview
+from core.jobs import run_to_end
+from core.run.discovery import discover
+from tests.gui.test_trajectory_panel import add_variable, open_run
+from tests.training_fixtures import EXPLODING_LAYER, TF2_SAVE_EVERY, TF2_STEPS
+
+
+@pytest.fixture
+def window(main_window, monkeypatch):
+    monkeypatch.setattr(trajectory_module, "CACHE", trajectory_module._Cache())
+    return main_window
+
+
+def _logs_shown(qtbot, window):
+    qtbot.waitUntil(lambda: window.trajectory.logged.chosen() is not None and bool(window.trajectory.logged.curves),
+                    timeout=20000)
+    return window.trajectory.logged
+
+
+def _tensorboard_values(folder, tag):
+    from tensorboard.backend.event_processing import plugin_event_accumulator as pea
+    from tensorboard.util import tensor_util
+
+    accumulator = pea.EventAccumulator(str(folder), size_guidance={pea.TENSORS: 0})
+    accumulator.Reload()
+    return [(e.step, float(tensor_util.make_ndarray(e.tensor_proto))) for e in accumulator.Tensors(tag)]
+
+
+def _scene_of(logged, x, y):
+    return logged.view.mapViewToScene(QPointF(x, y))
+
+
+def test_logged_loss_beside_the_trajectory_with_checkpoint_markers(qtbot, window, training_runs):
+    open_run(qtbot, window, training_runs.tf2_run)
+    logged = _logs_shown(qtbot, window)
+    assert logged.chosen() == "train/loss"  # loss first, when training logged one
+    [curve] = logged.curves
+    xs, ys = curve.getOriginalDataset()
+    expected = _tensorboard_values(training_runs.tf2_run / "train", "loss")
+    assert list(xs) == [s for s, _ in expected] and list(ys) == [v for _, v in expected]
+    steps = list(range(TF2_SAVE_EVERY, TF2_STEPS + 1, TF2_SAVE_EVERY))
+    assert [m.value() for m in logged.markers] == steps
+    add_variable(qtbot, window, "dense/kernel/.ATTRIBUTES/VARIABLE_VALUE")
+    assert logged.curves and window.trajectory.plot.getPlotItem().getAxis("right").isVisible()
+    logged.tag.setCurrentText("train/learning_rate")
+    assert logged.curves[0].series.tag == "train/learning_rate"
+
+
+def test_hovering_the_loss_names_the_nearest_checkpoint_and_a_click_opens_it(qtbot, window, training_runs):
+    open_run(qtbot, window, training_runs.tf2_run)
+    logged = _logs_shown(qtbot, window)
+    qtbot.wait(100)
+    series = logged.curves[0].series
+    index = list(series.steps).index(11)  # step 11: ckpt-10 is nearest
+    scene = _scene_of(logged, 11, series.values[index])
+    text = logged.hover_text(scene)
+    assert "step 11" in text and "nearest checkpoint: ckpt-10 (step 10)" in text
+    window.trajectory._mouse_moved(scene)
+    assert window.trajectory.hover.isVisible() and "ckpt-10" in window.trajectory.hover.textItem.toPlainText()
+
+    class Click:
+        def button(self):
+            return Qt.LeftButton
+
+        def scenePos(self):
+            return scene
+
+    with qtbot.waitSignal(window.loaded, timeout=20000):
+        logged._clicked(Click())
+    assert window.current.checkpoint.step == 10
+
+
+def test_logged_histograms_beside_the_distribution(qtbot, window, training_runs):
+    from core.run.training_logs import read_training_logs
+    from gui.logged_curves import logged_percentiles, matching_histogram_tag
+
+    open_run(qtbot, window, training_runs.tf2_run)
+    _logs_shown(qtbot, window)
+    add_variable(qtbot, window, "dense/kernel/.ATTRIBUTES/VARIABLE_VALUE")
+    with qtbot.waitSignal(window.trajectory.updated, timeout=20000):
+        window.trajectory.view_choice.setCurrentIndex(1)
+    assert "dashed: as logged" in window.trajectory.plot.getPlotItem().titleLabel.text
+    dashed = [item for item in window.trajectory.distributions.band_items
+              if getattr(item, "opts", {}).get("pen") is not None and item.opts["pen"].style() == Qt.DashLine]
+    assert len(dashed) == 3
+    # the logged median is TensorFlow's histogram of the tensor in the checkpoint of that step
+    logs = run_to_end(read_training_logs(training_runs.tf2_run))
+    tag = matching_histogram_tag(logs, "dense/kernel", "dense/kernel/.ATTRIBUTES/VARIABLE_VALUE")
+    histogram = next(h for h in logs.histograms[tag] if h.step == TF2_STEPS)
+    import tensorflow as tf
+
+    kernel = tf.train.load_checkpoint(str(training_runs.tf2_run / f"ckpt-{TF2_STEPS}")).get_tensor(
+        "dense/kernel/.ATTRIBUTES/VARIABLE_VALUE")
+    [median] = logged_percentiles([histogram], (50.0,))[0]
+    width = float(np.max(histogram.right - histogram.left))
+    assert abs(median - np.median(kernel)) <= width
+
+
+def test_overview_window_values_sorting_and_click(qtbot, window, training_runs):
+    open_run(qtbot, window, training_runs.exploding_run)
+    overview_window = window.training.show_overview()
+    qtbot.addWidget(overview_window)
+    with qtbot.waitSignal(overview_window.computed, timeout=30000):
+        pass
+    run = discover(training_runs.exploding_run)
+    expected = run_to_end(compute_overview(run.checkpoints, "update_ratio"))
+    np.testing.assert_array_equal(overview_window.overview.values, expected.values)
+    assert overview_window.image.image.shape == (12, 8, 4)
+    with qtbot.waitSignal(overview_window.computed, timeout=30000):
+        overview_window.metric_choice.setCurrentText("zero_frac")
+    assert not overview_window.log_box.isChecked()
+    overview_window.sort.setCurrentIndex(1)  # by the last value: the dead layer first
+    assert overview_window.overview.labels[overview_window.order[0]] == "layer_3/kernel"
+    with qtbot.waitSignal(overview_window.computed, timeout=30000):
+        overview_window.metric_choice.setCurrentText("update_ratio")
+    overview_window.sort.setCurrentIndex(2)  # by the largest jump: the exploding layer first
+    row = overview_window.order[0]
+    assert overview_window.overview.labels[row] == f"layer_{EXPLODING_LAYER}/kernel"
+    with qtbot.waitSignal(window.loaded, timeout=20000):
+        overview_window.cell_opened.emit(overview_window.overview.prefixes[2], overview_window.overview.variables[row])
+    qtbot.waitUntil(lambda: window.detail.info is not None and
+                    window.detail.info.name == overview_window.overview.variables[row], timeout=20000)
+    assert window.current.checkpoint.step == 300
+    overview_window.close()
+
+
+def test_two_runs_in_one_window(qtbot, window, training_runs):
+    import tensorflow as tf
+
+    open_run(qtbot, window, training_runs.tf2_run)
+    _logs_shown(qtbot, window)
+    name = "dense/kernel/.ATTRIBUTES/VARIABLE_VALUE"
+    add_variable(qtbot, window, name)
+    dock = window.trajectory_dock
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(training_runs.tf2_run_b))])
+    inside = dock.geometry().center()
+    drop = QDropEvent(QPointF(inside), Qt.CopyAction, mime, Qt.LeftButton, Qt.NoModifier)
+    with qtbot.waitSignal(window.trajectory.updated, timeout=30000):
+        window.dropEvent(drop)  # dropped on the plot: beside the run, not instead of it
+    assert window.current.run.folder == str(training_runs.tf2_run)
+    panel = window.trajectory
+    assert panel.run_names == ["tf2_run", "tf2_run_b"]
+    xs, ys = panel.comparison_series[name]["curve"].getData()
+    expected = [float(np.linalg.norm(tf.train.load_checkpoint(c.prefix).get_tensor(name).astype(np.float64)))
+                for c in discover(training_runs.tf2_run_b).checkpoints]
+    assert list(ys) == pytest.approx(expected)
+    labels = [label.text for _, label in panel.legend.items]
+    assert "dense/kernel · tf2_run" in labels and "dense/kernel · tf2_run_b" in labels
+    assert len(panel.logged.curves) == 2  # each run's logged loss
+    overview_window = window.training.show_overview()
+    qtbot.addWidget(overview_window)
+    with qtbot.waitSignal(overview_window.computed, timeout=30000):
+        pass
+    assert overview_window.overview.column_runs == [0] * 4 + [1] * 4
+    assert len(overview_window.overview.variables) == 4  # the same names in both runs: one row each
+    window.training.remove_comparison()
+    assert panel.comparison_series == {} and len(panel.logged.curves) == 1
+    overview_window.close()
+    outside = QDropEvent(QPointF(window.browser.geometry().center()), Qt.CopyAction, mime, Qt.LeftButton, Qt.NoModifier)
+    with qtbot.waitSignal(window.loaded, timeout=20000):
+        window.dropEvent(outside)  # dropped elsewhere: it opens, as before
+    assert window.current.run.folder == str(training_runs.tf2_run_b)
