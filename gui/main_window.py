@@ -108,7 +108,7 @@ class MainWindow(DropTarget, QMainWindow):
         self.exports = ExportActions(self.context)
         self.tensorboard = TensorBoardActions(self.context, self.statusBar())
         self.comparing = CompareActions(self.context, self.run_panel, self.edits, self._reveal_edits)
-        self.training = TrainingActions(self.context, self.trajectory, self.open_variable_at)
+        self.training = TrainingActions(self.context, self.trajectory, self.open_variable_at, self.tensorboard.show_graph)
         self._build_menus()
         window_layout.restore(self)
 

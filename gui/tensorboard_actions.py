@@ -9,7 +9,9 @@ from PySide6.QtCore import QObject, QTimer, QUrl, Signal
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QLabel
 
+from core.jobs import Progress
 from core.tensorboard import launcher
+from core.tensorboard.graph_events import write_graph_events
 from core.tensorboard.history import write_checkpoint_history
 from core.tensorboard.process import EXITED
 
@@ -62,13 +64,36 @@ class TensorBoardActions(QObject):
         self.slot.start("tensorboard", lambda: launcher.launch_job(folder), self._launched,
                         on_failed=self._failed, on_cancelled=lambda: self.state_label.setText(""))
 
-    def _launched(self, board) -> None:
+    def _launched(self, board, page: str = "") -> None:
         self.board = board
         self.state_label.setText(f"TensorBoard: running at {board.url}")
         self.poll.start()
         if self.open_browser:
-            QDesktopServices.openUrl(QUrl(board.url))
-        self.running.emit(board.url)
+            QDesktopServices.openUrl(QUrl(board.url + page))
+        self.running.emit(board.url + page)
+
+    def show_graph(self, graph_path: str) -> None:
+        """“Show graph in TensorBoard”: the graph written into the run's graph/ folder (as
+        FileWriter.add_graph writes it), then TensorBoard on the run, opened on its Graphs view."""
+        current = self.context.require_current()
+        if current is None or self.slot.busy:
+            return
+        folder = current.run.folder
+
+        def job():
+            yield Progress(0, 0, "Writing the graph for TensorBoard…")
+            written = write_graph_events(graph_path, folder)
+            board = yield from launcher.launch_job(folder)
+            return written, board
+
+        def launched(result) -> None:
+            written, board = result
+            self.context.show_message(f"Wrote the graph to {written}", 8000)
+            self._launched(board, "#graphs")
+
+        self.state_label.setText("TensorBoard: starting…")
+        self.slot.start("graph", job, launched, busy_text="Writing the graph and starting TensorBoard…",
+                        on_failed=self._failed, on_cancelled=lambda: self.state_label.setText(""))
 
     def _check_alive(self) -> None:
         if self.board is not None and self.board.state == EXITED:

@@ -1,5 +1,6 @@
 """Training as a whole, in the main window: the run's logged curves read when it opens (and again when
-the watcher sees it grow), a comparison run beside it, and the Tools menu's Training Overview.
+the watcher sees it grow), a comparison run beside it, and the Tools menu's Training Overview and
+Graph of the Run (its "Show graph in TensorBoard" goes through the TensorBoard actions).
 
 A comparison run comes from the menu or from a drop on the Trajectory dock; its trajectories, logged
 curves and overview columns sit beside the run's. Everything is read on worker threads; a run without
@@ -12,10 +13,13 @@ from PySide6.QtGui import QKeySequence
 
 from core.jobs import Progress
 from core.run.discovery import discover
+from core.run.run_graph import graph_of
 from core.run.training_logs import read_training_logs
 
 from . import dialogs, errors
+from .graph_dialog import GraphDialog
 from .overview_window import OverviewWindow
+from .window_context import JobSlot
 
 
 def run_name(folder: str, other: str | None = None) -> str:
@@ -27,8 +31,9 @@ def run_name(folder: str, other: str | None = None) -> str:
 
 
 class TrainingActions:
-    def __init__(self, context, trajectory, open_variable_at):
+    def __init__(self, context, trajectory, open_variable_at, show_graph_in_tensorboard):
         self.context = context
+        self.show_graph_in_tensorboard = show_graph_in_tensorboard  # (graph file path)
         self.trajectory = trajectory
         self.open_variable_at = open_variable_at  # (prefix, stored name): open that checkpoint, select it
         self.run = None
@@ -36,6 +41,8 @@ class TrainingActions:
         self.overview_window: OverviewWindow | None = None
         self._logs_job = None
         self._comparison_job = None
+        self.graph_dialog = None
+        self.graph_slot = JobSlot(context, "Cannot show the graph")
 
     def build_menu(self, menu) -> None:
         overview = menu.addAction("Training &Overview…")
@@ -48,6 +55,9 @@ class TrainingActions:
         self.remove_action = menu.addAction("Remove Comparison Run")
         self.remove_action.setEnabled(False)
         self.remove_action.triggered.connect(lambda *_: self.remove_comparison())
+        graph = menu.addAction("&Graph of the Run…")
+        graph.setToolTip("What the run's .meta or SavedModel graph holds, and which of its variables the checkpoint lacks")
+        graph.triggered.connect(lambda *_: self.show_graph())
         menu.addSeparator()
 
     # ---- the run's logs -----------------------------------------------------------------------------
@@ -148,6 +158,30 @@ class TrainingActions:
         if other is None and self.comparison is not None:
             other = self.comparison[0].folder
         return run_name(folder, other)
+
+    # ---- the graph ----------------------------------------------------------------------------------
+    def show_graph(self) -> None:
+        """The Graph dialog of the open checkpoint's graph (read on a worker thread)."""
+        current = self.context.require_current()
+        if current is None:
+            return
+        prefix = current.checkpoint.prefix
+        path = prefix if not prefix.endswith(os.sep + "variables" + os.sep + "variables") else \
+            os.path.dirname(os.path.dirname(prefix))  # a SavedModel's variables: its folder holds the graph
+
+        def job():
+            yield Progress(0, 0, f"Reading the graph of {path}")
+            return graph_of(path)
+
+        self.graph_slot.start("graph", job, self._graph_read, busy_text=f"Reading the graph of {path}…")
+
+    def _graph_read(self, result) -> None:
+        summary, note = result
+        dialog = GraphDialog(summary, lambda: self.show_graph_in_tensorboard(summary.path), self.context.dialog_parent)
+        if note:
+            self.context.show_message(note, 10000)
+        self.graph_dialog = dialog
+        dialog.show()
 
     # ---- the overview -------------------------------------------------------------------------------
     def runs(self) -> list:

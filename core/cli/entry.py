@@ -8,11 +8,11 @@ import sys
 from ..analysis.overview import ORDERS, OVERVIEW_METRICS
 from ..analysis.trajectory import METRICS
 from ..errors import InspectorError, UsageError
-from . import comparing, reading, training, writing
+from . import comparing, graph_command, reading, training, writing
 from .output import EXIT_BAD_INPUT
 
 COMMANDS = ("list", "steps", "show", "trajectory", "export-csv", "export", "remap", "convert", "tensorboard", "diff",
-            "check", "scalars", "overview")
+            "check", "scalars", "overview", "graph")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -143,6 +143,8 @@ def build_parser() -> argparse.ArgumentParser:
     overview.add_argument("--csv", metavar="OUT", help="write one row per variable, one column per checkpoint")
     overview.add_argument("--json", action="store_true")
     overview.set_defaults(handler=training.command_overview)
+
+    graph_command.add_parser(commands)
 
     board = commands.add_parser("tensorboard", help="start TensorBoard on a run and wait until Ctrl+C")
     board.add_argument("path")

@@ -11,7 +11,9 @@ their own names (what a default Saver would save).
 
 The messages are parsed by the protobuf runtime from the few fields core.format.graph_protos declares
 (a big graph is too many fields for a decoder in Python). A SavedModel's saved_model.pb is a SavedModel
-message whose field 2 holds its MetaGraphDefs.
+message whose field 2 holds its MetaGraphDefs. Reading a graph file (its size, a Git LFS pointer, damaged
+bytes, a graph without nodes) and reading its nodes' attributes are done here for
+core.format.graph_summary too, as is saved_keys: which key the Saver restores each variable from.
 """
 from __future__ import annotations
 
@@ -24,7 +26,7 @@ from .graph_protos import parse
 from .sstable import LFS_PROBLEM, is_lfs_pointer
 
 MAX_META_BYTES = 2 << 30  # a MetaGraphDef is a protobuf: 2 GiB is the format's own limit
-_VARIABLE_OPS = {b"VariableV2", b"Variable", b"VarHandleOp"}
+VARIABLE_OPS = {b"VariableV2", b"Variable", b"VarHandleOp"}
 _RESTORE_OPS = {b"RestoreV2", b"RestoreSlice", b"Restore"}
 _PASS_THROUGH_OPS = {b"Identity", b"IdentityN"}
 
@@ -55,19 +57,33 @@ class _Problem(Exception):
 def read_meta_graph(path: str | os.PathLike) -> MetaGraph:
     """Parse a `.meta` file; CheckpointError subclasses name the file when it is not one or is damaged."""
     path = os.fspath(path)
-    return _meta_graph(path, _parsed(path, "MetaGraphDef"))
+    return _meta_graph(path, parsed_meta_graph(path))
 
 
 def read_saved_model_graph(path: str | os.PathLike) -> MetaGraph:
     """The first MetaGraphDef of a SavedModel's saved_model.pb (TF1 SavedModels restore through its Saver)."""
     path = os.fspath(path)
-    saved_model = _parsed(path, "SavedModel")
-    if not saved_model.meta_graphs:
-        raise CorruptCheckpointError(path, "holds no MetaGraphDef")
-    return _meta_graph(path, saved_model.meta_graphs[0])
+    return _meta_graph(path, parsed_meta_graph(path, saved_model=True))
 
 
-def _parsed(path: str, message_name: str):
+def parsed_meta_graph(path: str, saved_model: bool = False):
+    """The MetaGraphDef message of a `.meta` file (or the first of a saved_model.pb), refused, naming the
+    file, when it holds no graph: an empty or foreign file often parses as an empty message."""
+    if saved_model:
+        saved = read_message(path, "SavedModel")
+        if not saved.meta_graphs:
+            raise CorruptCheckpointError(path, "holds no MetaGraphDef")
+        meta = saved.meta_graphs[0]
+    else:
+        meta = read_message(path, "MetaGraphDef")
+    if not meta.graph_def.node:  # nothing to restore into or to show, whatever its Saver says
+        raise CorruptCheckpointError(path, "is not a MetaGraphDef with a graph (it holds no nodes)")
+    return meta
+
+
+def read_message(path: str, message_name: str):
+    """The file parsed as `message_name` of core.format.graph_protos, after the checks every graph file
+    gets (there, a regular file, under the protobuf size limit, not a Git LFS pointer)."""
     if not os.path.isfile(path):
         raise NotACheckpointError(path, "no such file")
     if os.path.getsize(path) > MAX_META_BYTES:
@@ -83,53 +99,94 @@ def _parsed(path: str, message_name: str):
 
 
 def _meta_graph(path: str, meta):
-    restore_op = _text(meta.saver_def.restore_op_name)
-    if not meta.graph_def.node:  # nothing to restore into, whatever its Saver says
-        raise CorruptCheckpointError(path, "is not a MetaGraphDef with a graph (it holds no nodes)")
-    scope = restore_op.rsplit("/", 1)[0] + "/" if "/" in restore_op else None
-    encoded_scope = scope.encode("utf-8", "surrogateescape") if scope else None
-    nodes, variables, restores = {}, {}, []
-    for node in meta.graph_def.node:
-        op = node.op
-        in_scope = encoded_scope is not None and node.name.startswith(encoded_scope)
-        if op in _VARIABLE_OPS:
-            variables[node.name] = node
-        elif not in_scope:
-            continue  # the model and its gradients: nothing a restore reads
-        nodes[node.name] = node
-        if in_scope and op in _RESTORE_OPS:
-            restores.append(node)
+    scope = _saver_scope(meta)
+    nodes, variables, restores = _restore_parts(meta, scope)
     try:
         if restores:
             expected = _restored_tensors(restores, nodes, variables)
         else:  # no Saver in the graph: a default Saver would save every variable under its op name
             scope = None
-            expected = [ExpectedTensor(_text(name), _dtype_attr(node), _shape_attr(node))
+            expected = [ExpectedTensor(as_text(name), _dtype_attr(node), _shape_attr(node))
                         for name, node in sorted(variables.items())]
     except _Problem as exc:
         raise CorruptCheckpointError(path, f"is not a readable MetaGraphDef ({exc})") from None
     return MetaGraph(path, expected, scope, len(variables))
 
 
-def _restored_tensors(restores: list, nodes: dict, variables: dict) -> list[ExpectedTensor]:
-    """Names, specs and dtypes of every restore node. Names stay bytes until the end: a big graph has
-    tens of thousands of them to look up."""
+def saved_keys(meta) -> dict[str, str]:
+    """{variable node name: the checkpoint key its Saver restores it from} for each variable the Saver
+    restores: `a_name` for `Saver({'a_name': var})`, the full name for each part of a partitioned one.
+    Empty when the graph has no Saver's restore nodes; a restore node that does not hold together is
+    passed over (the variables it would restore are then simply not in the answer)."""
+    nodes, variables, restores = _restore_parts(meta, _saver_scope(meta))
+    consumers = _consumers(nodes)
+    keys: dict[str, str] = {}
+    for restore in restores:
+        try:
+            _, names, _ = _restore_names(restore, nodes)
+        except _Problem:
+            continue
+        for index, name in enumerate(names):
+            output = restore.name if index == 0 else restore.name + b":%d" % index
+            variable = _assigned_variable(output, consumers, variables)
+            if variable is not None:
+                keys.setdefault(as_text(variable.name), name)
+    return keys
+
+
+def _saver_scope(meta) -> str | None:
+    """`save/` for a Saver whose restore op is `save/restore_all`; None when the graph names none."""
+    restore_op = as_text(meta.saver_def.restore_op_name)
+    return restore_op.rsplit("/", 1)[0] + "/" if "/" in restore_op else None
+
+
+def _restore_parts(meta, scope: str | None) -> tuple[dict, dict, list]:
+    """({name: node} of the Saver's scope and the variables, {name: variable node}, [restore nodes])."""
+    encoded_scope = scope.encode("utf-8", "surrogateescape") if scope else None
+    nodes, variables, restores = {}, {}, []
+    for node in meta.graph_def.node:
+        op = node.op
+        in_scope = encoded_scope is not None and node.name.startswith(encoded_scope)
+        if op in VARIABLE_OPS:
+            variables[node.name] = node
+        elif not in_scope:
+            continue  # the model and its gradients: nothing a restore reads
+        nodes[node.name] = node
+        if in_scope and op in _RESTORE_OPS:
+            restores.append(node)
+    return nodes, variables, restores
+
+
+def _consumers(nodes: dict) -> dict[bytes, list]:
     consumers: dict[bytes, list] = {}
     for node in nodes.values():
         for source in node.input:
             consumers.setdefault(source, []).append(node)
+    return consumers
+
+
+def _restore_names(restore, nodes: dict) -> tuple[list[str], list[str], list[str]]:
+    """(dtypes, keys, shape-and-slice specs) of one restore node."""
+    inputs = list(restore.input)
+    if len(inputs) < 3:
+        raise _Problem(f"the restore node {as_text(restore.name)} has {len(inputs)} inputs, not 3")
+    dtype_list = node_attr(restore, b"dtypes")
+    kinds = ([dtype_name(t) for t in dtype_list.list.type] if dtype_list is not None else []) \
+        if restore.op == b"RestoreV2" else [_dtype_attr(restore, b"dt")]
+    # A restore node reads one tensor per dtype it lists: never more names than that.
+    names = _const_strings(nodes.get(inputs[1].split(b":")[0]), len(kinds))
+    specs = _const_strings(nodes.get(inputs[2].split(b":")[0]), len(kinds))
+    specs += [""] * (len(names) - len(specs))
+    return kinds, names, specs
+
+
+def _restored_tensors(restores: list, nodes: dict, variables: dict) -> list[ExpectedTensor]:
+    """Names, specs and dtypes of every restore node. Names stay bytes until the end: a big graph has
+    tens of thousands of them to look up."""
+    consumers = _consumers(nodes)
     found: dict[str, ExpectedTensor] = {}
     for restore in restores:
-        inputs = list(restore.input)
-        if len(inputs) < 3:
-            raise _Problem(f"the restore node {_text(restore.name)} has {len(inputs)} inputs, not 3")
-        dtype_list = _attr(restore, b"dtypes")
-        kinds = ([_dtype_name(t) for t in dtype_list.list.type] if dtype_list is not None else []) \
-            if restore.op == b"RestoreV2" else [_dtype_attr(restore, b"dt")]
-        # A restore node reads one tensor per dtype it lists: never more names than that.
-        names = _const_strings(nodes.get(inputs[1].split(b":")[0]), len(kinds))
-        specs = _const_strings(nodes.get(inputs[2].split(b":")[0]), len(kinds))
-        specs += [""] * (len(names) - len(specs))
+        kinds, names, specs = _restore_names(restore, nodes)
         for index, (name, spec) in enumerate(zip(names, specs)):
             if name in found:  # a partitioned variable: one restored tensor per partition
                 continue
@@ -168,11 +225,11 @@ def _full_shape(spec: str) -> tuple[int, ...] | None:
 
 def _const_strings(node, limit: int) -> list[str]:
     """The strings of a Const node's tensor, at most `limit` of them."""
-    value = _attr(node, b"value")
+    value = node_attr(node, b"value")
     if value is None:
         raise _Problem("a restore node's names are not a constant")
     tensor = value.tensor
-    strings = [_text(item) for item in tensor.string_val[:limit]]
+    strings = [as_text(item) for item in tensor.string_val[:limit]]
     count = 1
     for dim in tensor.tensor_shape.dim:
         count = min(count * max(dim.size, 0), limit)
@@ -181,7 +238,7 @@ def _const_strings(node, limit: int) -> list[str]:
     return strings
 
 
-def _attr(node, key: bytes):
+def node_attr(node, key: bytes):
     """The node's AttrValue under `key`, or None (a key written twice, which TensorFlow never does, is
     read at its first place)."""
     if node is None:
@@ -193,22 +250,25 @@ def _attr(node, key: bytes):
 
 
 def _dtype_attr(node, key: bytes = b"dtype") -> str:
-    value = _attr(node, key)
-    return _dtype_name(value.type) if value is not None else "unknown"
+    value = node_attr(node, key)
+    return dtype_name(value.type) if value is not None else "unknown"
 
 
 def _shape_attr(node) -> tuple[int, ...] | None:
-    value = _attr(node, b"shape")
+    value = node_attr(node, b"shape")
     if value is None or value.shape.unknown_rank:
         return None
     shape = tuple(dim.size for dim in value.shape.dim)
     return None if any(dim < 0 for dim in shape) else shape
 
 
-def _dtype_name(number: int) -> str:
+def dtype_name(number: int) -> str:
+    """TensorFlow's name of a DataType number (`float32`); a `_ref` type is its value type."""
     dtype = dtypes.from_number(number % 100)  # `_REF` types (+100) are the same values
     return dtype.name if dtype else f"dtype {number}"
 
 
-def _text(item) -> str:
+def as_text(item) -> str:
+    """Bytes of a name as text; bytes that are not UTF-8 survive (surrogate escapes), so a lookup by the
+    text finds them again."""
     return bytes(item).decode("utf-8", "surrogateescape")

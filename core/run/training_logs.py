@@ -20,7 +20,7 @@ from ..errors import InputError, NotACheckpointError
 from ..format.event_files import EventStream, FileReport, LoggedHistogram, is_event_file
 from ..jobs import Job, Progress
 
-HISTORY_FOLDER_NAME = "checkpoint_history"  # where core.tensorboard.history writes; never a training log
+HISTORY_FOLDER_NAME = "checkpoint_history"  # where core.tensorboard.history writes (it imports it from here)
 MAX_DEPTH = 4        # logdir/run/split/...: deeper folders are someone else's
 MAX_FILES = 10_000   # a folder of more event files than this is not one run's logs
 

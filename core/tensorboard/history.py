@@ -8,32 +8,28 @@ nothing half-written is ever seen: the event file gets its `events.out.tfevents.
 files TensorBoard reads) and the folder its final name only when everything is written.
 
 The metrics are core.analysis.trajectory's, the histograms core.analysis.statistics', so the app, the CLI and TensorBoard
-show the same numbers. The file is written with TensorBoard's record writer and protos and not its
-EventFileWriter: that one creates folders through `tensorboard.compat.tf`, which imports the whole of
-TensorFlow (4 s, 1,600 modules) when it is installed; this module never imports TensorFlow.
+show the same numbers. The folder and its event file are written by core.tensorboard.event_folder
+(TensorBoard's record writer and protos, never TensorFlow), as the graph is.
 """
 from __future__ import annotations
 
 import os
-import shutil
-import socket
-import time
 from dataclasses import dataclass
 from typing import Sequence
 
 from ..analysis.statistics import read_with_statistics
 from ..analysis.trajectory import PAIR_METRICS, SINGLE_METRICS, compute_trajectory
-from ..atomic_write import AtomicFile
-from ..errors import DestinationError, NotACheckpointError, VariableNotFoundError
+from ..errors import NotACheckpointError, VariableNotFoundError
 from ..format.bundle_reader import CheckpointReader
 from ..format.readers import open_reader
 from ..jobs import Job, Progress
 from ..run.discovery import CheckpointInfo, Run
+from ..run.training_logs import HISTORY_FOLDER_NAME
 from ..run.variables import describe_variables
+from .event_folder import check_replaceable, folder_in_place, new_event_file
 
-HISTORY_FOLDER_NAME = "checkpoint_history"
 HISTORY_METRICS = SINGLE_METRICS + PAIR_METRICS
-_EVENT_FILE_PREFIX = "events.out.tfevents."
+_WHAT = "the checkpoint history"
 _HISTOGRAM_UNITS = 3  # read_with_statistics reports three steps: read, statistics, histogram
 
 
@@ -90,16 +86,11 @@ def write_checkpoint_history(run: Run, names: Sequence[str] | None = None,
     if not run.checkpoints:
         raise NotACheckpointError(run.folder, "holds no checkpoint of its own (name one of its sub-runs)")
     target = os.path.abspath(os.fspath(folder)) if folder is not None else history_folder(run)
-    _check_replaceable(target)
+    check_replaceable(target, _WHAT)
     plan = _plan(run, list(names) if names is not None else default_variables(run))
     values = yield from _compute_metrics(plan)
-    partial = _make_partial_folder(target)
-    try:
+    with folder_in_place(target, _WHAT) as partial:  # cancelled or failed: the folder stays as it was
         event_file = yield from _write_events(partial, plan, values, done=len(values) * len(plan.checkpoints))
-        _move_into_place(partial, target)
-    except BaseException:  # GeneratorExit (cancelled) included: leave nothing half-written behind
-        shutil.rmtree(partial, ignore_errors=True)
-        raise
     yield Progress(plan.total, plan.total, f"Wrote the checkpoint history to {target}")
     return HistoryResult(target, os.path.join(target, os.path.basename(event_file)), plan.steps, plan.tags)
 
@@ -177,26 +168,12 @@ def _histogram_value(tag: str, stats, histogram):
 def _write_events(partial: str, plan: _Plan, values: dict, done: int):
     """One event per checkpoint holding every variable's histogram and metrics, in step order; returns
     the event file's path."""
-    from tensorboard.compat.proto import event_pb2
-    from tensorboard.summary.writer.record_writer import RecordWriter
-
-    final = os.path.join(partial, f"{_EVENT_FILE_PREFIX}{int(time.time()):010d}.{socket.gethostname()}."
-                                  f"{os.getpid()}.{HISTORY_FOLDER_NAME}")
-    # Under a hidden temporary name while it is written: TensorBoard reads only `events.out.tfevents.*`.
-    target = AtomicFile(final)
-    writer = RecordWriter(target.open("wb"))
-    try:
-        writer.write(event_pb2.Event(wall_time=time.time(), file_version="brain.Event:2").SerializeToString())
+    with new_event_file(partial, HISTORY_FOLDER_NAME) as events:
         for index in range(len(plan.checkpoints)):
             event = yield from _checkpoint_event(plan, index, values, done)
             done += len(plan.names) * _HISTOGRAM_UNITS
-            writer.write(event.SerializeToString())
-        writer.flush()
-        target.commit()
-    except BaseException:
-        target.abort()
-        raise
-    return final
+            events.write(event)
+    return events.path
 
 
 def _checkpoint_event(plan: _Plan, index: int, values: dict, done: int):
@@ -225,45 +202,3 @@ def _checkpoint_histogram(reader: CheckpointReader, name: str, done: int, total:
         return None
     _, stats, histogram = yield from _relay(read_with_statistics(reader, name), done, total)
     return (stats, histogram) if histogram is not None else None
-
-
-def _check_replaceable(target: str) -> None:
-    """Refuse up front, before minutes of work, a folder that holds anything but event files: replacing
-    it would delete the person's files."""
-    if not os.path.exists(target):
-        return
-    if not os.path.isdir(target):
-        raise DestinationError(target, "is a file, not a folder for the checkpoint history")
-    others = [n for n in os.listdir(target) if not n.startswith(_EVENT_FILE_PREFIX)]
-    if others:
-        raise DestinationError(target, f"holds other files than TensorBoard event files ({others[0]}, ...); "
-                                       f"choose another folder for the checkpoint history")
-
-
-def _make_partial_folder(target: str) -> str:
-    """A hidden sibling of the target, on the same file system so the final rename is atomic. Made
-    with os.mkdir, not tempfile.mkdtemp, whose private 0700 mode the finished folder would keep."""
-    import uuid
-
-    parent = os.path.dirname(target)
-    os.makedirs(parent, exist_ok=True)
-    partial = os.path.join(parent, f".{os.path.basename(target)}.{uuid.uuid4().hex[:12]}.partial")
-    os.mkdir(partial)
-    return partial
-
-
-def _move_into_place(partial: str, target: str) -> None:
-    """Rename the finished folder to `target`; an older history there is set aside first and deleted
-    after, so at every moment one complete history is in place (or none)."""
-    _check_replaceable(target)  # it may have changed while we computed
-    if not os.path.exists(target):
-        os.rename(partial, target)
-        return
-    old = partial + ".old"
-    os.rename(target, old)
-    try:
-        os.rename(partial, target)
-    except OSError:
-        os.rename(old, target)
-        raise
-    shutil.rmtree(old, ignore_errors=True)

@@ -1,7 +1,6 @@
 """Reading what a TF1 `.meta` file's Saver restores, without TensorFlow, against TensorFlow: the keys,
 shapes and dtypes a Saver built by `import_meta_graph` writes are exactly the ones we say it restores."""
 import os
-import random
 import time
 
 import numpy as np
@@ -9,6 +8,7 @@ import pytest
 
 from core.errors import CheckpointError
 from core.format.meta_graph import read_meta_graph
+from tests.format.damage import damaged_versions
 
 
 def _tf():
@@ -54,18 +54,11 @@ def test_a_graph_without_a_saver_expects_its_variables_by_name(tmp_path):
 
 def test_damaged_meta_files_name_the_file_in_bounded_time(compare_cases, tmp_path):
     data = bytearray(open(compare_cases.renamed_meta, "rb").read())
-    rng = random.Random(15)
     path = tmp_path / "damaged.meta"
     started = time.monotonic()
     outcomes = {"read": 0, "refused": 0}
-    for trial in range(150):
-        mutated = bytearray(data)
-        if trial % 3 == 0:
-            mutated = mutated[:rng.randrange(len(mutated))]
-        else:
-            for _ in range(rng.randrange(1, 8)):
-                mutated[rng.randrange(len(mutated))] = rng.randrange(256)
-        path.write_bytes(bytes(mutated))
+    for mutated in damaged_versions(bytes(data), seed=15, count=150):
+        path.write_bytes(mutated)
         try:
             read_meta_graph(path)
             outcomes["read"] += 1

@@ -172,3 +172,37 @@ def test_two_runs_in_one_window(qtbot, window, training_runs):
     with qtbot.waitSignal(window.loaded, timeout=20000):
         window.dropEvent(outside)  # dropped elsewhere: it opens, as before
     assert window.current.run.folder == str(training_runs.tf2_run_b)
+
+
+def test_graph_of_the_run_and_show_it_in_tensorboard(qtbot, window, training_runs, tmp_path):
+    """Tools ▸ Graph of the Run on the TF1 tutorial run: the dialog lists the graph's variables (TF's
+    import_meta_graph global variables); its button writes graph/ and opens TensorBoard's Graphs view,
+    which serves that graph."""
+    import json
+    import shutil
+    import urllib.request
+
+    import tensorflow as tf
+
+    run = tmp_path / "tf1_run"
+    shutil.copytree(training_runs.tf1_run, run)
+    open_run(qtbot, window, run)
+    window.training.show_graph()
+    qtbot.waitUntil(lambda: window.training.graph_dialog is not None, timeout=20000)
+    dialog = window.training.graph_dialog
+    qtbot.addWidget(dialog)
+    with tf.Graph().as_default():
+        tf.compat.v1.train.import_meta_graph(str(run / "model.ckpt-29.meta"))
+        expected = sorted(v.name.split(":")[0] for v in tf.compat.v1.global_variables())
+    assert sorted(v.name for v in dialog.summary.variables) == expected
+    assert dialog.missing_items() == []  # the checkpoint holds every one
+    with qtbot.waitSignal(window.tensorboard.running, timeout=120000) as running:
+        dialog.tensorboard_button.click()
+    url = running.args[0]
+    assert url.endswith("#graphs") and (run / "graph").is_dir()
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    base = url[: -len("#graphs")]
+    qtbot.waitUntil(lambda: "graph" in json.loads(opener.open(base + "/data/plugin/graphs/info", timeout=10).read()),
+                    timeout=30000)
+    window.tensorboard.stop()
+    dialog.close()

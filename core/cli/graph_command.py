@@ -1,0 +1,106 @@
+"""`main.py graph PATH [--json] [--step N]`: what a TF1 `.meta` or SavedModel graph holds (nodes, ops by
+scope, collections, Saver, signatures, variables), and which of its variables the checkpoint beside it
+lacks.
+
+PATH is a `.meta` file, a SavedModel folder or its saved_model.pb, or a run folder or checkpoint prefix
+with a `.meta` beside it. For a run, the graph is the `.meta` of the checkpoint compared with (the
+latest, or the one at --step) when it has one. A graph file alone is compared with the checkpoint of
+its own prefix when there is one (with --step: its run's checkpoint at that step), and not compared
+otherwise. Exit 0; bad input raises the InspectorError core.cli.entry prints as one line (exit 2).
+"""
+from __future__ import annotations
+
+import json
+
+from ..format.graph_summary import TOP_LEVEL, GraphSummary, shape_text
+from ..run.run_graph import graph_of
+from .output import print_table
+
+_TOP_OPS, _TOP_SCOPES, _SHOWN_VALUES = 8, 10, 5
+MISSING_MARK = "not in checkpoint"
+
+
+def add_parser(commands):
+    """Add `graph` to an argparse sub-command set (core.cli.entry's, whose parser class it inherits)."""
+    graph = commands.add_parser("graph", help="what a .meta / SavedModel graph holds, and which of its variables "
+                                              "the checkpoint lacks")
+    graph.add_argument("path", help="a .meta file, a SavedModel, or a run folder / checkpoint prefix with a .meta")
+    graph.add_argument("--step", type=int, help="compare with the checkpoint at this global step (default: the latest)")
+    graph.add_argument("--json", action="store_true", help="machine-readable output")
+    graph.set_defaults(handler=command_graph)
+    return graph
+
+
+def command_graph(args) -> int:
+    summary, note = graph_of(args.path, args.step)
+    if args.json:  # one line, as `list --json`; why it was not compared when it was not
+        print(json.dumps(summary.record() | ({"not_compared": note} if note else {})))
+    else:
+        print_summary(summary, note)
+    return 0
+
+
+def print_summary(summary: GraphSummary, note: str = "") -> None:
+    version = summary.meta_info.get("tensorflow_version")
+    tags = summary.meta_info.get("tags")
+    print(f"graph: {summary.path}" + (f"  (TensorFlow {version})" if version else "")
+          + (f"  tags: {', '.join(tags)}" if tags else ""))
+    top = ", ".join(f"{op} {count:,}" for op, count in list(summary.ops.items())[:_TOP_OPS])
+    print(f"{summary.node_count:,} nodes, {len(summary.ops)} kinds of op: {top}"
+          + (", ..." if len(summary.ops) > _TOP_OPS else ""))
+    if summary.functions:
+        print(f"{len(summary.functions)} functions in its library")
+    _print_scopes(summary)
+    if summary.collections:
+        print("\ncollections:")
+        for name, values in summary.collections.items():
+            shown = ", ".join(values[:_SHOWN_VALUES]) + (f", ... (+{len(values) - _SHOWN_VALUES})"
+                                                         if len(values) > _SHOWN_VALUES else "")
+            print(f"  {name} ({len(values)}): {shown}")
+    if summary.saver:
+        saver = summary.saver
+        print(f"\nsaver: restore op {saver.restore_op_name}, save tensor {saver.save_tensor_name}, filename "
+              f"{saver.filename_tensor_name}; format {saver.version}, max_to_keep {saver.max_to_keep}"
+              + (", sharded" if saver.sharded else ""))
+    _print_signatures(summary)
+    _print_variables(summary, note)
+
+
+def _print_scopes(summary: GraphSummary) -> None:
+    sizes = sorted(((sum(ops.values()), scope) for scope, ops in summary.scopes.items()), key=lambda s: (-s[0], s[1]))
+    print("\nnodes by top-level scope:")
+    for size, scope in sizes[:_TOP_SCOPES]:
+        ops = ", ".join(f"{op} {n}" for op, n in list(summary.scopes[scope].items())[:3])
+        print(f"  {'(top level)' if scope == TOP_LEVEL else scope}: {size:,} ({ops})")
+    if len(sizes) > _TOP_SCOPES:
+        print(f"  ... and {len(sizes) - _TOP_SCOPES} more scopes (all with --json)")
+
+
+def _print_signatures(summary: GraphSummary) -> None:
+    if not summary.signatures:
+        return
+    print("\nsignatures:")
+    for name, signature in summary.signatures.items():
+        print(f"  {name}" + (f" ({signature['method_name']})" if signature["method_name"] else ""))
+        for side, title in (("inputs", "in "), ("outputs", "out")):
+            for key, tensor in signature[side].items():
+                print(f"    {title} {key}: {tensor['dtype']} {shape_text(tensor['shape'])}  {tensor['name']}")
+
+
+def _print_variables(summary: GraphSummary, note: str) -> None:
+    missing = set(summary.missing_from_checkpoint or ())
+    trainable = sum(1 for v in summary.variables if v.trainable)
+    source = "" if summary.variables_source == "collection" else ", from its variable nodes"
+    print(f"\nvariables ({len(summary.variables)}, {trainable} trainable{source}):")
+    if not summary.variables:
+        return
+    rows = [(MISSING_MARK if v.name in missing else "", v.name, v.dtype, shape_text(v.shape),
+             "yes" if v.trainable else "", "; ".join(v.notes())) for v in summary.variables]
+    print_table(("", "name", "dtype", "shape", "trainable", ""), rows)
+    if summary.checkpoint is None:
+        if note:
+            print(f"\n{note}")
+    elif missing:
+        print(f"\n{len(missing)} of {len(summary.variables)} variables are not in the checkpoint {summary.checkpoint}")
+    else:
+        print(f"\nevery variable is in the checkpoint {summary.checkpoint}")

@@ -1,0 +1,47 @@
+"""The graph of a run: which `.meta` or SavedModel graph a path means (the very graph that wrote the
+checkpoint compared with, where there is one), summarised and compared with that checkpoint; the CLI's
+`graph` command and the window's Graph dialog both ask here.
+
+A graph file alone is compared with the checkpoint of its own prefix when there is one (with a step:
+its run's checkpoint at that step), and not compared otherwise; a damaged or missing checkpoint leaves
+the graph shown, with a note saying why it was not compared.
+"""
+from __future__ import annotations
+
+import os
+
+from ..errors import CheckpointError
+from ..format.graph_summary import (META_SUFFIX, SAVED_MODEL_FILE, GraphSummary, checkpoint_names, find_graph_file,
+                                    read_graph_summary)
+from .discovery import CheckpointInfo
+from .loading import checkpoint_at
+from .variables import describe_variables
+
+
+def graph_of(path: str, step: int | None = None) -> tuple[GraphSummary, str]:
+    """The summary of the graph PATH means, compared with its checkpoint where there is one; and a note
+    saying why it was not compared (empty when it was)."""
+    graph_file, saved_model = find_graph_file(path)
+    name = os.path.basename(path)
+    given_a_graph_file = os.path.isfile(path) and (name == SAVED_MODEL_FILE or name.endswith(META_SUFFIX))
+    source = path
+    if given_a_graph_file:  # its SavedModel folder; its own prefix; or, for --step, its run
+        source = os.path.dirname(graph_file) if saved_model or step is not None else graph_file[:-len(META_SUFFIX)]
+    checkpoint, reader, note = _checkpoint(source or ".", step)
+    if checkpoint is not None and not given_a_graph_file and os.path.isfile(checkpoint.prefix + META_SUFFIX):
+        graph_file = checkpoint.prefix + META_SUFFIX  # the graph that wrote this very checkpoint
+    summary = read_graph_summary(graph_file)
+    if checkpoint is None:
+        return summary, note
+    return summary.compared_with(checkpoint_names(describe_variables(reader)), checkpoint.prefix), ""
+
+
+def _checkpoint(source: str, step: int | None) -> tuple[CheckpointInfo | None, object, str]:
+    try:
+        checkpoint, reader = checkpoint_at(source, step)
+        return checkpoint, reader, ""
+    except CheckpointError as exc:
+        if step is not None:  # a checkpoint was asked for: not finding or reading it is the answer
+            raise
+        # The graph is still worth showing when there is no checkpoint beside it, or a damaged one.
+        return None, None, f"not compared with a checkpoint ({exc})"

@@ -1,0 +1,126 @@
+"""Show graph in TensorBoard (core.tensorboard.graph_events): the event file is read back by TensorBoard's
+own EventAccumulator, whose Graph() is TensorFlow's GraphDef of the `.meta` / SavedModel; it is written
+all at once (no partial folder left, an older graph replaced whole, nothing left by a failure), never
+over a `graph/` folder holding other files, and without importing TensorFlow."""
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from core.errors import CheckpointError, DestinationError
+from core.tensorboard import event_folder
+from core.tensorboard.graph_events import GRAPH_FOLDER_NAME, write_graph_events
+from tests.graph_fixtures import cached_cases
+from tests.locations import ROOT
+
+
+@pytest.fixture(scope="module")
+def graphs(tmp_path_factory):
+    return cached_cases(tmp_path_factory)
+
+
+def _accumulated(folder):
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    accumulator = EventAccumulator(str(folder))
+    accumulator.Reload()
+    return accumulator
+
+
+def _tf_graph_def(path):
+    from tensorflow.core.protobuf import meta_graph_pb2, saved_model_pb2
+
+    data = open(path, "rb").read()
+    if os.path.basename(path) == "saved_model.pb":
+        return saved_model_pb2.SavedModel.FromString(data).meta_graphs[0].graph_def
+    return meta_graph_pb2.MetaGraphDef.FromString(data).graph_def
+
+
+def _as_tf(graph_def):
+    """TensorBoard's copy of the GraphDef proto as TensorFlow's (protos of two classes never compare equal)."""
+    from tensorflow.core.framework import graph_pb2
+
+    return graph_pb2.GraphDef.FromString(graph_def.SerializeToString())
+
+
+def _leftovers(folder) -> list[str]:
+    return [n for n in os.listdir(folder) if n.endswith((".partial", ".old")) or ".partial" in n]
+
+
+@pytest.mark.parametrize("which", ["run", "saved_model"])
+def test_tensorboard_reads_back_the_graph(graphs, which, tmp_path):
+    from tensorboard.backend.event_processing.event_file_loader import RawEventFileLoader
+    from tensorboard.compat.proto import event_pb2
+
+    run = tmp_path / "run"
+    source = graphs.saved_model if which == "saved_model" else graphs.tf1_run
+    shutil.copytree(source, run)
+    event_file = write_graph_events(run, run)
+    assert os.path.dirname(event_file) == str(run / GRAPH_FOLDER_NAME)
+    assert os.listdir(run / GRAPH_FOLDER_NAME) == [os.path.basename(event_file)]
+    assert os.path.basename(event_file).startswith("events.out.tfevents.")
+    graph_file = run / ("saved_model.pb" if which == "saved_model" else "model.ckpt-2.meta")
+    assert _as_tf(_accumulated(run / GRAPH_FOLDER_NAME).Graph()) == _tf_graph_def(str(graph_file))
+    events = [event_pb2.Event.FromString(record) for record in RawEventFileLoader(event_file).Load()]
+    assert events[0].file_version == "brain.Event:2"
+    assert [e.WhichOneof("what") for e in events] == ["file_version", "graph_def"]
+    assert events[1].graph_def in graph_file.read_bytes()  # passed on byte for byte, as the file stores it
+    assert _leftovers(run) == []
+
+
+def test_a_second_graph_replaces_the_first_whole(graphs, tmp_path):
+    run = tmp_path / "run"
+    shutil.copytree(graphs.tf1_run, run)
+    first = write_graph_events(run / "model.ckpt-1.meta", run)
+    second = write_graph_events(graphs.saved_model, run)
+    assert os.listdir(run / GRAPH_FOLDER_NAME) == [os.path.basename(second)]
+    assert len(_accumulated(run / GRAPH_FOLDER_NAME).Graph().node) == len(
+        _tf_graph_def(str(graphs.saved_model / "saved_model.pb")).node)
+    assert first and _leftovers(run) == []
+
+
+def test_a_graph_folder_holding_other_files_is_refused_and_kept(graphs, tmp_path):
+    run = tmp_path / "run"
+    (run / GRAPH_FOLDER_NAME).mkdir(parents=True)
+    (run / GRAPH_FOLDER_NAME / "notes.txt").write_text("mine")
+    with pytest.raises(DestinationError, match="other files than TensorBoard event files"):
+        write_graph_events(graphs.tf1_meta, run)
+    assert os.listdir(run / GRAPH_FOLDER_NAME) == ["notes.txt"] and _leftovers(run) == []
+    (tmp_path / "file").write_text("")
+    with pytest.raises(DestinationError):
+        write_graph_events(graphs.tf1_meta, tmp_path / "file")
+
+
+def test_a_failure_while_writing_leaves_the_earlier_graph(graphs, tmp_path, monkeypatch):
+    run = tmp_path / "run"
+    run.mkdir()
+    first = write_graph_events(graphs.tf1_meta, run)
+
+    def broken(self, event):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(event_folder.EventFile, "write", broken)
+    with pytest.raises(OSError):
+        write_graph_events(graphs.saved_model, run)
+    assert os.listdir(run / GRAPH_FOLDER_NAME) == [os.path.basename(first)]
+    assert _leftovers(run) == [] and _leftovers(run / GRAPH_FOLDER_NAME) == []
+
+
+def test_bad_input_is_named_and_writes_nothing(tmp_path):
+    bad = tmp_path / "broken.meta"
+    bad.write_bytes(b"\x0a\xff\xff")
+    with pytest.raises(CheckpointError, match="broken.meta"):
+        write_graph_events(bad, tmp_path / "run")
+    assert not (tmp_path / "run").exists()
+
+
+def test_writing_the_graph_imports_no_tensorflow(graphs, tmp_path):
+    probe = ("import sys\n"
+             "from core.tensorboard.graph_events import write_graph_events\n"
+             f"write_graph_events({str(graphs.tf1_meta)!r}, {str(tmp_path)!r})\n"
+             "print(sorted(m for m in sys.modules if m.split('.')[0] == 'tensorflow'))\n")
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert result.stdout.strip().splitlines()[-1] == "[]", result.stderr
+    assert os.listdir(tmp_path / GRAPH_FOLDER_NAME)
