@@ -103,6 +103,7 @@ class MainWindow(DropTarget, QMainWindow):
 
         self.browser.selected.connect(self._variable_selected)
         self.browser.plot_requested.connect(self.plot_variables)
+        self.browser.copy_code_requested.connect(self.copy_code)
         self.browser.counts_changed.connect(lambda *_: self._update_status())
         self.detail.status.connect(lambda text: self.statusBar().showMessage(text, 8000))
         self.exports = ExportActions(self.context)
@@ -136,6 +137,8 @@ class MainWindow(DropTarget, QMainWindow):
         edit_menu = self.menuBar().addMenu("&Edit")
         self._action(edit_menu, "&Find Variable", self.focus_filter, QKeySequence.Find)
         self._action(edit_menu, "&Copy Values", self.detail.table.copy_selection)
+        self._action(edit_menu, "Copy as C&ode", lambda: self.copy_code(self.detail.info.name if self.detail.info else None),
+                     "Ctrl+Shift+C")
         edit_menu.addSeparator()
         self.edit_actions.build_menu(edit_menu, self._action)
         view_menu = self.menuBar().addMenu("&View")
@@ -299,6 +302,18 @@ class MainWindow(DropTarget, QMainWindow):
             self.open_path(prefix)
         self.raise_()
         self.activateWindow()
+
+    def copy_code(self, name: str | None) -> None:
+        """The Python that reads variable `name` of the open checkpoint, on the clipboard."""
+        from PySide6.QtWidgets import QApplication
+
+        from core.export.code_snippets import reading_code
+
+        if self.current is None or name is None:
+            self.statusBar().showMessage("Select a variable first", 4000)
+            return
+        QApplication.clipboard().setText(reading_code(self.current.reader, name))
+        self.statusBar().showMessage(f"Copied the Python that reads {name}", 5000)
 
     def add_selected_to_trajectory(self) -> None:
         """“+ selected”: every selected variable goes on the plot (Shift/Ctrl-click several first)."""

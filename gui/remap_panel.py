@@ -84,6 +84,10 @@ class RemapPanel(QWidget):
         self.save_button = QPushButton("Save As…")
         self.verify_button = QPushButton("Verify with TensorFlow")
         self.verify_button.setEnabled(False)
+        self.code_button = QPushButton("Copy restore code")
+        self.code_button.setToolTip("The Python that reads the saved copy, and the assignment map that restores the "
+                                    "original checkpoint into the renamed graph")
+        self.code_button.setEnabled(False)
         self.load_plan_button = QPushButton("Load plan…")
         self.save_plan_button = QPushButton("Save plan…")
         self.result = QLabel("")
@@ -99,6 +103,7 @@ class RemapPanel(QWidget):
         save_buttons = QHBoxLayout()
         save_buttons.addWidget(self.save_button)
         save_buttons.addWidget(self.verify_button)
+        save_buttons.addWidget(self.code_button)
         save_buttons.addStretch(1)
         layout = QVBoxLayout(self)
         layout.addLayout(buttons)
@@ -123,6 +128,7 @@ class RemapPanel(QWidget):
         self.name_based.toggled.connect(self._options_changed)
         self.save_button.clicked.connect(self.save_dialog)
         self.verify_button.clicked.connect(self.verify)
+        self.code_button.clicked.connect(self.copy_restore_code)
         self.load_plan_button.clicked.connect(self._load_plan_dialog)
         self.save_plan_button.clicked.connect(self._save_plan_dialog)
 
@@ -249,8 +255,25 @@ class RemapPanel(QWidget):
         self.result.setText("\n".join(lines))
         self.verify_button.setText("Verify with Keras" if keras else "Verify with TensorFlow")
         self.verify_button.setEnabled(True)
+        self.code_button.setEnabled(True)
         self.refresh()
         self.saved.emit(reports)
+
+    def restore_code(self) -> str:
+        """After a save: the Python that restores it (core.export.code_snippets)."""
+        from core.export.code_snippets import restore_mapping_code
+
+        source, destination, result = self.last_save
+        current = self.context.current()
+        weights = {v.name for v in current.variables if v.kind == "variable"} if current is not None else None
+        return restore_mapping_code(source, destination, result.renames, weights)
+
+    def copy_restore_code(self) -> None:
+        from PySide6.QtWidgets import QApplication
+
+        if self.last_save is not None:
+            QApplication.clipboard().setText(self.restore_code())
+            self.context.show_message("Copied the restore code of the saved copy", 5000)
 
     def _failed(self, message: str) -> None:
         self.result.setText(f"Not saved: {message}")

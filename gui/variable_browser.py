@@ -19,6 +19,7 @@ class VariableBrowser(QWidget):
     plot_requested = Signal(list)      # VariableInfos chosen for the trajectory plot (context menu)
     rename_requested = Signal(str, str)  # stored name, new name (an in-place edit of the key column)
     counts_changed = Signal(int, int)  # visible, total
+    copy_code_requested = Signal(str)  # stored name: copy the Python that reads it
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -195,6 +196,9 @@ class VariableBrowser(QWidget):
         plot = menu.addAction(f"Plot {len(chosen)} selected variable{'s' if len(chosen) != 1 else ''}")
         plot.setEnabled(bool(chosen))
         plot.triggered.connect(lambda: self.plot_requested.emit(self.selected_variables()))
+        if info is not None:
+            menu.addAction(f"Copy as Code (read {info.display_name})").triggered.connect(
+                lambda _=False, name=info.name: self.copy_code_requested.emit(name))
         menu.addSeparator()
         in_scope = variables_in_scope(visible, self.visible_indexes, scope)
         self._add_selection(menu, f"Select all in {'/'.join(scope) or 'the model'}", in_scope)

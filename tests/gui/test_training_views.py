@@ -206,3 +206,28 @@ def test_graph_of_the_run_and_show_it_in_tensorboard(qtbot, window, training_run
                     timeout=30000)
     window.tensorboard.stop()
     dialog.close()
+
+
+def test_copy_as_code_from_the_variables_and_after_a_saved_remap(qtbot, window, tf_ckpts, tmp_path):
+    from PySide6.QtWidgets import QApplication
+
+    from core.edit.operations import RegexRename
+
+    open_run(qtbot, window, tf_ckpts.tf1_run)
+    browser = window.browser
+    assert browser.select_name("dense/kernel")
+    row = browser.model.index_of("dense/kernel")
+    browser._context_menu(browser.view, browser.view.visualRect(row).center())
+    actions = {a.text(): a for a in browser.context_menu.actions()}
+    browser.context_menu.close()
+    actions["Copy as Code (read dense/kernel)"].trigger()
+    copied = QApplication.clipboard().text()
+    assert f"tf.train.load_variable({window.current.checkpoint.prefix!r}, 'dense/kernel')" in copied
+    window.edits.push(RegexRename(pattern="^dense/", replacement="layer/"))
+    assert not window.edits.code_button.isEnabled()
+    with qtbot.waitSignal(window.edits.saved, timeout=30000):
+        window.edits.save_to(str(tmp_path / "renamed" / "model.ckpt"))
+    window.edits.code_button.click()
+    restore = QApplication.clipboard().text()
+    assert "init_from_checkpoint" in restore and "'dense/kernel': 'layer/kernel'" in restore
+    assert repr(str(tmp_path / "renamed" / "model.ckpt")) in restore
