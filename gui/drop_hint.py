@@ -47,7 +47,8 @@ class DropHint(QLabel):
 
 class DropTarget:
     """A window that takes dropped paths: mixed into a QMainWindow that has `drop_hint` (a DropHint) and
-    `path_dropped(path)` (what a drop does there)."""
+    `path_dropped(path)` (what a drop does there). It may also have `drop_zones()`: [(widget, hint, what a
+    drop on that widget does instead)], the hint then covering the zone under the drag."""
 
     def dragEnterEvent(self, event) -> None:
         self.drop_hint.accept_drag(event)
@@ -55,7 +56,21 @@ class DropTarget:
     def dragLeaveEvent(self, event) -> None:
         self.drop_hint.hide()
 
+    def _zone_under(self, event):
+        for widget, hint, handler in (self.drop_zones() if hasattr(self, "drop_zones") else []):
+            if widget.isVisible() and widget.geometry().contains(event.position().toPoint()):
+                return widget, hint, handler
+        return None
+
+    def dragMoveEvent(self, event) -> None:
+        if not hasattr(self, "drop_zones"):
+            return
+        zone = self._zone_under(event)
+        self.drop_hint.setText(zone[1] if zone else DropHint.DEFAULT_TEXT)
+        self.drop_hint.setGeometry((zone[0].geometry() if zone else self.rect()).adjusted(20, 20, -20, -20))
+
     def dropEvent(self, event) -> None:
+        zone = self._zone_under(event)
         path = self.drop_hint.take_drop(event)
         if path:
-            self.path_dropped(path)
+            (zone[2] if zone else self.path_dropped)(path)

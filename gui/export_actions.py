@@ -1,5 +1,6 @@
 """File > Export: the variable table (shown rows, optionally with statistics, or the whole run), the
-selected tensor as CSV or .npy, the shown variables as .npz or HDF5. Each export is a core job run on
+selected tensor as CSV or .npy, the shown variables as .npz or HDF5; and Copy as Code, the Python that
+reads a variable, to the clipboard. Each export is a core job run on
 the window's worker pool with progress in the status bar and the window's cancel button."""
 from __future__ import annotations
 
@@ -39,6 +40,19 @@ class ExportActions(QObject):
                 menu.addSeparator()
             else:
                 menu.addAction(text).triggered.connect(lambda *_, s=slot: s())
+
+    def copy_code(self, name: str | None) -> None:
+        """Copy as Code: the Python that reads variable `name` of the open checkpoint, on the clipboard."""
+        from PySide6.QtWidgets import QApplication
+
+        from core.export.code_snippets import reading_code
+
+        current = self.context.current()
+        if current is None or name is None:
+            self.context.show_message("Select a variable first", 4000)
+            return
+        QApplication.clipboard().setText(reading_code(current.reader, name))
+        self.context.show_message(f"Copied the Python that reads {name}", 5000)
 
     # ---- the exports (paths given: the menu asks for them, tests pass them) -----------------------------
     def table(self, path: str, with_statistics: bool = False) -> None:

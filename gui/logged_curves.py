@@ -21,13 +21,18 @@ _NEAR_PIXELS = 30
 
 
 def matching_histogram_tag(logs, label: str, name: str) -> str | None:
-    """The logged histogram tag of a variable: the tag whose name (without a `train/` run part, a `:0`
-    or `_0` suffix, or a `/histogram` ending) is the variable's shown name or stored key."""
-    wanted = {_bare(label), _bare(name)}
+    """The logged histogram tag of a variable: one whose name (without the run folders before it, a
+    `:0` or `_0` suffix, or a `/histogram` ending) and the variable's shown name or stored key end in
+    the same two or more parts (`train/hidden_1/kernel` is `spiral_classifier/hidden_1/kernel`'s), or
+    are the same name."""
+    wanted = set()
+    for known in (_bare(label), _bare(name)):
+        parts = known.split("/")
+        wanted.update("/".join(parts[start:]) for start in range(len(parts)) if start == 0 or len(parts) - start >= 2)
     for tag in logs.histograms:
         parts = tag.split("/")
-        for start in range(len(parts)):  # with or without the run folder's part
-            if _bare("/".join(parts[start:])) in wanted:
+        for start in range(len(parts)):  # the longest ending first
+            if (start == 0 or len(parts) - start >= 2) and _bare("/".join(parts[start:])) in wanted:
                 return tag
     return None
 
@@ -221,7 +226,7 @@ class LoggedCurves(QObject):
         return checkpoints[nearest]
 
     def _clicked(self, event) -> None:
-        if event.button() != Qt.LeftButton or not self.curves or self.panel.point_near(event.scenePos()):
+        if event.button() != Qt.LeftButton or not self.curves or self.panel.pointer.point_near(event.scenePos()):
             return  # a checkpoint point of a metric curve opens through its own click
         found = self.nearest(event.scenePos())
         if found is not None and found[3] is not None:

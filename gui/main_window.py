@@ -103,7 +103,7 @@ class MainWindow(DropTarget, QMainWindow):
 
         self.browser.selected.connect(self._variable_selected)
         self.browser.plot_requested.connect(self.plot_variables)
-        self.browser.copy_code_requested.connect(self.copy_code)
+        self.browser.copy_code_requested.connect(lambda name: self.exports.copy_code(name))
         self.browser.counts_changed.connect(lambda *_: self._update_status())
         self.detail.status.connect(lambda text: self.statusBar().showMessage(text, 8000))
         self.exports = ExportActions(self.context)
@@ -137,8 +137,8 @@ class MainWindow(DropTarget, QMainWindow):
         edit_menu = self.menuBar().addMenu("&Edit")
         self._action(edit_menu, "&Find Variable", self.focus_filter, QKeySequence.Find)
         self._action(edit_menu, "&Copy Values", self.detail.table.copy_selection)
-        self._action(edit_menu, "Copy as C&ode", lambda: self.copy_code(self.detail.info.name if self.detail.info else None),
-                     "Ctrl+Shift+C")
+        self._action(edit_menu, "Copy as C&ode", lambda: self.exports.copy_code(self.detail.info.name if self.detail.info
+                                                                                 else None), "Ctrl+Shift+C")
         edit_menu.addSeparator()
         self.edit_actions.build_menu(edit_menu, self._action)
         view_menu = self.menuBar().addMenu("&View")
@@ -303,18 +303,6 @@ class MainWindow(DropTarget, QMainWindow):
         self.raise_()
         self.activateWindow()
 
-    def copy_code(self, name: str | None) -> None:
-        """The Python that reads variable `name` of the open checkpoint, on the clipboard."""
-        from PySide6.QtWidgets import QApplication
-
-        from core.export.code_snippets import reading_code
-
-        if self.current is None or name is None:
-            self.statusBar().showMessage("Select a variable first", 4000)
-            return
-        QApplication.clipboard().setText(reading_code(self.current.reader, name))
-        self.statusBar().showMessage(f"Copied the Python that reads {name}", 5000)
-
     def add_selected_to_trajectory(self) -> None:
         """“+ selected”: every selected variable goes on the plot (Shift/Ctrl-click several first)."""
         self.plot_variables(self.browser.selected_variables())
@@ -395,22 +383,11 @@ class MainWindow(DropTarget, QMainWindow):
     def path_dropped(self, path: str) -> None:
         self.open_path(path)
 
-    def _over_plot(self, event) -> bool:
-        """A drag over the Trajectory dock, with a run open: it brings a comparison run."""
-        if self.current is None or not self.trajectory_dock.isVisible():
-            return False
-        return self.trajectory_dock.geometry().contains(event.position().toPoint())
-
-    def dragMoveEvent(self, event) -> None:
-        over_plot = self._over_plot(event)
-        self.drop_hint.setText("Drop a run here to plot it beside this one" if over_plot else DropHint.DEFAULT_TEXT)
-        self.drop_hint.setGeometry((self.trajectory_dock.geometry() if over_plot else self.rect()).adjusted(20, 20, -20, -20))
-
-    def dropEvent(self, event) -> None:
-        over_plot = self._over_plot(event)
-        path = self.drop_hint.take_drop(event)
-        if path:
-            (self.training.open_comparison if over_plot else self.open_path)(path)
+    def drop_zones(self) -> list:
+        """A run dropped on the Trajectory dock, with a run open, is plotted beside it."""
+        if self.current is None:
+            return []
+        return [(self.trajectory_dock, "Drop a run here to plot it beside this one", self.training.open_comparison)]
 
     # ---- layout memory ---------------------------------------------------------------------------
     def closeEvent(self, event) -> None:

@@ -5,7 +5,6 @@ that checkpoint. With a comparison run, each variable is plotted for both runs (
 one variable), told apart by colour and name as TensorBoard tells runs apart."""
 from __future__ import annotations
 
-import time
 
 import numpy as np
 import pyqtgraph as pg
@@ -20,6 +19,7 @@ from . import errors
 from .distribution_view import DistributionView
 from .elided_label import ElidedLabel
 from .logged_curves import RUN_COLOURS, LoggedCurves
+from .plot_pointer import PlotPointer
 from .plots import export_plot_image
 
 X_AXES = ("global step", "checkpoint index", "wall time")
@@ -90,11 +90,8 @@ class TrajectoryPanel(QWidget):
         self.plot.showGrid(x=True, y=True, alpha=0.3)
         self.plot.getAxis("left").enableAutoSIPrefix(False)  # "(x0.001)" on a log axis only confuses
         self.legend = self.plot.addLegend(offset=(10, 10), brush=(0, 0, 0, 150))  # readable over the curves
-        self.hover = pg.TextItem(color="w", anchor=(0, 1), fill=(0, 0, 0, 160))
-        self.hover.setZValue(10)
-        self.plot.addItem(self.hover, ignoreBounds=True)
-        self.hover.hide()
-        self.plot.scene().sigMouseMoved.connect(self._mouse_moved)
+        self.pointer = PlotPointer(self)
+        self.hover = self.pointer.hover
         self.distributions = DistributionView(self)
         self.histogram_plot, self.histogram_image = self.distributions.histogram_plot, self.distributions.histogram_image
         self.stack = QStackedWidget()
@@ -298,7 +295,7 @@ class TrajectoryPanel(QWidget):
             return float(info.timestamp or info.mtime)
         return float(index)
 
-    def _plotted_series(self):
+    def plotted_series(self):
         """(series, its run's checkpoints) of every curve, the window's run first."""
         for name, series in self.series.items():
             yield series, self.checkpoints
@@ -307,7 +304,7 @@ class TrajectoryPanel(QWidget):
 
     def _redraw(self) -> None:
         self.plot.setLabel("bottom", X_AXES[self.x_axis.currentIndex()])
-        for series, checkpoints in self._plotted_series():
+        for series, checkpoints in self.plotted_series():
             xs, ys = [], []
             for index, info in enumerate(checkpoints):
                 point = series["points"].get(info.prefix)
@@ -316,54 +313,8 @@ class TrajectoryPanel(QWidget):
             # connect="finite": a checkpoint without a value leaves a visible gap in the line
             series["curve"].setData(np.array(xs), np.array(ys, dtype=float), connect="finite")
 
-    def point_near(self, position):
-        """(pixels away, series, checkpoint, point) of the plotted checkpoint point nearest a scene
-        position, within 30 pixels; else None."""
-        view = self.plot.getPlotItem().vb
-        best = None
-        for series, checkpoints in self._plotted_series():
-            for index, info in enumerate(checkpoints):
-                point = series["points"].get(info.prefix)
-                if point is None or point.value is None:
-                    continue
-                scene = view.mapViewToScene(pg.Point(self.x_of(index, info), _plotted(point.value, self.log_scale.isChecked())))
-                distance = (scene - position).manhattanLength()
-                if best is None or distance < best[0]:
-                    best = (distance, series, info, point)
-        return best if best is not None and best[0] <= 30 else None
-
-    def _mouse_moved(self, position) -> None:
-        if not self.plot.sceneBoundingRect().contains(position) or self.view_choice.currentIndex() != 0:
-            self.hover.hide()
-            return
-        mouse = self.plot.getPlotItem().vb.mapSceneToView(position)
-        best = self.point_near(position)
-        if best is not None:
-            _, series, info, point = best
-            when = time.strftime("%Y-%m-%d %H:%M", time.localtime(info.timestamp or info.mtime))
-            run = f" · {self.run_names[series in self.comparison_series.values()]}" if self.comparing else ""
-            text = (f"{series['label']}{run}\nstep {info.step}  ({info.name}, {when})\n"
-                    f"{self.metric.currentText()} = {point.value:.6g}")
-        else:
-            text = self.logged.hover_text(position)
-        if text is None:
-            self.hover.hide()
-            return
-        self.hover.setText(text)
-        self.hover.setPos(mouse)
-        self.hover.show()
-
     def _points_clicked(self, curve, points, *_) -> None:
-        if not points:
-            return
-        x = points[0].pos().x()
-        for series, checkpoints in self._plotted_series():
-            if series["curve"] is not curve:
-                continue
-            for index, info in enumerate(checkpoints):
-                if self.x_of(index, info) == x:
-                    self.checkpoint_clicked.emit(info.prefix)
-                    return
+        self.pointer.points_clicked(curve, points)
 
     # ---- distribution ----------------------------------------------------------------------------
     def _view_changed(self) -> None:
@@ -413,9 +364,3 @@ class TrajectoryPanel(QWidget):
         if path:
             self.export_image_to(path)
 
-
-def _plotted(value: float, log: bool) -> float:
-    """Where pyqtgraph draws a value: log10 of it in log mode."""
-    if log:
-        return float(np.log10(value)) if value > 0 else float("nan")
-    return value

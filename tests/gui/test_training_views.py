@@ -66,7 +66,7 @@ def test_hovering_the_loss_names_the_nearest_checkpoint_and_a_click_opens_it(qtb
     scene = _scene_of(logged, 11, series.values[index])
     text = logged.hover_text(scene)
     assert "step 11" in text and "nearest checkpoint: ckpt-10 (step 10)" in text
-    window.trajectory._mouse_moved(scene)
+    window.trajectory.pointer.moved(scene)
     assert window.trajectory.hover.isVisible() and "ckpt-10" in window.trajectory.hover.textItem.toPlainText()
 
     class Click:

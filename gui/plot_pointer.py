@@ -1,0 +1,79 @@
+"""The mouse over the trajectory dock's plot: the hover box naming the checkpoint point under the mouse
+(or, off the points, the logged value and its nearest checkpoint), and a click on a point opening that
+checkpoint."""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pyqtgraph as pg
+
+
+class PlotPointer:
+    """Owned by a TrajectoryPanel (`panel`): its plot, curves and x axis."""
+
+    def __init__(self, panel):
+        self.panel = panel
+        self.hover = pg.TextItem(color="w", anchor=(0, 1), fill=(0, 0, 0, 160))
+        self.hover.setZValue(10)
+        panel.plot.addItem(self.hover, ignoreBounds=True)
+        self.hover.hide()
+        panel.plot.scene().sigMouseMoved.connect(self.moved)
+
+    def point_near(self, position):
+        """(pixels away, series, checkpoint, point) of the plotted checkpoint point nearest a scene
+        position, within 30 pixels; else None."""
+        view = self.panel.plot.getPlotItem().vb
+        best = None
+        for series, checkpoints in self.panel.plotted_series():
+            for index, info in enumerate(checkpoints):
+                point = series["points"].get(info.prefix)
+                if point is None or point.value is None:
+                    continue
+                y = _plotted(point.value, self.panel.log_scale.isChecked())
+                scene = view.mapViewToScene(pg.Point(self.panel.x_of(index, info), y))
+                distance = (scene - position).manhattanLength()
+                if best is None or distance < best[0]:
+                    best = (distance, series, info, point)
+        return best if best is not None and best[0] <= 30 else None
+
+    def moved(self, position) -> None:
+        if not self.panel.plot.sceneBoundingRect().contains(position) or self.panel.view_choice.currentIndex() != 0:
+            self.hover.hide()
+            return
+        mouse = self.panel.plot.getPlotItem().vb.mapSceneToView(position)
+        best = self.point_near(position)
+        if best is not None:
+            _, series, info, point = best
+            when = time.strftime("%Y-%m-%d %H:%M", time.localtime(info.timestamp or info.mtime))
+            in_comparison = any(series is other for other in self.panel.comparison_series.values())
+            run = f" · {self.panel.run_names[in_comparison]}" if self.panel.comparing else ""
+            text = (f"{series['label']}{run}\nstep {info.step}  ({info.name}, {when})\n"
+                    f"{self.panel.metric.currentText()} = {point.value:.6g}")
+        else:
+            text = self.panel.logged.hover_text(position)
+        if text is None:
+            self.hover.hide()
+            return
+        self.hover.setText(text)
+        self.hover.setPos(mouse)
+        self.hover.show()
+
+    def points_clicked(self, curve, points) -> None:
+        if not points:
+            return
+        x = points[0].pos().x()
+        for series, checkpoints in self.panel.plotted_series():
+            if series["curve"] is not curve:
+                continue
+            for index, info in enumerate(checkpoints):
+                if self.panel.x_of(index, info) == x:
+                    self.panel.checkpoint_clicked.emit(info.prefix)
+                    return
+
+
+def _plotted(value: float, log: bool) -> float:
+    """Where pyqtgraph draws a value: log10 of it in log mode."""
+    if log:
+        return float(np.log10(value)) if value > 0 else float("nan")
+    return value
