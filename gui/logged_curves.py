@@ -164,6 +164,7 @@ class LoggedCurves(QObject):
             self.view.addItem(curve)
             self.panel.legend.addItem(curve, f"{tag} (logged{', ' + self.panel.run_names[run] if comparing else ''})")
             self.curves.append(curve)
+        self.panel.fit_legend()
         for index, info in enumerate(self.checkpoints[0]):
             marker = pg.InfiniteLine(pos=self.panel.x_of(index, info), angle=90,
                                      pen=pg.mkPen((200, 200, 200, 140), width=1, style=Qt.DotLine))
@@ -174,6 +175,10 @@ class LoggedCurves(QObject):
         if not self.panel.series:  # nothing else gives the x range
             self.panel.plot.setTitle(None)
             self.view.enableAutoRange(axis=pg.ViewBox.XAxis)
+
+    def keep_linear(self) -> None:
+        """*log y* is the metrics' axis: the plot turns every axis to log, the logged one is put back."""
+        self.panel.plot.getPlotItem().getAxis("right").setLogMode(False)
 
     def _axis_shown(self, shown: bool) -> None:
         self.panel.plot.getPlotItem().getAxis("right").setVisible(shown)

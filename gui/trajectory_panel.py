@@ -109,7 +109,7 @@ class TrajectoryPanel(QWidget):
         self.metric.currentTextChanged.connect(self._metric_changed)
         self.element.valueChanged.connect(lambda *_: self.recompute())
         self.x_axis.currentIndexChanged.connect(lambda *_: (self._redraw(), self.logged.redraw()))
-        self.log_scale.toggled.connect(lambda on: self.plot.setLogMode(y=on))
+        self.log_scale.toggled.connect(lambda on: (self.plot.setLogMode(y=on), self.logged.keep_linear()))
         self.view_choice.currentIndexChanged.connect(lambda *_: self._view_changed())
         self.clear_button.clicked.connect(self.clear)
         self.export_csv.clicked.connect(self._export_csv_dialog)
@@ -197,6 +197,11 @@ class TrajectoryPanel(QWidget):
             label = f"{each['label']} · {self.run_names[run]}" if self.comparing else each["label"]
             self.legend.removeItem(curve)
             self.legend.addItem(curve, label)
+        self.fit_legend()
+
+    def fit_legend(self) -> None:
+        """Two columns once the legend would be taller than a few lines: it covers less of the curves."""
+        self.legend.setColumnCount(2 if len(self.legend.items) > 3 else 1)
 
     def clear(self) -> None:
         for series in list(self.series.values()) + list(self.comparison_series.values()):

@@ -231,3 +231,15 @@ def test_copy_as_code_from_the_variables_and_after_a_saved_remap(qtbot, window, 
     restore = QApplication.clipboard().text()
     assert "init_from_checkpoint" in restore and "'dense/kernel': 'layer/kernel'" in restore
     assert repr(str(tmp_path / "renamed" / "model.ckpt")) in restore
+
+
+def test_log_y_is_the_metrics_axis_only(qtbot, window, training_runs):
+    open_run(qtbot, window, training_runs.tf2_run)
+    logged = _logs_shown(qtbot, window)
+    window.trajectory.log_scale.setChecked(True)
+    item = window.trajectory.plot.getPlotItem()
+    assert item.getAxis("left").logMode and not item.getAxis("right").logMode
+    values = logged.curves[0].series.values
+    logged.view.updateAutoRange()
+    (_, _), (low, high) = logged.view.viewRange()
+    assert low <= values.min() and high >= values.max()  # the loss in its own linear range

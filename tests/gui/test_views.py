@@ -16,11 +16,12 @@ from tests.locations import ROOT
 
 
 @pytest.mark.parametrize("size", ["1366x768", "1920x1080"])
-def test_the_views_look_as_their_screenshots(size, tf_ckpts, compare_cases, tmp_path, qapp):
+def test_the_views_look_as_their_screenshots(size, tf_ckpts, compare_cases, training_runs, tmp_path, qapp):
     out = tmp_path / size
     result = subprocess.run([sys.executable, "-m", "tests.gui.views", "--size", size, "--out", str(out),
                              "--many-vars", str(tf_ckpts.many_vars), "--keras-run", str(tf_ckpts.keras_run),
-                             "--renamed", str(compare_cases.renamed_ckpt), str(compare_cases.renamed_meta)], cwd=ROOT, capture_output=True, text=True,
+                             "--renamed", str(compare_cases.renamed_ckpt), str(compare_cases.renamed_meta),
+                             "--training", str(training_runs.tf2_run.parent)], cwd=ROOT, capture_output=True, text=True,
                             timeout=300)
     assert result.returncode == 0, result.stderr[-2000:]
     here, there = (json.loads((folder / ENVIRONMENT).read_text()) for folder in (out, SCREENSHOTS / size))

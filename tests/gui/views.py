@@ -27,7 +27,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOTS = ROOT / "docs" / "screenshots"
 ENVIRONMENT = "environment.json"  # beside the pictures: what they were rendered with
-VIEWS = ("browse", "heatmap", "histogram", "distribution", "rename", "error", "damaged", "keras", "compare", "check")
+VIEWS = ("browse", "heatmap", "histogram", "distribution", "rename", "error", "damaged", "keras", "compare", "check",
+         "training", "overview", "two_runs")
 FIXED_MTIME = 1_796_040_000  # 2026-12-01 09:20 UTC: the Run list's "Written" column reads the same each time
 KERNEL = "optimizer/_trainable_variables/2/.ATTRIBUTES/VARIABLE_VALUE"  # hidden_2/kernel, 16x16
 PLOTTED = (KERNEL, "optimizer/_trainable_variables/0/.ATTRIBUTES/VARIABLE_VALUE",
@@ -46,7 +47,7 @@ _render = _Render()
 
 
 def render(out: Path, many_vars: Path | None, views=VIEWS, keras_run: Path | None = None,
-           renamed: tuple[Path, Path] | None = None) -> list[Path]:
+           renamed: tuple[Path, Path] | None = None, training: Path | None = None) -> list[Path]:
     """Render `views` into `out` with the QApplication of this process (its screen sets the size)."""
     from PySide6.QtCore import QSettings
     from PySide6.QtWidgets import QApplication
@@ -126,6 +127,8 @@ def render(out: Path, many_vars: Path | None, views=VIEWS, keras_run: Path | Non
         save("compare", _compare_view(window, scratch))
     if "check" in views and renamed is not None:
         save("check", _check_view(window, scratch, *renamed))
+    if training is not None:
+        _training_views(window, scratch, training, views, save)
     window.close()
     shutil.rmtree(scratch, ignore_errors=True)
     return written
@@ -200,6 +203,58 @@ def _check_view(window, scratch: Path, checkpoint: Path, meta: Path):
     return picture
 
 
+def _training_copy(destination: Path, source: Path) -> Path:
+    """A TensorFlow-written training run with fixed times: its state file written anew without the
+    save times TensorFlow put in (the Run list shows them)."""
+    from core.format.checkpoint_state import write_state_file
+    from core.run.discovery import discover
+
+    shutil.copytree(source, destination)
+    write_state_file(str(destination), [c.prefix for c in discover(str(destination)).checkpoints])
+    for path in destination.iterdir():
+        os.utime(path, (FIXED_MTIME, FIXED_MTIME))
+    return destination
+
+
+def _training_views(window, scratch: Path, training: Path, views, save) -> None:
+    """training, overview and two_runs (tests.training_fixtures' runs under `training`)."""
+    exploding = _training_copy(scratch / "exploding_run", training / "exploding_run")
+    _open(window, exploding)
+    window.trajectory.clear()
+    window.trajectory.metric.setCurrentText("update_ratio")
+    window.trajectory.log_scale.setChecked(True)  # a ratio that jumps a hundredfold
+    for label in ("layer_4/kernel", "layer_3/kernel", "layer_0/kernel"):
+        window.plot_variables([v for v in window.current.variables if v.display_name == label])
+        _wait(window.trajectory.updated)
+    window.browser.select_name(next(v.name for v in window.current.variables if v.display_name == "layer_4/kernel"))
+    _wait(window.detail.shown)
+    _wait(ms=600)
+    save("training")
+    if "overview" in views:
+        overview = window.training.show_overview()
+        overview.setGeometry(window.screen().availableGeometry())
+        _wait(overview.computed)
+        overview.sort.setCurrentIndex(2)  # the largest jump first: the exploding layer
+        _wait()
+        save("overview", overview.grab())
+        overview.close()
+    if "two_runs" in views:
+        first = _training_copy(scratch / "seed_1", training / "tf2_run")
+        second = _training_copy(scratch / "seed_2", training / "tf2_run_b")
+        _open(window, first)
+        window.trajectory.clear()
+        window.trajectory.metric.setCurrentText("l2")
+        window.training.open_comparison(str(second))
+        _wait(ms=1500)
+        for label in ("dense/kernel", "out/kernel"):
+            window.plot_variables([v for v in window.current.variables if v.display_name == label])
+            _wait(window.trajectory.updated)
+        _wait(ms=600)
+        save("two_runs")
+        window.training.remove_comparison()
+    window.trajectory.log_scale.setChecked(False)
+
+
 def _open(window, path) -> None:
     window.open_path(str(path))
     _wait(window.loaded)
@@ -262,6 +317,7 @@ def main(argv=None) -> int:
     parser.add_argument("--keras-run", type=Path, help="the ModelCheckpoint run (tests/tf_fixtures)")
     parser.add_argument("--renamed", type=Path, nargs=2, metavar=("CKPT", "META"),
                         help="a checkpoint and the .meta of its renamed graph (tests/compare_fixtures)")
+    parser.add_argument("--training", type=Path, help="the training runs (tests/training_fixtures)")
     parser.add_argument("--views", default=",".join(VIEWS))
     parser.add_argument("--update", action="store_true",
                         help="render both sizes into docs/screenshots (writes the 4,000-variable run first)")
@@ -277,17 +333,20 @@ def main(argv=None) -> int:
         scratch = Path(tempfile.mkdtemp(prefix="views-fixtures-"))
         many_vars, keras_run = write_many_vars(scratch / "many_vars" / "many_vars"), write_keras_run(scratch / "keras_run")
         renamed = write_renamed_graph(scratch / "renamed")
+        from tests.training_fixtures import write_training_runs
+
+        training = write_training_runs(scratch / "training").tf2_run.parent
         for size in ("1366x768", "1920x1080"):
             subprocess.run([sys.executable, "-m", "tests.gui.views", "--size", size, "--out", str(SCREENSHOTS / size),
                             "--many-vars", str(many_vars), "--keras-run", str(keras_run),
-                            "--renamed", *map(str, renamed)], check=True, cwd=ROOT)
+                            "--renamed", *map(str, renamed), "--training", str(training)], check=True, cwd=ROOT)
         return 0
     from tests.gui.screens import offscreen_platform
 
     width, height = (int(n) for n in args.size.split("x"))
     os.environ["QT_QPA_PLATFORM"] = offscreen_platform(width, height)
     for path in render(args.out or SCREENSHOTS / args.size, args.many_vars, tuple(args.views.split(",")),
-                       args.keras_run, tuple(args.renamed) if args.renamed else None):
+                       args.keras_run, tuple(args.renamed) if args.renamed else None, args.training):
         print(f"wrote {path}")
     return 0
 
