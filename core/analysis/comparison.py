@@ -19,7 +19,8 @@ from ..format.bundle_reader import CheckpointReader
 from ..jobs import Job, Progress, run_to_end
 from ..run.variables import VariableInfo, describe_variables
 from .rename_matching import RenameMatch, Signature, match_renames
-from .value_difference import Scratch, ValueDifference, compare_values, content_digest
+from .scratch import Scratch
+from .value_difference import ValueDifference, compare_values, content_digest
 
 COMPARING_THREADS = 2  # the machines this runs on have two cores or more; more threads only contend for memory
 PARALLEL_FROM_BYTES = 1 << 20  # tensors this big are compared in the threads

@@ -2,8 +2,9 @@
 reads each tensor once per checkpoint.
 
 Variable by variable, the checkpoints are visited oldest first: each tensor is read whole (the next
-one read in a second thread while this one is measured), measured, and kept as "the previous" for the
-update ratio (and the first for dist_from_first), so no tensor is read twice. A tensor bigger than
+one read in a second thread while this one is measured), measured together with the previous one in
+one pass (core.analysis.pair_norms, on two cores), and kept as "the previous" for the update ratio
+(and the first for dist_from_first), so no tensor is read twice. A tensor bigger than
 WHOLE_TENSOR_LIMIT is streamed in chunks side by side with the one it is compared with instead, which
 reads that one again but keeps memory at a few chunks.
 
@@ -23,13 +24,13 @@ from ..jobs import Job, Progress
 from ..run.discovery import CheckpointInfo
 from ..run.variables import describe_variables
 from . import trajectory
-from .trajectory import SINGLE_METRICS, _all_l2, _cached, checkpoint_identity
+from .pair_norms import CHUNK, pair_sums, squares_sum
+from .trajectory import STAT_FIELD, SINGLE_METRICS, all_l2, cached, checkpoint_identity, ratio, stream_statistics
 
 OVERVIEW_METRICS = ("update_ratio", "l2", "abs_mean", "zero_frac", "nan_count", "inf_count", "mean", "std", "min",
                     "max", "dist_from_first")
 ORDERS = ("model", "last", "jump")
 WHOLE_TENSOR_LIMIT = 256 << 20
-_CHUNK = 1 << 16  # elements measured at a time: two float64 copies stay in the CPU's L2 cache
 
 
 @dataclass
@@ -139,10 +140,11 @@ def compute_overview(checkpoints: list[CheckpointInfo], metric: str, names: list
     values = np.full((len(names), len(checkpoints)), np.nan)
     sizes = [_bytes_of(checkpoints, readers, name) for name in names]
     total, done = sum(sizes) or 1, 0
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="overview-read") as prefetch:
+    # two threads: one reads the next checkpoint's tensor, one sums half of this one's
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="overview") as pool:
         for row, name in enumerate(names):
             yield Progress(done, total, f"{metric} of {labels[row]}")
-            for column, value in _variable_row(checkpoints, name, metric, readers, prefetch):
+            for column, value in _variable_row(checkpoints, name, metric, readers, pool):
                 values[row, column] = value
             done += sizes[row]
     yield Progress(total, total, f"{metric} of {len(names)} variables")
@@ -150,7 +152,7 @@ def compute_overview(checkpoints: list[CheckpointInfo], metric: str, names: list
                     list(labels), values)
 
 
-def _variable_row(checkpoints, name: str, metric: str, readers: dict, prefetch):
+def _variable_row(checkpoints, name: str, metric: str, readers: dict, pool):
     """(column, value) of one variable at every checkpoint holding it."""
     held = []  # (column, reader, identity) of the checkpoints holding it as a number
     for column, info in enumerate(checkpoints):
@@ -163,10 +165,10 @@ def _variable_row(checkpoints, name: str, metric: str, readers: dict, prefetch):
     if metric in SINGLE_METRICS:
         for column, reader, identity in held:
             try:
-                stats = _cached(("stats", identity, name), lambda: trajectory._stream_statistics(reader, name))
+                stats = cached(("stats", identity, name), lambda: stream_statistics(reader, name))
             except CheckpointError:
                 continue  # damaged here: a gap, as in trajectories
-            yield column, _number(getattr(stats, trajectory._STAT_FIELD[metric]))
+            yield column, _number(getattr(stats, STAT_FIELD[metric]))
         return
     first = previous = None  # (reader, identity, shape, the tensor or None when streamed)
     pending = None
@@ -178,7 +180,7 @@ def _variable_row(checkpoints, name: str, metric: str, readers: dict, prefetch):
             tensor = pending.result() if pending is not None else _read_or_none(reader, name)
             pending = None
             if index + 1 < len(held) and held[index + 1][1].entry(name).num_elements * 8 <= WHOLE_TENSOR_LIMIT:
-                pending = prefetch.submit(_read_or_none, held[index + 1][1], name)
+                pending = pool.submit(_read_or_none, held[index + 1][1], name)
             if tensor is None:
                 continue  # damaged here: a gap, as in trajectories
         current = (reader, identity, entry.shape, tensor)
@@ -189,11 +191,11 @@ def _variable_row(checkpoints, name: str, metric: str, readers: dict, prefetch):
             value = float("nan")
         else:
             try:
-                distance = _cached(("distance", identity, other[1], name), lambda: _distance(current, other, name))
+                distance = cached(("distance", identity, other[1], name), lambda: _distance(current, other, name, pool))
                 if metric == "dist_from_first":
                     value = distance
                 else:
-                    value = trajectory._ratio(distance, _all_l2_of(other, name))
+                    value = ratio(distance, _all_l2_of(other, name, pool))
             except CheckpointError:
                 value = float("nan")
         yield column, _number(value)
@@ -202,49 +204,57 @@ def _variable_row(checkpoints, name: str, metric: str, readers: dict, prefetch):
         previous = current
 
 
-def _distance(current, other, name: str) -> float:
-    """||current - other|| over all elements, in float64, chunk by chunk (from memory, or streamed)."""
+def _distance(current, other, name: str, pool) -> float:
+    """||current - other|| over all elements, in float64: for two real tensors in memory, in the one
+    pass that also gives ||current|| (cached as the next update ratio's denominator); else chunk by
+    chunk, streamed from the files where a tensor was too big to hold."""
     import numpy as np
 
+    mine, theirs = current[3], other[3]
+    if mine is not None and theirs is not None and mine.dtype.kind != "c" and theirs.dtype.kind != "c":
+        squares, differences = pair_sums(mine, theirs, pool)
+        trajectory.CACHE.put(("all_l2", current[1], name), squares ** 0.5)
+        return differences ** 0.5
     total = 0.0
     for a, b in zip(_chunks(current, name), _chunks(other, name)):
-        a64, b64 = a.astype(np.float64), b.astype(np.float64)
-        if a64.dtype.kind == "c" or b64.dtype.kind == "c":
+        if a.dtype.kind == "c" or b.dtype.kind == "c":
             difference = np.abs(a.astype(np.complex128) - b.astype(np.complex128))
         else:
-            np.subtract(a64, b64, out=a64)
-            difference = a64
+            difference = a.astype(np.float64)
+            np.subtract(difference, b.astype(np.float64), out=difference)
         total += float(np.einsum("i,i->", difference, difference))
     return total ** 0.5
 
 
-def _all_l2_of(holder, name: str) -> float:
+def _all_l2_of(holder, name: str, pool) -> float:
     """The L2 norm over all elements (a NaN makes it NaN), update_ratio's denominator."""
     import numpy as np
 
     reader, identity, _, tensor = holder
     stats = trajectory.CACHE.get(("stats", identity, name))
     if stats is not None:
-        return _all_l2(stats)
+        return all_l2(stats)
 
-    def squares() -> float:
+    def norm() -> float:
+        if tensor is not None and tensor.dtype.kind != "c":
+            return squares_sum(tensor, pool) ** 0.5
         total = 0.0
         for chunk in _chunks(holder, name):
             wide = np.abs(chunk).astype(np.float64) if chunk.dtype.kind == "c" else chunk.astype(np.float64)
             total += float(np.einsum("i,i->", wide, wide))
         return total ** 0.5
 
-    return _cached(("all_l2", identity, name), squares)
+    return cached(("all_l2", identity, name), norm)
 
 
 def _chunks(holder, name: str):
     reader, _, _, tensor = holder
     if tensor is None:
-        yield from reader.iter_chunks(name, _CHUNK * 8)
+        yield from reader.iter_chunks(name, CHUNK * 8)
         return
     flat = tensor.reshape(-1)
-    for start in range(0, flat.size, _CHUNK):
-        yield flat[start:start + _CHUNK]
+    for start in range(0, flat.size, CHUNK):
+        yield flat[start:start + CHUNK]
 
 
 def _read_or_none(reader, name: str):

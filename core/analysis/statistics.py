@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .scratch import thread_scratch
+
 CHUNK_ELEMENTS = 1 << 22  # 32 MiB of float64 per chunk
 
 
@@ -53,8 +55,10 @@ class StatisticsAccumulator:
         raw = np.asarray(values).reshape(-1)
         if raw.size == 0:
             return
+        scratch = thread_scratch()  # reused work arrays: no fresh mapping per chunk (core.analysis.scratch)
+        chunk = scratch.get("statistics", raw.size, np.float64)
         with np.errstate(invalid="ignore", over="ignore"):  # NaN patterns of narrow floats: counted below
-            chunk = raw.astype(np.float64)
+            np.copyto(chunk, raw, casting="unsafe")
         total = float(np.add.reduce(chunk))
         # A finite sum means no NaN or Inf in the chunk (float32 and narrower cannot overflow a float64
         # sum), so the common case skips the masks: a few passes over the chunk instead of ten.
@@ -83,7 +87,7 @@ class StatisticsAccumulator:
         # einsum, not np.dot: BLAS would start threads that spin on a small machine and slow all else.
         sum_sq = float(np.einsum("i,i->", good, good))
         self.sum_sq += sum_sq
-        self.sum_abs += float(np.abs(good).sum())
+        self.sum_abs += float(np.absolute(good, out=thread_scratch().get("statistics_abs", n, np.float64)).sum())
         chunk_mean = total / n
         chunk_m2 = sum_sq - total * chunk_mean
         if chunk_m2 < 1e-6 * sum_sq:  # the spread is tiny next to the mean: centre exactly instead

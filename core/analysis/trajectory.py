@@ -24,12 +24,13 @@ from ..format.bundle_reader import CheckpointReader
 from ..format.readers import main_file, open_reader
 from ..jobs import Job, Progress
 from ..run.discovery import CheckpointInfo
+from .scratch import thread_scratch
 from .statistics import StatisticsAccumulator, histogram_counts, histogram_edges
 
 SINGLE_METRICS = ("mean", "std", "min", "max", "l2", "abs_mean", "zero_frac", "nan_count", "inf_count")
 PAIR_METRICS = ("update_ratio", "dist_from_first")
 METRICS = SINGLE_METRICS + PAIR_METRICS + ("element",)
-_STAT_FIELD = {"mean": "mean", "std": "std", "min": "min", "max": "max", "l2": "l2", "abs_mean": "abs_mean",
+STAT_FIELD = {"mean": "mean", "std": "std", "min": "min", "max": "max", "l2": "l2", "abs_mean": "abs_mean",
                "zero_frac": "zero_fraction", "nan_count": "nan_count", "inf_count": "inf_count"}
 CHUNK_BYTES = 256 << 10  # small enough that a chunk and its float64 copy stay in the CPU's L2 cache
 
@@ -123,13 +124,13 @@ def _point(info: CheckpointInfo, name: str, metric: str, element: int, first, pr
         holder = (info.prefix, entry.shape)
         identity = checkpoint_identity(info.prefix)
         if metric == "element":
-            value = _cached(("element", identity, name, element),
+            value = cached(("element", identity, name, element),
                             lambda: float(_real(reader.read_element(name, element))))
         elif metric == "l2" and single_metric and CACHE.get(("stats", identity, name)) is None:
-            value = _cached(("l2", identity, name), lambda: _stream_l2(reader, name))
+            value = cached(("l2", identity, name), lambda: _stream_l2(reader, name))
         elif metric in SINGLE_METRICS:
-            stats = _cached(("stats", identity, name), lambda: _stream_statistics(reader, name))
-            value = getattr(stats, _STAT_FIELD[metric])
+            stats = cached(("stats", identity, name), lambda: stream_statistics(reader, name))
+            value = getattr(stats, STAT_FIELD[metric])
         else:
             other = previous if metric == "update_ratio" else first
             if other is None:
@@ -140,21 +141,21 @@ def _point(info: CheckpointInfo, name: str, metric: str, element: int, first, pr
             if other[1] != entry.shape:
                 return Point(info.step, info.prefix, None, f"shape changed from {list(other[1])} to {list(entry.shape)}"), holder
             other_reader = readers.get(other[0]) or open_reader(other[0])
-            distance = _cached(("distance", identity, checkpoint_identity(other[0]), name),
+            distance = cached(("distance", identity, checkpoint_identity(other[0]), name),
                                lambda: _stream_distance(reader, other_reader, name))
             if metric == "dist_from_first":
                 value = distance
             else:
-                base = _cached(("stats", checkpoint_identity(other[0]), name),
-                               lambda: _stream_statistics(other_reader, name))
-                value = _ratio(distance, _all_l2(base))
+                base = cached(("stats", checkpoint_identity(other[0]), name),
+                               lambda: stream_statistics(other_reader, name))
+                value = ratio(distance, all_l2(base))
         reported = _finite_or_none(value)
         return Point(info.step, info.prefix, reported, "" if reported is not None else _why_none(value)), holder
     except CheckpointError as exc:
         return Point(info.step, info.prefix, None, str(exc)), None
 
 
-def _cached(key, compute):
+def cached(key, compute):
     value = CACHE.get(key)
     if value is None:
         value = compute()
@@ -162,7 +163,7 @@ def _cached(key, compute):
     return value
 
 
-def _stream_statistics(reader: CheckpointReader, name: str):
+def stream_statistics(reader: CheckpointReader, name: str):
     import numpy as np
 
     accumulator = StatisticsAccumulator()
@@ -175,9 +176,10 @@ def _stream_l2(reader: CheckpointReader, name: str) -> float:
     """The L2 norm of the finite values, as the statistics give it, in one light pass."""
     import numpy as np
 
-    total = 0.0
+    total, scratch = 0.0, thread_scratch()
     for chunk in reader.iter_chunks(name, CHUNK_BYTES):
-        wide = (np.abs(chunk) if chunk.dtype.kind == "c" else chunk).astype(np.float64)
+        wide = scratch.get("l2", chunk.size, np.float64)  # reused: no fresh mapping per chunk
+        np.copyto(wide, np.abs(chunk) if chunk.dtype.kind == "c" else chunk, casting="unsafe")
         squares = float(np.einsum("i,i->", wide, wide))
         if not np.isfinite(squares):  # NaN or Inf in the chunk: count the finite values only
             finite = wide[np.isfinite(wide)]
@@ -190,16 +192,21 @@ def _stream_distance(reader: CheckpointReader, other: CheckpointReader, name: st
     """||a - b|| over all elements, the two tensors streamed chunk by chunk side by side."""
     import numpy as np
 
-    total = 0.0
+    total, scratch = 0.0, thread_scratch()
     for a, b in zip(reader.iter_chunks(name, CHUNK_BYTES), other.iter_chunks(name, CHUNK_BYTES)):
-        difference = a.astype(np.float64) - b.astype(np.float64)
-        if difference.dtype.kind == "c":
-            difference = np.abs(difference)
+        if a.dtype.kind == "c" or b.dtype.kind == "c":
+            difference = np.abs(a.astype(np.complex128) - b.astype(np.complex128))
+        else:  # widened into reused work arrays: no fresh mapping per chunk
+            difference = scratch.get("distance_a", a.size, np.float64)
+            np.copyto(difference, a, casting="unsafe")
+            other_wide = scratch.get("distance_b", b.size, np.float64)
+            np.copyto(other_wide, b, casting="unsafe")
+            np.subtract(difference, other_wide, out=difference)
         total += float(np.einsum("i,i->", difference, difference))  # no BLAS threads
     return total ** 0.5
 
 
-def _all_l2(stats) -> float:
+def all_l2(stats) -> float:
     """The L2 norm over all elements (NaN/Inf included), as update_ratio's denominator."""
     if stats.nan_count:
         return float("nan")
@@ -208,7 +215,7 @@ def _all_l2(stats) -> float:
     return stats.l2 or 0.0
 
 
-def _ratio(numerator: float, denominator: float) -> float:
+def ratio(numerator: float, denominator: float) -> float:
     if denominator == 0:
         return float("inf") if numerator else float("nan")
     return numerator / denominator
@@ -262,8 +269,8 @@ def compute_distribution(checkpoints: list[CheckpointInfo], name: str, bins: int
         try:
             reader = open_reader(info.prefix)
             if name in reader and reader.entry(name).is_numeric:
-                stats = _cached(("stats", checkpoint_identity(info.prefix), name),
-                                lambda: _stream_statistics(reader, name))
+                stats = cached(("stats", checkpoint_identity(info.prefix), name),
+                                lambda: stream_statistics(reader, name))
                 if stats.min is not None:
                     held.append((info, stats))
         except CheckpointError:

@@ -17,6 +17,7 @@ from ..format.bundle_entry import BundleEntry
 from ..format.bundle_reader import CheckpointReader
 from ..format.checksum import crc32c, mask
 from ..jobs import Job, Progress
+from .scratch import Scratch
 
 CHUNK_BYTES = 4 << 20  # per side: small enough to stay in cache while both chunks are compared
 _BITS = {1: "u1", 2: "u2", 4: "u4", 8: "u8"}
@@ -38,23 +39,6 @@ class ValueDifference:
             if value is not None and math.isfinite(value):
                 record[key] = value
         return record
-
-
-class Scratch:
-    """Work arrays reused from chunk to chunk and from tensor to tensor: a fresh 8 MB array per chunk
-    costs more in page faults than the arithmetic done in it. One per thread."""
-
-    def __init__(self):
-        self._buffers: dict[tuple, object] = {}
-
-    def get(self, which: str, size: int, dtype):
-        import numpy as np
-
-        key = (which, np.dtype(dtype).str)
-        buffer = self._buffers.get(key)
-        if buffer is None or buffer.size < size:
-            buffer = self._buffers[key] = np.empty(size, dtype)
-        return buffer[:size]
 
 
 class _Accumulator:

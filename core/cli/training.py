@@ -28,8 +28,11 @@ def command_scalars(args) -> int:
                    for tag, series in logs.scalars.items()
                    for s, w, v in zip(series.steps, series.wall_times, series.values)))
     if args.json:
-        print(json.dumps({"folder": logs.folder, "tags": {tag: _points(series) for tag, series in logs.scalars.items()},
-                          "files": [_file_record(f) for f in logs.files]}))
+        # Written a series at a time rather than through one json.dumps of 100,000 dicts (a fifth of
+        # the command's time); the same JSON: numbers as json writes them (repr), strings by json.
+        tags = ", ".join(f"{json.dumps(tag)}: [{_points_json(series)}]" for tag, series in logs.scalars.items())
+        print(f'{{"folder": {json.dumps(logs.folder)}, "tags": {{{tags}}}, '
+              f'"files": {json.dumps([_file_record(f) for f in logs.files])}}}')
         return 0
     rows = []
     for tag, series in logs.scalars.items():
@@ -52,14 +55,16 @@ def _counted(count: int, noun: str) -> str:
     return f"{count:,} {noun}" + ("" if count == 1 else "s")
 
 
-def _points(series) -> list[dict]:
-    points = []
+def _points_json(series) -> str:
+    """A series' points as JSON objects, comma-separated: {"step", "wall_time", "value"}; a value JSON
+    cannot hold (NaN, Inf) is null, with "text" saying which."""
+    parts = []
     for step, wall_time, value in zip(series.steps.tolist(), series.wall_times.tolist(), series.values.tolist()):
         if math.isfinite(value):
-            points.append({"step": step, "wall_time": wall_time, "value": value})
-        else:  # JSON has no NaN: the value is null and the text says which
-            points.append({"step": step, "wall_time": wall_time, "value": None, "text": repr(value)})
-    return points
+            parts.append(f'{{"step": {step}, "wall_time": {wall_time!r}, "value": {value!r}}}')
+        else:
+            parts.append(f'{{"step": {step}, "wall_time": {wall_time!r}, "value": null, "text": "{value!r}"}}')
+    return ", ".join(parts)
 
 
 def _file_record(log_file) -> dict:

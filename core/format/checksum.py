@@ -10,7 +10,7 @@ import importlib.machinery
 import importlib.util
 import os
 
-_MASK_DELTA = 0xA282EAD8
+MASK_DELTA = 0xA282EAD8  # public: the event-file reader inlines the mask in its hot loop
 
 
 def _load_crc32c():
@@ -37,6 +37,7 @@ def _load_crc32c():
 
 
 _crc32c = _load_crc32c()
+raw_crc32c = _crc32c  # the C function itself, crc32c(data): for a loop that calls it per record
 
 
 def crc32c(data, initial: int = 0) -> int:
@@ -46,10 +47,10 @@ def crc32c(data, initial: int = 0) -> int:
 
 def mask(crc: int) -> int:
     """LevelDB's masked form of a CRC (stored so that a CRC of data containing CRCs stays strong)."""
-    return (((crc >> 15) | (crc << 17)) + _MASK_DELTA) & 0xFFFFFFFF
+    return (((crc >> 15) | (crc << 17)) + MASK_DELTA) & 0xFFFFFFFF
 
 
 def unmask(masked: int) -> int:
     """Inverse of mask()."""
-    rot = (masked - _MASK_DELTA) & 0xFFFFFFFF
+    rot = (masked - MASK_DELTA) & 0xFFFFFFFF
     return ((rot >> 17) | (rot << 15)) & 0xFFFFFFFF

@@ -26,7 +26,7 @@ import os
 import struct
 from dataclasses import dataclass
 
-from .checksum import crc32c, mask
+from .checksum import MASK_DELTA as _MASK_DELTA, raw_crc32c
 from .graph_protos import build_message_classes, parse
 
 EVENT_FILE_MARK = "tfevents"  # TensorBoard reads files whose name holds it
@@ -130,39 +130,39 @@ class EventStream:
         return {tag: items for tag, items in decoded.items() if items}
 
     def _add(self, event, report: FileReport) -> None:
-        if event.file_version.startswith(b"brain.Event:"):
-            try:
-                self._version = float(event.file_version[len(b"brain.Event:"):])
-            except ValueError:
-                pass
-        if event.HasField("graph_def") or event.HasField("meta_graph_def"):
-            report.has_graph = True
         step = event.step
-        if event.HasField("session_log") and event.session_log.status == _SESSION_START:
-            for points in list(self.scalars.values()) + list(self._histograms.values()):
-                _drop_from(points, step)
-        if not event.HasField("summary"):
+        if not event.HasField("summary"):  # the first records, graphs, restarts: rare
+            if event.HasField("file_version") and event.file_version.startswith(b"brain.Event:"):
+                try:
+                    self._version = float(event.file_version[len(b"brain.Event:"):])
+                except ValueError:
+                    pass
+            if event.HasField("graph_def") or event.HasField("meta_graph_def"):
+                report.has_graph = True
+            if event.HasField("session_log") and event.session_log.status == _SESSION_START:
+                for points in list(self.scalars.values()) + list(self._histograms.values()):
+                    _drop_from(points, step)
             return
         out_of_order = self._version < 2 and step < self._latest_step
         if not out_of_order:
             self._latest_step = step
         wall_time = event.wall_time
+        kinds = self._kinds
         for value in event.summary.value:
             raw_tag = value.tag
-            kind = self._kinds.get(raw_tag, "")
+            kind = kinds.get(raw_tag, "")
             if kind == "":
-                kind = self._kinds[raw_tag] = _kind(value, self.wants, self.keep_histograms, self._tags, raw_tag)
+                kind = kinds[raw_tag] = _kind(value, self.wants, self.keep_histograms, self._tags, raw_tag)
             if kind is None:
                 continue
-            tag = self._tags[raw_tag]
             if kind == "scalar":
                 number = value.simple_value if value.HasField("simple_value") else _tensor_scalar(value.tensor)
                 if number is None:
                     continue
-                points, point = self.scalars.setdefault(tag, []), (step, wall_time, number)
+                points, point = self.scalars.setdefault(self._tags[raw_tag], []), (step, wall_time, number)
             else:
                 is_proto = value.HasField("histo")
-                points = self._histograms.setdefault(tag, [])
+                points = self._histograms.setdefault(self._tags[raw_tag], [])
                 point = (step, wall_time, is_proto, value.histo if is_proto else value.tensor)
             if out_of_order:
                 _drop_from(points, step)
@@ -185,24 +185,32 @@ def read_event_file(path: str | os.PathLike, wants=None, histograms: bool = True
 
 
 def _events(data, size: int, contents: FileReport, progress):
-    classes = _classes()
+    """The Events of one file's bytes, in order; stops at the first damaged record (saying so in
+    `contents.problem`) or at a record cut short. The hot loop of reading a log: kept to a few calls
+    per record (the masks inlined, the parser called directly)."""
+    from google.protobuf.message import DecodeError
+
+    event_class = _classes()["Event"]
+    header, footer, delta = _HEADER, _FOOTER, _MASK_DELTA
     offset = 0
-    while offset + _HEADER.size <= size:
-        length, length_crc = _HEADER.unpack_from(data, offset)
-        if mask(crc32c(data[offset:offset + 8])) != length_crc:
+    while offset + header.size <= size:
+        length, length_crc = header.unpack_from(data, offset)
+        crc = raw_crc32c(data[offset:offset + 8])
+        if ((((crc >> 15) | (crc << 17)) + delta) & 0xFFFFFFFF) != length_crc:
             contents.problem = f"record {contents.records + 1} at byte {offset}: its length fails its checksum"
             return
-        end = offset + _HEADER.size + length + _FOOTER.size
+        end = offset + header.size + length + footer.size
         if end > size:
             return  # cut short: still being written, or the writer stopped mid-record
-        body = data[offset + _HEADER.size:end - _FOOTER.size]
-        if mask(crc32c(body)) != _FOOTER.unpack_from(data, end - _FOOTER.size)[0]:
+        body = data[offset + header.size:end - footer.size]
+        crc = raw_crc32c(body)
+        if ((((crc >> 15) | (crc << 17)) + delta) & 0xFFFFFFFF) != footer.unpack_from(data, end - footer.size)[0]:
             contents.problem = f"record {contents.records + 1} at byte {offset}: its data fails its checksum"
             return
         try:
-            event = parse("Event", body, classes)
-        except ValueError as exc:
-            contents.problem = f"record {contents.records + 1} at byte {offset} is not an Event ({exc})"
+            event = event_class.FromString(body)
+        except (DecodeError, RuntimeError) as exc:
+            contents.problem = f"record {contents.records + 1} at byte {offset} is not an Event ({exc or 'bad bytes'})"
             return
         contents.records += 1
         offset = end
@@ -232,33 +240,56 @@ def _drop_from(points: list, step: int) -> None:
         points[:] = [point for point in points if point[0] < step]
 
 
+# Byte layouts of scalar TensorProtos already decoded: everything before the value's last 4 or 8 bytes
+# -> how to read those bytes. A writer writes every point of a tag alike (TF2: dtype, an empty shape,
+# a 4-byte tensor_content), so after the first point the rest are a dictionary look-up and an unpack.
+# Learnt only where the full parse put the value, in a fixed-width field, in those very last bytes.
+_LAYOUTS: dict[bytes, struct.Struct] = {}
+_MAX_LAYOUTS = 256
+
+
 def _tensor_scalar(raw: bytes) -> float | None:
     """The number a one-element TensorProto holds, or None when it holds something else."""
+    for width in (4, 8):
+        layout = _LAYOUTS.get(raw[:-width])
+        if layout is not None and len(raw) > width:
+            return float(layout.unpack_from(raw, len(raw) - width)[0])
+    value, layout = _parsed_scalar(raw)
+    if layout is not None and len(_LAYOUTS) < _MAX_LAYOUTS:
+        tail = raw[-layout.size:]
+        if tail == layout.pack(value):  # the value is those very bytes: the layout holds for the tag
+            _LAYOUTS[raw[:-layout.size]] = layout
+    return value
+
+
+def _parsed_scalar(raw: bytes):
+    """(the number, the Struct of its fixed-width encoding if it ends the bytes, else None)."""
     try:
         tensor = parse("TensorProto", raw, _classes())
     except ValueError:
-        return None
+        return None, None
     dims = [d.size for d in tensor.tensor_shape.dim]
     if any(size != 1 for size in dims):
-        return None
+        return None, None
     storage, field_name = _SCALAR_DTYPES.get(tensor.dtype, (None, None))
     if field_name is None:
-        return None
+        return None, None
+    fixed = struct.Struct(storage) if tensor.dtype in (1, 2) else None  # float32 / float64
     if tensor.tensor_content:
         if storage is None:  # bfloat16: the high half of a float32
             content = tensor.tensor_content
-            return struct.unpack("<f", b"\0\0" + content[:2])[0] if len(content) == 2 else None
+            return (struct.unpack("<f", b"\0\0" + content[:2])[0] if len(content) == 2 else None), None
         if len(tensor.tensor_content) != struct.calcsize(storage):
-            return None
-        return float(struct.unpack(storage, tensor.tensor_content)[0])
+            return None, None
+        return float(struct.unpack(storage, tensor.tensor_content)[0]), fixed
     values = getattr(tensor, field_name)
     if len(values) != 1:
-        return None
+        return None, None
     if tensor.dtype == 19:  # float16 values travel as their bit patterns in half_val
-        return struct.unpack("<e", struct.pack("<H", values[0] & 0xFFFF))[0]
+        return struct.unpack("<e", struct.pack("<H", values[0] & 0xFFFF))[0], None
     if tensor.dtype == 14:
-        return struct.unpack("<f", struct.pack("<I", (values[0] & 0xFFFF) << 16))[0]
-    return float(values[0])
+        return struct.unpack("<f", struct.pack("<I", (values[0] & 0xFFFF) << 16))[0], None
+    return float(values[0]), fixed
 
 
 def _histogram(step: int, wall_time: float, is_proto: bool, raw: bytes) -> LoggedHistogram | None:

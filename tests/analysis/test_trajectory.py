@@ -144,8 +144,8 @@ def test_points_stream_as_they_are_computed_and_cache_hits(troubled_run, monkeyp
     streamed = [p.point for p in compute_trajectory(run.checkpoints, "w", "mean") if isinstance(p, PointProgress)]
     assert [p.step for p in streamed] == [1, 2, 3, 4, 5]
     calls = []
-    real = trajectory_module._stream_statistics
-    monkeypatch.setattr(trajectory_module, "_stream_statistics", lambda *a: calls.append(a) or real(*a))
+    real = trajectory_module.stream_statistics
+    monkeypatch.setattr(trajectory_module, "stream_statistics", lambda *a: calls.append(a) or real(*a))
     run_to_end(compute_trajectory(run.checkpoints, "w", "std"))  # same pass, other metric: all cached
     assert calls == []
 

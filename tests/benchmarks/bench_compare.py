@@ -330,7 +330,9 @@ def check_check_results() -> str:
 
 # ---- profiles ------------------------------------------------------------------------------------
 
-def profile(label: str, fn: Callable[[], object], top: int = 25) -> None:
+def profile(label: str, fn: Callable[[], object], top: int = 25, sort: str = "cumulative") -> None:
+    """`fn()` under cProfile (the calling thread only): its time so, and the `top` functions by `sort`
+    ("cumulative", or "tottime": their own time); the benchmarks' one profile printer."""
     import cProfile
     import io
     import pstats
@@ -340,8 +342,9 @@ def profile(label: str, fn: Callable[[], object], top: int = 25) -> None:
     profiler.runcall(fn)
     elapsed = time.perf_counter() - start
     out = io.StringIO()
-    pstats.Stats(profiler, stream=out).sort_stats("cumulative").print_stats(top)
-    print(f"\n[profile] {label}: {elapsed:.2f} s under cProfile; top {top} by cumulative time")
+    pstats.Stats(profiler, stream=out).sort_stats(sort).print_stats(top)
+    by = "cumulative time" if sort == "cumulative" else "own time"
+    print(f"\n[profile] {label}: {elapsed:.2f} s under cProfile; top {top} by {by}")
     lines = out.getvalue().splitlines()
     start_at = next((i for i, line in enumerate(lines) if line.lstrip().startswith("ncalls")), 0)
     print("\n".join(line.rstrip() for line in lines[start_at:] if line.strip()))

@@ -220,6 +220,7 @@ def _training_views(window, scratch: Path, training: Path, views, save) -> None:
     """training, overview and two_runs (tests.training_fixtures' runs under `training`)."""
     exploding = _training_copy(scratch / "exploding_run", training / "exploding_run")
     _open(window, exploding)
+    window._show_tab(0)  # the values, whichever tab the views before left open
     window.trajectory.clear()
     window.trajectory.metric.setCurrentText("update_ratio")
     window.trajectory.log_scale.setChecked(True)  # a ratio that jumps a hundredfold

@@ -1,0 +1,41 @@
+"""Work arrays reused from chunk to chunk and from tensor to tensor.
+
+Why: a chunk of 64 Ki float64 values is 512 KB, above glibc's threshold for serving an allocation by
+mmap, so a fresh one per chunk is a fresh mapping, faulted in page by page and unmapped again: over a
+2 GB run that is most of a million page faults, more time than the arithmetic done in them (measured
+by tests/benchmarks/bench_overview.py). One Scratch per thread; `thread_scratch()` gives the calling
+thread's own.
+"""
+from __future__ import annotations
+
+import threading
+
+MAX_KEPT_ELEMENTS = 4 << 20  # 32 MB of float64 at most; a bigger request gets an array of its own: a scratch never holds a tensor
+
+
+class Scratch:
+    def __init__(self):
+        self._buffers: dict[tuple, object] = {}
+
+    def get(self, which: str, size: int, dtype):
+        """A work array of `size` elements of `dtype`, the same memory each time `which` is asked for
+        (its contents are whatever the last user left)."""
+        import numpy as np
+
+        if size > MAX_KEPT_ELEMENTS:
+            return np.empty(size, dtype)
+        key = (which, np.dtype(dtype).str)
+        buffer = self._buffers.get(key)
+        if buffer is None or buffer.size < size:
+            buffer = self._buffers[key] = np.empty(size, dtype)
+        return buffer[:size]
+
+
+_local = threading.local()
+
+
+def thread_scratch() -> Scratch:
+    scratch = getattr(_local, "scratch", None)
+    if scratch is None:
+        scratch = _local.scratch = Scratch()
+    return scratch
