@@ -34,7 +34,7 @@ _HEADER = struct.Struct("<QI")
 _FOOTER = struct.Struct("<I")
 
 _OPTIONAL, _REPEATED = 1, 3
-_DOUBLE, _FLOAT, _INT64, _INT32, _BYTES, _MESSAGE = 1, 2, 3, 5, 12, 11
+_DOUBLE, _FLOAT, _INT64, _INT32, _BOOL, _BYTES, _MESSAGE = 1, 2, 3, 5, 8, 12, 11
 _MESSAGES = {
     "PluginData": [("plugin_name", 1, _BYTES, _OPTIONAL, None)],
     "SummaryMetadata": [("plugin_data", 1, _MESSAGE, _OPTIONAL, "PluginData")],
@@ -56,13 +56,14 @@ _MESSAGES = {
     "TensorProto": [("dtype", 1, _INT32, _OPTIONAL, None), ("tensor_shape", 2, _MESSAGE, _OPTIONAL, "TensorShapeProto"),
                     ("tensor_content", 4, _BYTES, _OPTIONAL, None), ("float_val", 5, _FLOAT, _REPEATED, None),
                     ("double_val", 6, _DOUBLE, _REPEATED, None), ("int_val", 7, _INT32, _REPEATED, None),
-                    ("int64_val", 10, _INT64, _REPEATED, None), ("half_val", 13, _INT32, _REPEATED, None)],
+                    ("int64_val", 10, _INT64, _REPEATED, None), ("bool_val", 11, _BOOL, _REPEATED, None),
+                    ("half_val", 13, _INT32, _REPEATED, None)],
 }
 _SESSION_START = 1  # SessionLog.START: training (re)started
 # TensorProto dtype -> (struct format of one element, repeated field holding the values)
 _SCALAR_DTYPES = {1: ("<f", "float_val"), 2: ("<d", "double_val"), 3: ("<i", "int_val"), 9: ("<q", "int64_val"),
                   19: ("<e", "half_val"), 14: (None, "half_val"), 4: ("<B", "int_val"), 5: ("<h", "int_val"),
-                  6: ("<b", "int_val"), 17: ("<H", "int_val"), 10: ("<?", "int_val")}
+                  6: ("<b", "int_val"), 17: ("<H", "int_val"), 10: ("<?", "bool_val")}
 
 
 @functools.lru_cache(maxsize=1)

@@ -192,3 +192,36 @@ def test_find_event_files_skips_hidden_history_and_pipes(training_runs, tmp_path
     folder, files = find_event_files(run / "ckpt-20")  # a prefix: its folder's logs
     assert folder == str(run)
     assert [os.path.relpath(f, run).split(os.sep)[0] for f in files] == ["train", "validation"]
+
+
+def test_every_scalar_encoding_equals_tensorboards_decoding(tmp_path):
+    """Scalar tensors as writers encode them (float32 content or float_val, float64, float16 half_val,
+    int32, int64, bool; shapes [] and [1]), the same tag switching encodings on the way, so a byte
+    layout learnt from one point must never read another: every value equals TensorBoard's make_ndarray."""
+    from tensorboard.compat.proto import event_pb2, summary_pb2, tensor_pb2, tensor_shape_pb2
+    from tensorboard.util import tensor_util
+
+    def tensor(dtype, shape=(), **fields):
+        proto = tensor_pb2.TensorProto(dtype=dtype, **fields)
+        proto.tensor_shape.CopyFrom(tensor_shape_pb2.TensorShapeProto(
+            dim=[tensor_shape_pb2.TensorShapeProto.Dim(size=s) for s in shape]))
+        return proto
+
+    import struct
+    encodings = [tensor(1, tensor_content=struct.pack("<f", 1.5)), tensor(1, float_val=[2.25]),
+                 tensor(1, (1,), tensor_content=struct.pack("<f", -3.0)), tensor(2, double_val=[1e300]),
+                 tensor(2, tensor_content=struct.pack("<d", -0.1)), tensor(19, half_val=[0x3C00]),
+                 tensor(3, int_val=[-7]), tensor(9, int64_val=[2**40]), tensor(10, bool_val=[True]),
+                 tensor(1, tensor_content=struct.pack("<f", 4.5)), tensor(1, tensor_content=struct.pack("<f", float("inf")))]
+    records = [_record(event_pb2.Event(wall_time=1.0, file_version="brain.Event:2").SerializeToString())]
+    plugin = summary_pb2.SummaryMetadata(plugin_data=summary_pb2.SummaryMetadata.PluginData(plugin_name="scalars"))
+    for step, proto in enumerate(encodings):
+        value = summary_pb2.Summary.Value(tag="mixed", tensor=proto, metadata=plugin)
+        records.append(_record(event_pb2.Event(step=step, wall_time=float(step),
+                                               summary=summary_pb2.Summary(value=[value])).SerializeToString()))
+    path = tmp_path / "events.out.tfevents.1.host"
+    path.write_bytes(b"".join(records) * 1)
+    points = read_event_file(path).scalars["mixed"]
+    expected = [float(np.asarray(tensor_util.make_ndarray(p)).reshape(-1)[0]) for p in encodings]
+    assert [p[2] for p in points] == expected
+    assert [p[0] for p in points] == list(range(len(encodings)))
