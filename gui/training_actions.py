@@ -13,11 +13,9 @@ from PySide6.QtGui import QKeySequence
 
 from core.jobs import Progress
 from core.run.discovery import discover
-from core.run.run_graph import graph_of
 from core.run.training_logs import read_training_logs
 
 from . import dialogs, errors
-from .graph_dialog import GraphDialog
 from .overview_window import OverviewWindow
 from .window_context import JobSlot
 
@@ -62,17 +60,23 @@ class TrainingActions:
 
     # ---- the run's logs -----------------------------------------------------------------------------
     def run_opened(self, run) -> None:
+        from PySide6.QtCore import QTimer
+
         self.run = run
         self.trajectory.run_names[0] = self._name(run.folder)
         self.trajectory.set_logs(None)
-        self._read_logs(run)
+        # after the variables are shown: the logs (and protobuf's first import) wait for the first paint
+        QTimer.singleShot(0, lambda: self.run is run and self._read_logs(run))
         if self.overview_window is not None:
             self.overview_window.set_runs(self.runs())
 
     def run_changed(self, run) -> None:
-        """The watcher found checkpoints added or removed: training goes on, so its logs grew too."""
+        """The watcher found checkpoints added or removed: training goes on, so its logs grew too, and
+        the overview gets the new columns (what it read before is cached)."""
         self.run = run
         self._read_logs(run)
+        if self.overview_window is not None and self.overview_window.isVisible():
+            self.overview_window.set_runs(self.runs())
 
     def _read_logs(self, run) -> None:
         if self._logs_job is not None:
@@ -170,12 +174,16 @@ class TrainingActions:
             os.path.dirname(os.path.dirname(prefix))  # a SavedModel's variables: its folder holds the graph
 
         def job():
+            from core.run.run_graph import graph_of  # here: protobuf and the graph reader load on first use
+
             yield Progress(0, 0, f"Reading the graph of {path}")
             return graph_of(path)
 
         self.graph_slot.start("graph", job, self._graph_read, busy_text=f"Reading the graph of {path}…")
 
     def _graph_read(self, result) -> None:
+        from .graph_dialog import GraphDialog
+
         summary, note = result
         dialog = GraphDialog(summary, lambda: self.show_graph_in_tensorboard(summary.path), self.context.dialog_parent)
         if note:
