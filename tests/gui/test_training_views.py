@@ -243,3 +243,34 @@ def test_log_y_is_the_metrics_axis_only(qtbot, window, training_runs):
     logged.view.updateAutoRange()
     (_, _), (low, high) = logged.view.viewRange()
     assert low <= values.min() and high >= values.max()  # the loss in its own linear range
+
+
+def test_the_overview_shows_progress_and_its_cancel_stops_it(qtbot, window, training_runs, monkeypatch):
+    import threading
+
+    from core.jobs import Progress
+    from gui import overview_window as overview_module
+
+    released, closed = threading.Event(), threading.Event()
+
+    def slow_overview(checkpoints, metric, weights_only=True):
+        try:
+            for done in range(1000):
+                yield Progress(done, 1000, f"{metric}: variable {done}")
+                released.wait(0.05)
+        finally:
+            closed.set()  # the job was closed: the worker stopped it
+
+    monkeypatch.setattr(overview_module, "compute_overview", slow_overview)
+    open_run(qtbot, window, training_runs.exploding_run)
+    overview_window = window.training.show_overview()
+    qtbot.addWidget(overview_window)
+    qtbot.waitUntil(lambda: overview_window.status.bar.isVisible() and overview_window.status.bar.value() > 0,
+                    timeout=20000)
+    assert overview_window.status.cancel_button.isVisible()
+    overview_window.status.cancel_button.click()
+    qtbot.waitUntil(closed.is_set, timeout=20000)
+    qtbot.waitUntil(lambda: "Stopped" in overview_window.status.text.text(), timeout=20000)
+    assert not overview_window.status.bar.isVisible() and overview_window.overview is None
+    released.set()
+    overview_window.close()
