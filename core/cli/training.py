@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import sys
 
 from ..jobs import run_to_end
 from ..run.discovery import discover
@@ -14,12 +15,18 @@ from .output import print_table
 def command_scalars(args) -> int:
     from ..run.training_logs import read_training_logs
 
+    from ..errors import CorruptCheckpointError, NotACheckpointError
+
     logs = run_to_end(read_training_logs(args.path, tag=args.tag, histograms=False))
     if not logs.files:
-        from ..errors import NotACheckpointError
-
         raise NotACheckpointError(args.path, "holds no TensorBoard event files (events.out.tfevents.*) "
                                              "in it or its sub-folders")
+    damaged = [f for f in logs.files if f.problem]
+    if damaged and not any(f.records for f in logs.files):  # nothing at all could be read: that is the answer
+        raise CorruptCheckpointError(damaged[0].path, damaged[0].problem +
+                                     (f" (and {len(damaged) - 1} more event files)" if len(damaged) > 1 else ""))
+    for log_file in damaged:  # the points before the damage are shown; say where it is
+        print(f"warning: {log_file.path}: {log_file.problem}", file=sys.stderr)
     if args.csv:
         from ..export.tables import write_csv
 
@@ -43,9 +50,6 @@ def command_scalars(args) -> int:
                      _number(max(finite)) if finite else "-", f"{bad} not finite" if bad else ""))
     print(f"logged scalars of {logs.folder}")
     print_table(("tag", "points", "steps", "last", "min", "max", ""), rows)
-    for log_file in logs.files:
-        if log_file.problem:
-            print(f"warning: {log_file.path}: {log_file.problem}")
     print(f"\n{_counted(logs.point_count, 'point')} of {_counted(len(logs.scalars), 'tag')} in "
           f"{_counted(len(logs.files), 'event file')}")
     return 0
@@ -60,10 +64,11 @@ def _points_json(series) -> str:
     cannot hold (NaN, Inf) is null, with "text" saying which."""
     parts = []
     for step, wall_time, value in zip(series.steps.tolist(), series.wall_times.tolist(), series.values.tolist()):
+        when = repr(wall_time) if math.isfinite(wall_time) else "null"  # a hostile file's NaN time too
         if math.isfinite(value):
-            parts.append(f'{{"step": {step}, "wall_time": {wall_time!r}, "value": {value!r}}}')
+            parts.append(f'{{"step": {step}, "wall_time": {when}, "value": {value!r}}}')
         else:
-            parts.append(f'{{"step": {step}, "wall_time": {wall_time!r}, "value": null, "text": "{value!r}"}}')
+            parts.append(f'{{"step": {step}, "wall_time": {when}, "value": null, "text": "{value!r}"}}')
     return ", ".join(parts)
 
 

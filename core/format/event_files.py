@@ -95,10 +95,11 @@ class FileReport:
 
 
 class EventStream:
-    """The events of one folder's files, read one file after another into one series per tag, as
-    TensorBoard's reader keeps them: an event file of version 2 (every TF writer since 1.x) is purged
-    only when a SessionLog START (a restarted session) comes at an earlier step: the points from that
-    step on are dropped. Older files also drop a tag's points from a step logged again later.
+    """The events of one folder's files, read one file after another into one series per tag, kept as
+    TensorBoard's reader of today (plugin_event_accumulator) keeps them. A file of version 2 (every TF
+    writer since 1.x) is purged only by a SessionLog START after the first one (a restarted session):
+    every point at that step or later is dropped. In a file without a version 2, a summary at a step
+    below the last summary's drops its tags' points from that step on.
 
     wants: a callable tag -> bool choosing tags (None: every tag); histograms: keep them or not."""
 
@@ -108,19 +109,19 @@ class EventStream:
         self._histograms: dict[str, list] = {}  # tag -> (step, wall time, is HistogramProto, bytes)
         self._kinds: dict[bytes, str | None] = {}
         self._tags: dict[bytes, str] = {}
-        self._version = 0.0
-        self._latest_step = -(2 ** 63)
+        self._version = 0.0          # TensorBoard's rule: no version, or one below 2, purges by order
+        self._latest_step = -1       # of the last summary event (TensorBoard starts at -1 too)
+        self._seen_start = False     # the first SessionLog START starts the run; later ones restart it
 
-    def read_file(self, path: str | os.PathLike, progress=None) -> FileReport:
-        """Read one more file (in the order written); OSError only for a file that cannot be opened.
-        progress: called now and then with the bytes read so far."""
+    def read_file(self, path: str | os.PathLike) -> FileReport:
+        """Read one more file (in the order written); OSError only for a file that cannot be opened
+        (ValueError for one that shrinks to nothing while it is mapped)."""
         report = FileReport(os.fspath(path))
         with open(report.path, "rb") as f:
-            size = os.fstat(f.fileno()).st_size
-            if size == 0:
+            if os.fstat(f.fileno()).st_size == 0:
                 return report
             with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
-                for event in _events(data, size, report, progress):
+                for event in _events(data, len(data), report):
                     self._add(event, report)
         return report
 
@@ -132,21 +133,19 @@ class EventStream:
 
     def _add(self, event, report: FileReport) -> None:
         step = event.step
-        if not event.HasField("summary"):  # the first records, graphs, restarts: rare
-            if event.HasField("file_version") and event.file_version.startswith(b"brain.Event:"):
-                try:
-                    self._version = float(event.file_version[len(b"brain.Event:"):])
-                except ValueError:
-                    pass
+        if not event.HasField("summary"):  # the first records, graphs, restarts: rare (Event's `what` is a oneof)
+            if event.HasField("file_version"):
+                self._version = _file_version(event.file_version)
             if event.HasField("graph_def") or event.HasField("meta_graph_def"):
                 report.has_graph = True
-            if event.HasField("session_log") and event.session_log.status == _SESSION_START:
-                for points in list(self.scalars.values()) + list(self._histograms.values()):
-                    _drop_from(points, step)
+            if self._version >= 2 and event.HasField("session_log") and event.session_log.status == _SESSION_START:
+                if self._seen_start:  # a restart: what was logged from its step on is orphaned
+                    for points in list(self.scalars.values()) + list(self._histograms.values()):
+                        _drop_from(points, step)
+                self._seen_start = True
             return
         out_of_order = self._version < 2 and step < self._latest_step
-        if not out_of_order:
-            self._latest_step = step
+        self._latest_step = step
         wall_time = event.wall_time
         kinds = self._kinds
         for value in event.summary.value:
@@ -185,7 +184,7 @@ def read_event_file(path: str | os.PathLike, wants=None, histograms: bool = True
     return EventFileContents(report, stream.scalars, stream.histograms())
 
 
-def _events(data, size: int, contents: FileReport, progress):
+def _events(data, size: int, contents: FileReport):
     """The Events of one file's bytes, in order; stops at the first damaged record (saying so in
     `contents.problem`) or at a record cut short. The hot loop of reading a log: kept to a few calls
     per record (the masks inlined, the parser called directly)."""
@@ -215,9 +214,15 @@ def _events(data, size: int, contents: FileReport, progress):
             return
         contents.records += 1
         offset = end
-        if progress is not None and contents.records % 4096 == 0:
-            progress(offset)
         yield event
+
+
+def _file_version(text: bytes) -> float:
+    """TensorBoard's reading of `brain.Event:2`: the number after the last marker, -1 when none."""
+    try:
+        return float(text.split(b"brain.Event:")[-1])
+    except ValueError:
+        return -1.0
 
 
 def _kind(value, wants, histograms: bool, tags: dict, raw_tag: bytes) -> str | None:
@@ -245,22 +250,31 @@ def _drop_from(points: list, step: int) -> None:
 # -> how to read those bytes. A writer writes every point of a tag alike (TF2: dtype, an empty shape,
 # a 4-byte tensor_content), so after the first point the rest are a dictionary look-up and an unpack.
 # Learnt only where the full parse put the value, in a fixed-width field, in those very last bytes.
-_LAYOUTS: dict[bytes, struct.Struct] = {}
+_LAYOUTS: dict[int, dict[bytes, struct.Struct]] = {4: {}, 8: {}}  # value width -> prefix -> its Struct
 _MAX_LAYOUTS = 256
 
 
 def _tensor_scalar(raw: bytes) -> float | None:
     """The number a one-element TensorProto holds, or None when it holds something else."""
-    for width in (4, 8):
-        layout = _LAYOUTS.get(raw[:-width])
-        if layout is not None and len(raw) > width:
-            return float(layout.unpack_from(raw, len(raw) - width)[0])
+    for width, layouts in _LAYOUTS.items():
+        if len(raw) > width:
+            layout = layouts.get(raw[:-width])
+            if layout is not None:
+                return float(layout.unpack_from(raw, len(raw) - width)[0])
     value, layout = _parsed_scalar(raw)
-    if layout is not None and len(_LAYOUTS) < _MAX_LAYOUTS:
-        tail = raw[-layout.size:]
-        if tail == layout.pack(value):  # the value is those very bytes: the layout holds for the tag
-            _LAYOUTS[raw[:-layout.size]] = layout
+    if layout is not None and len(raw) > layout.size and sum(map(len, _LAYOUTS.values())) < _MAX_LAYOUTS:
+        prefix = raw[:-layout.size]
+        if raw[-layout.size:] == layout.pack(value) and not _overlaps(prefix, layout.size):
+            _LAYOUTS[layout.size][prefix] = layout  # the value is those very bytes: the layout holds
     return value
+
+
+def _overlaps(prefix: bytes, width: int) -> bool:
+    """Whether some bytes could end in a known layout of the other width too (a 4-byte layout's prefix
+    starting with an 8-byte one's): then neither look-up may be trusted alone, and this one is not kept."""
+    if width == 4:
+        return any(prefix.startswith(other) for other in _LAYOUTS[8])
+    return any(other.startswith(prefix) for other in _LAYOUTS[4])
 
 
 def _parsed_scalar(raw: bytes):

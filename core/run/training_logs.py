@@ -34,7 +34,6 @@ class ScalarSeries:
     steps: "object"        # int64
     wall_times: "object"   # float64
     values: "object"       # float64 (NaN and Inf kept: a NaN loss is news)
-    file: str
 
 
 @dataclass(frozen=True)
@@ -64,8 +63,11 @@ def find_event_files(path: str | os.PathLike) -> tuple[str, list[str]]:
     path = os.fspath(path)
     if os.path.isfile(path) and is_event_file(path):
         return os.path.dirname(path) or ".", [path]
-    folder = path if os.path.isdir(path) else os.path.dirname(path) or "."
-    if not os.path.isdir(folder):
+    if os.path.isdir(path):
+        folder = path
+    elif os.path.isfile(path) or _is_prefix(path):  # a checkpoint file or prefix: its folder's logs
+        folder = os.path.dirname(path) or "."
+    else:  # a typo must not read whatever lies around it
         raise NotACheckpointError(path, "no such file or folder")
     found: list[str] = []
     base_depth = folder.rstrip(os.sep).count(os.sep)
@@ -80,6 +82,13 @@ def find_event_files(path: str | os.PathLike) -> tuple[str, list[str]]:
         if len(found) > MAX_FILES:
             raise InputError(folder, f"holds more than {MAX_FILES:,} event files; point at one run's folder")
     return folder, found
+
+
+def _is_prefix(path: str) -> bool:
+    import glob
+
+    return (os.path.isfile(path + ".index") or os.path.isfile(path + ".meta")
+            or bool(glob.glob(glob.escape(path) + ".data-*")))
 
 
 def tag_matcher(pattern: str | None):
@@ -104,7 +113,6 @@ def read_training_logs(path: str | os.PathLike, tag: str | None = None, histogra
     sizes = [_size(p) for p in paths]
     total, done = sum(sizes), 0
     streams: dict[str, EventStream] = {}  # one per folder: TensorBoard's run
-    first_files: dict[str, str] = {}
     for path_, size in zip(paths, sizes):
         relative = os.path.relpath(os.path.dirname(path_), folder)
         run = "" if relative == "." else relative.replace(os.sep, "/")
@@ -115,18 +123,19 @@ def read_training_logs(path: str | os.PathLike, tag: str | None = None, histogra
             stream = streams[run] = EventStream(named, histograms)
         try:
             report = stream.read_file(path_)
-        except (OSError, ValueError) as exc:  # unreadable, or mmap of a file that shrank
+        except (OSError, ValueError) as exc:  # unreadable, or mapped while it shrank to nothing
             report = FileReport(path_, problem=f"cannot be read ({exc})")
         done += size
         logs.files.append(LogFile(path_, run, report.records, report.problem, report.has_graph))
-        first_files.setdefault(run, path_)
     for run, stream in streams.items():
         for raw_tag, points in stream.scalars.items():
+            if not points:  # every point purged by a restart: nothing to show
+                continue
             name = _named(run, raw_tag)
             steps = np.fromiter((p[0] for p in points), dtype=np.int64, count=len(points))
             walls = np.fromiter((p[1] for p in points), dtype=np.float64, count=len(points))
             values = np.fromiter((p[2] for p in points), dtype=np.float64, count=len(points))
-            logs.scalars[name] = ScalarSeries(name, steps, walls, values, first_files[run])
+            logs.scalars[name] = ScalarSeries(name, steps, walls, values)
         for raw_tag, items in stream.histograms().items():
             logs.histograms[_named(run, raw_tag)] = items
     logs.scalars = dict(sorted(logs.scalars.items()))

@@ -73,3 +73,19 @@ def test_overview_text_and_bad_metric(training_runs):
     assert "6 variables" in everything and "save_counter" in everything  # and the step counter
     bad = cli("overview", training_runs.tf2_run, "--metric", "nope", check=False)
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
+
+
+def test_scalars_of_only_damaged_logs_and_a_nan_wall_time(tmp_path):
+    garbage = tmp_path / "garbage"
+    garbage.mkdir()
+    (garbage / "events.out.tfevents.1.host").write_bytes(b"\x07" * 64)
+    result = cli("scalars", garbage, check=False)
+    assert result.returncode == 2 and "fails its checksum" in result.stderr and str(garbage) in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    from tests.run.test_training_logs import _events_file, _scalar_event
+
+    folder = _events_file(tmp_path / "nan_time", [_scalar_event(1, "loss", 1.0, wall_time=float("nan"))])
+    report = json.loads(cli("scalars", folder, "--json").stdout)  # valid JSON: the time is null
+    assert report["tags"]["loss"] == [{"step": 1, "wall_time": None, "value": 1.0}]
+    missing = cli("scalars", tmp_path / "typo", check=False)
+    assert missing.returncode == 2 and "no such file or folder" in missing.stderr

@@ -9,7 +9,7 @@ import shutil
 import numpy as np
 import pytest
 
-from core.errors import InputError
+from core.errors import InputError, NotACheckpointError
 from core.format.event_files import read_event_file
 from core.jobs import run_to_end
 from core.run.training_logs import HISTORY_FOLDER_NAME, find_event_files, read_training_logs
@@ -98,24 +98,105 @@ def test_tag_filter_and_no_histograms(training_runs):
 @pytest.mark.parametrize("session_log", [False, True])
 def test_a_restart_is_kept_or_purged_as_tensorboard_does(training_runs, tmp_path, session_log):
     """A second event file in the same folder that starts again at an earlier step (training resumed
-    from a checkpoint): TensorBoard keeps both (version 2 files), unless a SessionLog START says the
-    session restarted, which drops the first file's points from that step on."""
+    from a checkpoint): TensorBoard keeps both (version 2 files), unless SessionLog STARTs say the
+    session restarted (each session writes one, as a Supervisor does; the first starts the run), which
+    drops the first file's points from the restart's step on."""
     source = _only_file(training_runs.tf1_run)
     folder = tmp_path / "run"
     folder.mkdir()
-    shutil.copy(source, folder / "events.out.tfevents.1.host")
     records = _records(open(source, "rb").read())
+    first = list(records)
+    if session_log:
+        first.insert(1, _record(_session_start(0)))
+    (folder / "events.out.tfevents.1.host").write_bytes(b"".join(first))
     # keep the header record and the summaries of steps >= 20, as a job restarted at step 20 would write
     restarted = [r for r in records if _step_of(r) is None or _step_of(r) >= 20]
     if session_log:
-        restarted.insert(1, _record(_session_start(20)))
+        restarted.insert(1, _record(_session_start(20)))  # the second START: a restart
     (folder / "events.out.tfevents.2.host").write_bytes(b"".join(restarted))
     logs = run_to_end(read_training_logs(folder))
-    accumulator = _tensorboard_tf1(folder)
-    [tag] = accumulator.Tags()["scalars"]
+    [(tag, theirs)] = _tensorboard_points(folder).items()  # TensorBoard's reader of today
     expected = list(range(TF1_STEPS)) + ([] if session_log else list(range(20, TF1_STEPS)))
-    assert list(logs.scalars[tag].steps) == [e.step for e in accumulator.Scalars(tag)] == expected
-    assert list(logs.scalars[tag].values) == [e.value for e in accumulator.Scalars(tag)]
+    assert list(logs.scalars[tag].steps) == [step for step, _ in theirs] == expected
+    assert list(logs.scalars[tag].values) == [value for _, value in theirs]
+
+
+def _tensorboard_points(folder) -> dict:
+    """{tag: [(step, value)]} as TensorBoard's plugin_event_accumulator keeps them (its purge rules)."""
+    from tensorboard.backend.event_processing import plugin_event_accumulator as pea
+    from tensorboard.util import tensor_util
+
+    accumulator = pea.EventAccumulator(str(folder), size_guidance={pea.TENSORS: 0})
+    accumulator.Reload()
+    scalar_tags = [tag for tag in accumulator.Tags()["tensors"]
+                   if accumulator.SummaryMetadata(tag).plugin_data.plugin_name == "scalars"]
+    points = {tag: [(e.step, float(np.asarray(tensor_util.make_ndarray(e.tensor_proto)).reshape(-1)[0]))
+                    for e in accumulator.Tensors(tag)] for tag in scalar_tags}
+    return {tag: values for tag, values in points.items() if values}
+
+
+def _events_file(folder, events, version="brain.Event:2"):
+    from tensorboard.compat.proto import event_pb2
+
+    folder.mkdir(parents=True, exist_ok=True)
+    records = [event_pb2.Event(wall_time=1.0, file_version=version)] + events
+    (folder / "events.out.tfevents.1.host").write_bytes(b"".join(_record(e.SerializeToString()) for e in records))
+    return folder
+
+
+def _scalar_event(step, tag, value, wall_time=1.0):
+    from tensorboard.compat.proto import event_pb2, summary_pb2
+
+    return event_pb2.Event(wall_time=wall_time, step=step,
+                           summary=summary_pb2.Summary(value=[summary_pb2.Summary.Value(tag=tag, simple_value=value)]))
+
+
+def _start(step):
+    from tensorboard.compat.proto import event_pb2
+
+    return event_pb2.Event(wall_time=2.0, step=step, session_log=event_pb2.SessionLog(status=event_pb2.SessionLog.START))
+
+
+@pytest.mark.parametrize("case", ["first_start", "restart_empties", "second_start", "version_1_order"])
+def test_purges_equal_tensorboards(tmp_path, case):
+    """The first START of a run is no restart; a later one drops every point from its step on (all of a
+    tag's points, even); a version-1 file drops a tag's points when a summary comes below the last one."""
+    events = {
+        "first_start": [_start(0), _scalar_event(5, "loss", 1.0), _scalar_event(6, "loss", 2.0)],
+        "restart_empties": [_scalar_event(5, "loss", 1.0), _scalar_event(6, "loss", 2.0), _start(3)],
+        "second_start": [_start(0), _scalar_event(5, "loss", 1.0), _scalar_event(6, "loss", 2.0), _start(6),
+                         _scalar_event(6, "loss", 3.0), _scalar_event(7, "acc", 0.5)],
+        "version_1_order": [_scalar_event(s, "A", float(s)) for s in range(11)] +
+                           [_scalar_event(5, "B", 0.0), _scalar_event(6, "A", 60.0)],
+    }[case]
+    folder = _events_file(tmp_path / case, events, "brain.Event:1" if case == "version_1_order" else "brain.Event:2")
+    logs = run_to_end(read_training_logs(folder))
+    ours = {tag: list(zip(series.steps.tolist(), series.values.tolist())) for tag, series in logs.scalars.items()}
+    assert ours == _tensorboard_points(folder)
+
+
+def test_a_path_that_is_not_there_is_refused_not_its_parent_read(training_runs, tmp_path):
+    with pytest.raises(NotACheckpointError, match="no such file or folder"):
+        find_event_files(training_runs.tf2_run / "no-such-run")
+    folder, files = find_event_files(training_runs.tf2_run / "ckpt-5")  # a prefix that is there
+    assert folder == str(training_runs.tf2_run) and files
+
+
+def test_a_layout_learnt_for_one_width_never_reads_bytes_of_another(tmp_path):
+    """A float64 scalar's layout learnt, then a crafted tensor with the same bytes before its value but
+    4 bytes of content: read as its own parse says (or not at all), never through the 8-byte layout."""
+    import struct
+
+    from tensorboard.compat.proto import tensor_pb2
+
+    from core.format import event_files
+
+    double = tensor_pb2.TensorProto(dtype=2, tensor_content=struct.pack("<d", 1.5)).SerializeToString()
+    assert event_files._tensor_scalar(double) == 1.5
+    assert event_files._tensor_scalar(double) == 1.5  # now through the learnt layout
+    crafted = double[:-8] + struct.pack("<f", 1.0)
+    assert event_files._tensor_scalar(crafted) is None  # 4 bytes of content for a float64: not a scalar
+
 
 
 def _session_start(step: int) -> bytes:
