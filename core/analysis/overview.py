@@ -42,13 +42,15 @@ class Overview:
     labels: list[str]      # the names shown
     values: "object"       # numpy float64 [variables, checkpoints]; NaN where there is no value
     column_runs: list[int] = field(default_factory=list)  # side_by_side: the run of each column
+    problems: dict[str, str] = field(default_factory=dict)  # prefix -> why (some of) its values are missing
 
     def to_json(self) -> dict:
         import math
 
         return {"metric": self.metric, "steps": list(self.steps), "prefixes": list(self.prefixes),
                 "variables": list(self.variables), "labels": list(self.labels),
-                "values": [[v if math.isfinite(v) else None for v in row] for row in self.values.tolist()]}
+                "values": [[v if math.isfinite(v) else None for v in row] for row in self.values.tolist()],
+                "problems": dict(self.problems)}
 
     def order(self, by: str = "model") -> list[int]:
         """Row indices: in model order, by the last value (largest first), or by the largest jump
@@ -63,7 +65,7 @@ class Overview:
             with np.errstate(invalid="ignore", divide="ignore"):
                 before, after = self.values[:, :-1], self.values[:, 1:]
                 jumps = np.abs(after - before) / np.where(before == 0, np.nan, np.abs(before))
-                jumps = np.where((before == 0) & (after != 0), np.inf, jumps)
+                jumps = np.where((before == 0) & (after != 0) & ~np.isnan(after), np.inf, jumps)  # a gap is no jump
             if self.column_runs:  # side by side: the last column of one run and the first of the next are no jump
                 runs = np.asarray(self.column_runs)
                 jumps[:, runs[1:] != runs[:-1]] = np.nan
@@ -97,23 +99,28 @@ def side_by_side(overviews: list[Overview]) -> Overview:
         column += len(overview.steps)
         runs.extend([run] * len(overview.steps))
     metric = overviews[0].metric if overviews else ""
+    problems = {prefix: problem for o in overviews for prefix, problem in o.problems.items()}
     return Overview(metric, [s for o in overviews for s in o.steps], [p for o in overviews for p in o.prefixes],
-                    names, [labels[n] for n in names], values, runs)
+                    names, [labels[n] for n in names], values, runs, problems)
 
 
 def model_order_key(label: str):
     return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", label)]
 
 
-def overview_rows(checkpoints: list[CheckpointInfo], weights_only: bool = True, readers: dict | None = None):
+def overview_rows(checkpoints: list[CheckpointInfo], weights_only: bool = True, readers: dict | None = None,
+                  problems: dict | None = None):
     """(stored names, names shown) of the numeric variables of the run (the latest checkpoint's first,
-    then any only earlier ones held), model weights only unless asked, in model order."""
+    then any only earlier ones held), model weights only unless asked, in model order. A checkpoint
+    that cannot be opened is skipped, and why goes into `problems` (prefix -> message)."""
     readers = {} if readers is None else readers
+    problems = {} if problems is None else problems
     labels: dict[str, str] = {}
     for info in reversed(checkpoints):
         try:
             reader = _reader(readers, info.prefix)
-        except CheckpointError:
+        except (CheckpointError, OSError) as exc:
+            problems.setdefault(info.prefix, _why(exc))
             continue
         for variable in describe_variables(reader):
             if variable.name in labels or not variable.entry.is_numeric:
@@ -127,14 +134,17 @@ def overview_rows(checkpoints: list[CheckpointInfo], weights_only: bool = True, 
 
 def compute_overview(checkpoints: list[CheckpointInfo], metric: str, names: list[str] | None = None,
                      weights_only: bool = True, readers: dict | None = None) -> Job[Overview]:
-    """Job: the metric of each variable (`names`, else overview_rows') at each checkpoint."""
+    """Job: the metric of each variable (`names`, else overview_rows') at each checkpoint. Progress
+    comes after every value, so a cancel stops between two checkpoints' tensors. A checkpoint that
+    cannot be opened, or a tensor that cannot be read, leaves gaps, and `problems` says why."""
     import numpy as np
 
     if metric not in OVERVIEW_METRICS:
         raise InputError(metric, f"unknown metric; choose one of {', '.join(OVERVIEW_METRICS)}")
     readers = {} if readers is None else readers
+    problems: dict[str, str] = {}
     if names is None:
-        names, labels = overview_rows(checkpoints, weights_only, readers)
+        names, labels = overview_rows(checkpoints, weights_only, readers, problems)
     else:
         labels = list(names)
     values = np.full((len(names), len(checkpoints)), np.nan)
@@ -144,30 +154,37 @@ def compute_overview(checkpoints: list[CheckpointInfo], metric: str, names: list
     with ThreadPoolExecutor(max_workers=2, thread_name_prefix="overview") as pool:
         for row, name in enumerate(names):
             yield Progress(done, total, f"{metric} of {labels[row]}")
-            for column, value in _variable_row(checkpoints, name, metric, readers, pool):
-                values[row, column] = value
-            done += sizes[row]
+            share, row_start = sizes[row] // max(len(checkpoints), 1), done
+            for column, value in _variable_row(checkpoints, name, metric, readers, pool, problems):
+                if value is not None:
+                    values[row, column] = value
+                done = min(done + share, row_start + sizes[row])
+                yield Progress(done, total, f"{metric} of {labels[row]}")
+            done = row_start + sizes[row]
     yield Progress(total, total, f"{metric} of {len(names)} variables")
     return Overview(metric, [c.step for c in checkpoints], [c.prefix for c in checkpoints], list(names),
-                    list(labels), values)
+                    list(labels), values, problems=problems)
 
 
-def _variable_row(checkpoints, name: str, metric: str, readers: dict, pool):
-    """(column, value) of one variable at every checkpoint holding it."""
+def _variable_row(checkpoints, name: str, metric: str, readers: dict, pool, problems: dict):
+    """(column, value or None) of one variable at each checkpoint holding it, oldest first; where a
+    checkpoint cannot give it, None, and why goes into `problems` (prefix -> message)."""
     held = []  # (column, reader, identity) of the checkpoints holding it as a number
     for column, info in enumerate(checkpoints):
         try:
             reader = _reader(readers, info.prefix)
             if name in reader and reader.entry(name).is_numeric:
                 held.append((column, reader, checkpoint_identity(info.prefix)))
-        except (CheckpointError, OSError):
-            continue
+        except (CheckpointError, OSError) as exc:
+            problems.setdefault(info.prefix, _why(exc))
     if metric in SINGLE_METRICS:
         for column, reader, identity in held:
             try:
                 stats = cached(("stats", identity, name), lambda: stream_statistics(reader, name))
-            except CheckpointError:
-                continue  # damaged here: a gap, as in trajectories
+            except CheckpointError as exc:  # damaged here: a gap, as in trajectories
+                problems.setdefault(reader.prefix, _why(exc))
+                yield column, None
+                continue
             yield column, _number(getattr(stats, STAT_FIELD[metric]))
         return
     first = previous = None  # (reader, identity, shape, the tensor or None when streamed)
@@ -177,12 +194,14 @@ def _variable_row(checkpoints, name: str, metric: str, readers: dict, pool):
         whole = entry.num_elements * 8 <= WHOLE_TENSOR_LIMIT
         tensor = None
         if whole:
-            tensor = pending.result() if pending is not None else _read_or_none(reader, name)
+            tensor, problem = pending.result() if pending is not None else _read(reader, name)
             pending = None
             if index + 1 < len(held) and held[index + 1][1].entry(name).num_elements * 8 <= WHOLE_TENSOR_LIMIT:
-                pending = pool.submit(_read_or_none, held[index + 1][1], name)
-            if tensor is None:
-                continue  # damaged here: a gap, as in trajectories
+                pending = pool.submit(_read, held[index + 1][1], name)
+            if tensor is None:  # damaged here: a gap, as in trajectories; the one before stays the reference
+                problems.setdefault(reader.prefix, problem)
+                yield column, None
+                continue
         current = (reader, identity, entry.shape, tensor)
         other = previous if metric == "update_ratio" else first
         if other is None:
@@ -192,16 +211,30 @@ def _variable_row(checkpoints, name: str, metric: str, readers: dict, pool):
         else:
             try:
                 distance = cached(("distance", identity, other[1], name), lambda: _distance(current, other, name, pool))
-                if metric == "dist_from_first":
-                    value = distance
-                else:
-                    value = ratio(distance, _all_l2_of(other, name, pool))
-            except CheckpointError:
+                value = distance if metric == "dist_from_first" else ratio(distance, _all_l2_of(other, name, pool))
+            except CheckpointError as exc:  # a streamed tensor was damaged: this one, or the reference?
                 value = float("nan")
+                if _unreadable(current, name, pool):
+                    problems.setdefault(reader.prefix, _why(exc))
+                    yield column, None
+                    continue  # as above: the reference stays
+                problems.setdefault(other[0].prefix, _why(exc))
         yield column, _number(value)
         if first is None:  # only dist_from_first keeps the first tensor in memory
             first = current if metric == "dist_from_first" else current[:3] + (None,)
         previous = current
+
+
+def _unreadable(holder, name: str, pool) -> bool:
+    try:
+        _all_l2_of(holder, name, pool)
+        return False
+    except CheckpointError:
+        return True
+
+
+def _why(exc) -> str:
+    return str(exc)
 
 
 def _distance(current, other, name: str, pool) -> float:
@@ -257,11 +290,12 @@ def _chunks(holder, name: str):
         yield flat[start:start + CHUNK]
 
 
-def _read_or_none(reader, name: str):
+def _read(reader, name: str):
+    """(the tensor, None), or (None, why) when its bytes are damaged or missing."""
     try:
-        return reader.read(name)
-    except CheckpointError:
-        return None
+        return reader.read(name), None
+    except CheckpointError as exc:
+        return None, _why(exc)
 
 
 def _reader(readers: dict, prefix: str):

@@ -80,8 +80,15 @@ def _file_record(log_file) -> dict:
 def command_overview(args) -> int:
     from ..analysis.overview import compute_overview
 
+    from ..errors import CorruptCheckpointError
+
     run = discover(args.path).single_run()
     overview = run_to_end(compute_overview(run.checkpoints, args.metric, weights_only=not args.all))
+    if overview.problems and not overview.variables:  # no checkpoint could be read: that is the answer
+        prefix, problem = next(iter(overview.problems.items()))
+        raise CorruptCheckpointError(prefix, problem if problem.startswith(prefix) else f"cannot be read ({problem})")
+    for prefix, problem in overview.problems.items():  # the gaps they leave are shown; say why
+        print(f"warning: {problem}", file=sys.stderr)
     order = overview.order(args.sort)
     if args.csv:
         from ..export.tables import write_csv

@@ -73,13 +73,44 @@ def test_values_equal_the_trajectorys_and_share_its_cache(training_runs):
     assert cached > 0
 
 
-def test_streamed_tensors_give_the_same_values(training_runs, monkeypatch):
-    run = discover(training_runs.exploding_run)
+@pytest.mark.parametrize("damaged", [False, True])
+def test_streamed_tensors_give_the_same_values(training_runs, monkeypatch, tmp_path, damaged):
+    """Tensors too big to hold are streamed: the same values, also around a damaged checkpoint (the
+    ratio after it compares with the checkpoint before it, as the trajectory does)."""
+    run_dir = tmp_path / "run"
+    shutil.copytree(training_runs.exploding_run, run_dir)
+    if damaged:
+        _damage(run_dir / "ckpt-300.data-00000-of-00001")
+    run = discover(run_dir)
     whole = {m: run_to_end(compute_overview(run.checkpoints, m)).values for m in ("update_ratio", "dist_from_first")}
     CACHE.values.clear()
     monkeypatch.setattr(overview_module, "WHOLE_TENSOR_LIMIT", 0)
+    streamed = {}
     for metric, values in whole.items():
-        np.testing.assert_allclose(run_to_end(compute_overview(run.checkpoints, metric)).values, values, rtol=1e-12)
+        streamed[metric] = run_to_end(compute_overview(run.checkpoints, metric))
+        np.testing.assert_allclose(streamed[metric].values, values, rtol=1e-12)
+        assert set(streamed[metric].problems) == ({str(run_dir / "ckpt-300")} if damaged else set())
+    if damaged:
+        streamed = streamed["update_ratio"]
+        name = next(n for n in streamed.variables if "layer_0/kernel" in n)
+        expected = [p.value for p in run_to_end(compute_trajectory(run.checkpoints, name, "update_ratio")).points]
+        row = streamed.values[streamed.variables.index(name)]
+        assert [None if np.isnan(v) else pytest.approx(v) for v in row] == expected
+
+
+def _damage(path) -> None:
+    data = bytearray(path.read_bytes())
+    for offset in range(0, len(data), 16):  # every tensor, even a 64-byte bias
+        data[offset] ^= 0x5A
+    path.write_bytes(bytes(data))
+
+
+def test_a_gap_is_no_jump():
+    from core.analysis.overview import Overview
+
+    overview = Overview("zero_frac", [1, 2, 3], ["a", "b", "c"], ["gappy", "jumpy"], ["gappy", "jumpy"],
+                        np.array([[0.0, np.nan, 0.0], [1.0, 5.0, 1.0]]))
+    assert overview.order("jump") == [1, 0]
 
 
 def test_rows_weights_only_or_all_and_model_order(training_runs):
@@ -94,15 +125,13 @@ def test_rows_weights_only_or_all_and_model_order(training_runs):
 def test_a_damaged_checkpoint_leaves_a_gap(training_runs, tmp_path):
     run_dir = tmp_path / "run"
     shutil.copytree(training_runs.exploding_run, run_dir)
-    damaged = sorted(run_dir.glob("ckpt-300.data-*"))[0]
-    data = bytearray(damaged.read_bytes())
-    for offset in range(0, len(data), 16):  # every tensor, even a 64-byte bias
-        data[offset] ^= 0x5A
-    damaged.write_bytes(bytes(data))
+    _damage(sorted(run_dir.glob("ckpt-300.data-*"))[0])
     run = discover(run_dir)
     overview = run_to_end(compute_overview(run.checkpoints, "l2"))
     assert np.isnan(overview.values[:, 2]).all()
     assert np.isfinite(overview.values[:, [0, 1, 3]]).all()
+    [(prefix, problem)] = overview.problems.items()  # and it says why
+    assert prefix == str(run_dir / "ckpt-300") and "checksum" in problem and "ckpt-300" in problem
 
 
 def test_cancelling_stops_between_variables(training_runs):

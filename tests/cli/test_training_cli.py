@@ -89,3 +89,21 @@ def test_scalars_of_only_damaged_logs_and_a_nan_wall_time(tmp_path):
     assert report["tags"]["loss"] == [{"step": 1, "wall_time": None, "value": 1.0}]
     missing = cli("scalars", tmp_path / "typo", check=False)
     assert missing.returncode == 2 and "no such file or folder" in missing.stderr
+
+
+def test_overview_says_why_values_are_missing_and_refuses_a_run_it_cannot_read(training_runs, tmp_path):
+    import shutil
+
+    from tests.analysis.test_overview import _damage
+
+    run = tmp_path / "run"
+    shutil.copytree(training_runs.exploding_run, run)
+    _damage(run / "ckpt-300.data-00000-of-00001")
+    result = cli("overview", run, "--metric", "l2", "--json")
+    report = json.loads(result.stdout)
+    assert list(report["problems"]) == [str(run / "ckpt-300")]
+    assert "warning:" in result.stderr and "ckpt-300" in result.stderr
+    for index in run.glob("*.index"):
+        index.write_bytes(index.read_bytes()[:20])
+    unreadable = cli("overview", run, "--metric", "l2", check=False)
+    assert unreadable.returncode == 2 and len(unreadable.stderr.strip().splitlines()) == 1
