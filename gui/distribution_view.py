@@ -8,9 +8,13 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 
+from core.analysis.statistics import logged_percentiles
 from core.analysis.trajectory import DISTRIBUTION_PERCENTILES, compute_distribution
+from core.run.training_logs import histogram_tag_of
 
-from .logged_curves import LOGGED_COLOUR, logged_percentiles, matching_histogram_tag
+from .logged_curves import LOGGED_COLOUR
+
+LOGGED_PERCENTILES = (DISTRIBUTION_PERCENTILES[1], 50.0, DISTRIBUTION_PERCENTILES[-2])  # the dashed lines
 
 
 class DistributionView:
@@ -41,8 +45,16 @@ class DistributionView:
         waiting = f"computing the distribution of {panel.series[name]['label']}…"
         panel.plot.setTitle(waiting, color="#aaa")
         self.histogram_plot.setTitle(waiting, color="#aaa")
-        job = panel.start_job(f"distribution {name}", lambda: compute_distribution(checkpoints, name),
-                              on_finished=lambda d: self._show(d) if job is self.job else None,
+        logs = panel.logged.logs_of_primary()
+        tag = histogram_tag_of(logs.histograms, panel.series[name]["label"], name) if logs is not None else None
+        histograms = logs.histograms[tag] if tag is not None else []
+
+        def make_job():  # ours, and the logged histograms' percentiles, both off the GUI thread
+            distribution = yield from compute_distribution(checkpoints, name)
+            return distribution, tag, histograms, logged_percentiles(histograms, LOGGED_PERCENTILES)
+
+        job = panel.start_job(f"distribution {name}", make_job,
+                              on_finished=lambda result: self._show(*result) if job is self.job else None,
                               on_failed=panel.report_failure, on_progress=lambda p: panel.status.setText(p.message),
                               on_cancelled=lambda: self._stopped(job))
         self.job = job
@@ -63,7 +75,7 @@ class DistributionView:
             self.panel.plot.removeItem(item)
         self.band_items = []
 
-    def _show(self, distribution) -> None:
+    def _show(self, distribution, tag, histograms, logged) -> None:
         panel = self.panel
         self.distribution = distribution
         self.clear_bands()
@@ -90,7 +102,7 @@ class DistributionView:
                 self.band_items.append(fill)
             median = panel.plot.plot(xs, bands[:, n // 2], pen=pg.mkPen("#1f77b4", width=2))
             self.band_items.append(median)
-            note = self._show_logged(label, distribution.name)
+            note = self._show_logged(tag, histograms, logged)
             if note:
                 panel.plot.setTitle(f"{title}; dashed: as logged")
         else:
@@ -104,19 +116,15 @@ class DistributionView:
         panel.status.setText(f"{title}: bands between the percentiles "
                              f"{', '.join(f'{p:g}' for p in DISTRIBUTION_PERCENTILES)}; the line is the median{note}")
 
-    def _show_logged(self, label: str, name: str) -> str:
+    def _show_logged(self, tag, histograms, percentiles) -> str:
         """Dashed lines of the logged histogram of the same variable, if training logged one."""
-        logs = self.panel.logged.logs_of_primary()
-        tag = matching_histogram_tag(logs, label, name) if logs is not None else None
-        if tag is None:
+        if tag is None or not histograms:
             return ""
-        histograms = logs.histograms[tag]
         steps = np.array([h.step for h in histograms], dtype=np.float64)
         xs = self.panel.logged.x_of_steps(steps, np.array([h.wall_time for h in histograms]))
-        percentiles = logged_percentiles(histograms, (DISTRIBUTION_PERCENTILES[1], 50.0, DISTRIBUTION_PERCENTILES[-2]))
         for column, width in ((0, 1), (1, 2), (2, 1)):
             line = self.panel.plot.plot(xs, percentiles[:, column], connect="finite",
                                         pen=pg.mkPen(LOGGED_COLOUR, width=width, style=pg.QtCore.Qt.DashLine))
             self.band_items.append(line)
-        return f"; dashed: the histograms training logged as “{tag}” (median, {DISTRIBUTION_PERCENTILES[1]:g}th " \
-               f"and {DISTRIBUTION_PERCENTILES[-2]:g}th percentiles)"
+        return f"; dashed: the histograms training logged as “{tag}” (median, {LOGGED_PERCENTILES[0]:g}th " \
+               f"and {LOGGED_PERCENTILES[2]:g}th percentiles)"

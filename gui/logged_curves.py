@@ -1,10 +1,7 @@
 """What training logged, on the trajectory dock's plot: one logged scalar tag (loss, learning rate,
 accuracy) of each run on a second y axis at the right, on the same step axis as the weights' metrics,
 with a vertical marker at every checkpoint, so a loss spike and an update-ratio jump line up. Hovering
-the logged curve names the nearest checkpoint; clicking it opens that checkpoint.
-
-Also the two small rules the distribution view needs: which logged histogram tag is a variable's, and
-percentiles of logged histograms."""
+the logged curve names the nearest checkpoint; clicking it opens that checkpoint."""
 from __future__ import annotations
 
 import time
@@ -18,50 +15,6 @@ LOGGED_COLOUR = "#e5a50a"
 RUN_COLOURS = ("#1f77b4", "#ff7f0e")   # the window's run and the comparison run, as TensorBoard colours runs
 NO_TAG = "logged: none"
 _NEAR_PIXELS = 30
-
-
-def matching_histogram_tag(logs, label: str, name: str) -> str | None:
-    """The logged histogram tag of a variable: one whose name (without the run folders before it, a
-    `:0` or `_0` suffix, or a `/histogram` ending) and the variable's shown name or stored key end in
-    the same two or more parts (`train/hidden_1/kernel` is `spiral_classifier/hidden_1/kernel`'s), or
-    are the same name."""
-    wanted = set()
-    for known in (_bare(label), _bare(name)):
-        parts = known.split("/")
-        wanted.update("/".join(parts[start:]) for start in range(len(parts)) if start == 0 or len(parts) - start >= 2)
-    for tag in logs.histograms:
-        parts = tag.split("/")
-        for start in range(len(parts)):  # the longest ending first
-            if (start == 0 or len(parts) - start >= 2) and _bare("/".join(parts[start:])) in wanted:
-                return tag
-    return None
-
-
-def _bare(name: str) -> str:
-    for suffix in ("/.ATTRIBUTES/VARIABLE_VALUE", "/histogram", ":0", "_0"):
-        if name.endswith(suffix):
-            name = name[: -len(suffix)]
-    return name
-
-
-def logged_percentiles(histograms, percentiles) -> np.ndarray:
-    """[len(histograms), len(percentiles)]: percentiles of each logged histogram, values spread evenly
-    within each bucket (what TensorBoard's distribution view assumes)."""
-    result = np.full((len(histograms), len(percentiles)), np.nan)
-    for row, histogram in enumerate(histograms):
-        counts = np.asarray(histogram.counts, dtype=np.float64)
-        total = counts.sum()
-        if total <= 0:
-            continue
-        cumulative = np.concatenate(([0.0], np.cumsum(counts))) / total
-        edges_left, edges_right = np.asarray(histogram.left), np.asarray(histogram.right)
-        for column, p in enumerate(percentiles):
-            q = p / 100.0
-            bucket = min(int(np.searchsorted(cumulative, q, side="left")) - 1, len(counts) - 1)
-            bucket = max(bucket, 0)
-            inside = (q - cumulative[bucket]) / max(cumulative[bucket + 1] - cumulative[bucket], 1e-300)
-            result[row, column] = edges_left[bucket] + min(max(inside, 0.0), 1.0) * (edges_right[bucket] - edges_left[bucket])
-    return result
 
 
 class LoggedCurves(QObject):

@@ -185,3 +185,25 @@ def read_with_statistics(reader, name: str):
     stats = compute_statistics(array)
     yield Progress(2, 3, f"Histogram of {name}")
     return array, stats, compute_histogram(array, stats)
+
+
+def logged_percentiles(histograms, percentiles) -> "object":
+    """[len(histograms), len(percentiles)]: percentiles of logged histograms (each with `left`,
+    `right`, `counts` arrays; core.format.event_files.LoggedHistogram), the values taken as spread
+    evenly within each bucket, as TensorBoard's distributions take them. NaN for an empty one."""
+    import numpy as np
+
+    quantiles = np.asarray(percentiles, dtype=np.float64) / 100.0
+    result = np.full((len(histograms), len(quantiles)), np.nan)
+    for row, histogram in enumerate(histograms):
+        counts = np.asarray(histogram.counts, dtype=np.float64)
+        total = counts.sum()
+        if not counts.size or total <= 0 or not np.isfinite(total):
+            continue
+        cumulative = np.concatenate(([0.0], np.cumsum(counts))) / total
+        bucket = np.clip(np.searchsorted(cumulative, quantiles, side="left") - 1, 0, counts.size - 1)
+        width = np.maximum(cumulative[bucket + 1] - cumulative[bucket], 1e-300)
+        inside = np.clip((quantiles - cumulative[bucket]) / width, 0.0, 1.0)
+        left, right = np.asarray(histogram.left)[bucket], np.asarray(histogram.right)[bucket]
+        result[row] = left + inside * (right - left)
+    return result

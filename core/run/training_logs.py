@@ -143,6 +143,39 @@ def read_training_logs(path: str | os.PathLike, tag: str | None = None, histogra
     return logs
 
 
+def histogram_tag_of(tags, label: str, name: str) -> str | None:
+    """The logged histogram tag of a variable (shown as `label`, stored as `name`): the tag whose name
+    ends in the most path parts of the variable's (two at least, or the whole of a one-part name), the
+    fewest other parts first, then in name order; a `:0` or `_0` suffix, a `/histogram` ending and a
+    TF2 key's `/.ATTRIBUTES/VARIABLE_VALUE` set aside. `model/decoder/dense/kernel` is
+    `train/decoder/dense/kernel`'s, not `train/encoder/dense/kernel`'s."""
+    wanted = [_bare(known).split("/") for known in (label, name)]
+    best, best_score = None, None
+    for tag in sorted(tags):
+        parts = _bare(tag).split("/")
+        for known in wanted:
+            common = _common_ending(parts, known)
+            if common >= 2 or common == len(known) == len(parts):
+                score = (common, -(len(parts) - common))
+                if best_score is None or score > best_score:
+                    best, best_score = tag, score
+    return best
+
+
+def _bare(name: str) -> str:
+    for suffix in ("/.ATTRIBUTES/VARIABLE_VALUE", "/histogram", ":0", "_0"):
+        if name.endswith(suffix):
+            name = name[: -len(suffix)]
+    return name
+
+
+def _common_ending(parts: list[str], other: list[str]) -> int:
+    common = 0
+    while common < min(len(parts), len(other)) and parts[-1 - common] == other[-1 - common]:
+        common += 1
+    return common
+
+
 def _named(run: str, tag: str) -> str:
     return f"{run}/{tag}" if run else tag
 

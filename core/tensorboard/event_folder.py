@@ -1,7 +1,8 @@
 """Folders of TensorBoard event files the app writes into a run (the checkpoint history, the graph), put
 in place so that nothing half-written is ever seen and nothing of the person's is ever deleted.
 
-Owns: refusing a folder that holds anything but event files; the hidden partial sibling a folder is
+Owns: refusing a folder that holds anything but the event files this app wrote there (a run's own
+`graph/` folder of FileWriter logs must never be replaced); the hidden partial sibling a folder is
 written in and its move into place (an older folder is set aside and deleted only after); and writing
 one event file, under a hidden temporary name (TensorBoard reads only `events.out.tfevents.*`) until it
 is complete, its first event the file version TensorBoard expects. TensorBoard's record writer and
@@ -56,29 +57,31 @@ def new_event_file(folder: str, suffix: str):
 
 
 @contextlib.contextmanager
-def folder_in_place(target: str, what: str):
+def folder_in_place(target: str, what: str, suffix: str):
     """A new partial folder to fill; when the block ends without an error it becomes `target` (see
-    move_into_place), otherwise it is deleted. `what` names the contents in errors ("the graph")."""
+    move_into_place), otherwise it is deleted. `what` names the contents in errors ("the graph");
+    `suffix` ends the names of the event files written there (new_event_file's)."""
     partial = make_partial_folder(target)
     try:
         yield partial
-        move_into_place(partial, target, what)
+        move_into_place(partial, target, what, suffix)
     except BaseException:  # GeneratorExit (a cancelled job) included: leave nothing half-written behind
         shutil.rmtree(partial, ignore_errors=True)
         raise
 
 
-def check_replaceable(target: str, what: str) -> None:
-    """Refuse up front, before any work, a folder that holds anything but event files: replacing it
-    would delete the person's files."""
+def check_replaceable(target: str, what: str, suffix: str) -> None:
+    """Refuse up front, before any work, a folder that holds anything but event files this app wrote
+    (named `events.out.tfevents.*.<suffix>`): replacing it would delete the person's files, their own
+    logs included."""
     if not os.path.exists(target):
         return
     if not os.path.isdir(target):
         raise DestinationError(target, f"is a file, not a folder for {what}")
-    others = [n for n in os.listdir(target) if not n.startswith(EVENT_FILE_PREFIX)]
+    others = [n for n in os.listdir(target) if not (n.startswith(EVENT_FILE_PREFIX) and n.endswith("." + suffix))]
     if others:
-        raise DestinationError(target, f"holds other files than TensorBoard event files ({others[0]}, ...); "
-                                       f"choose another folder for {what}")
+        kind = "event files this app did not write" if others[0].startswith(EVENT_FILE_PREFIX) else "other files"
+        raise DestinationError(target, f"holds {kind} ({others[0]}, ...); choose another folder for {what}")
 
 
 def make_partial_folder(target: str) -> str:
@@ -93,10 +96,10 @@ def make_partial_folder(target: str) -> str:
     return partial
 
 
-def move_into_place(partial: str, target: str, what: str) -> None:
+def move_into_place(partial: str, target: str, what: str, suffix: str) -> None:
     """Rename the finished folder to `target`; an older one there is set aside first and deleted
     after, so at every moment one complete folder is in place (or none)."""
-    check_replaceable(target, what)  # it may have changed while we worked
+    check_replaceable(target, what, suffix)  # it may have changed while we worked
     if not os.path.exists(target):
         os.rename(partial, target)
         return

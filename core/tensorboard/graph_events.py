@@ -37,8 +37,8 @@ def write_graph_events(summary_source_path: str | os.PathLike, run_folder: str |
     if os.path.exists(run_folder) and not os.path.isdir(run_folder):
         raise DestinationError(run_folder, "is a file, not a run folder to put the graph in")
     target = graph_folder(run_folder)
-    check_replaceable(target, _WHAT)
-    with folder_in_place(target, _WHAT) as partial:
+    check_replaceable(target, _WHAT, GRAPH_FOLDER_NAME)
+    with folder_in_place(target, _WHAT, GRAPH_FOLDER_NAME) as partial:
         with new_event_file(partial, GRAPH_FOLDER_NAME) as events:
             events.write(event_pb2.Event(wall_time=time.time(), step=0, graph_def=graph_def))
     return os.path.join(target, os.path.basename(events.path))

@@ -86,10 +86,10 @@ def write_checkpoint_history(run: Run, names: Sequence[str] | None = None,
     if not run.checkpoints:
         raise NotACheckpointError(run.folder, "holds no checkpoint of its own (name one of its sub-runs)")
     target = os.path.abspath(os.fspath(folder)) if folder is not None else history_folder(run)
-    check_replaceable(target, _WHAT)
+    check_replaceable(target, _WHAT, HISTORY_FOLDER_NAME)
     plan = _plan(run, list(names) if names is not None else default_variables(run))
     values = yield from _compute_metrics(plan)
-    with folder_in_place(target, _WHAT) as partial:  # cancelled or failed: the folder stays as it was
+    with folder_in_place(target, _WHAT, HISTORY_FOLDER_NAME) as partial:  # cancelled or failed: the folder stays as it was
         event_file = yield from _write_events(partial, plan, values, done=len(values) * len(plan.checkpoints))
     yield Progress(plan.total, plan.total, f"Wrote the checkpoint history to {target}")
     return HistoryResult(target, os.path.join(target, os.path.basename(event_file)), plan.steps, plan.tags)

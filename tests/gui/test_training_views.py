@@ -82,8 +82,8 @@ def test_hovering_the_loss_names_the_nearest_checkpoint_and_a_click_opens_it(qtb
 
 
 def test_logged_histograms_beside_the_distribution(qtbot, window, training_runs):
-    from core.run.training_logs import read_training_logs
-    from gui.logged_curves import logged_percentiles, matching_histogram_tag
+    from core.analysis.statistics import logged_percentiles
+    from core.run.training_logs import histogram_tag_of, read_training_logs
 
     open_run(qtbot, window, training_runs.tf2_run)
     _logs_shown(qtbot, window)
@@ -96,7 +96,7 @@ def test_logged_histograms_beside_the_distribution(qtbot, window, training_runs)
     assert len(dashed) == 3
     # the logged median is TensorFlow's histogram of the tensor in the checkpoint of that step
     logs = run_to_end(read_training_logs(training_runs.tf2_run))
-    tag = matching_histogram_tag(logs, "dense/kernel", "dense/kernel/.ATTRIBUTES/VARIABLE_VALUE")
+    tag = histogram_tag_of(logs.histograms, "dense/kernel", "dense/kernel/.ATTRIBUTES/VARIABLE_VALUE")
     histogram = next(h for h in logs.histograms[tag] if h.step == TF2_STEPS)
     import tensorflow as tf
 

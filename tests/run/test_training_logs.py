@@ -306,3 +306,33 @@ def test_every_scalar_encoding_equals_tensorboards_decoding(tmp_path):
     expected = [float(np.asarray(tensor_util.make_ndarray(p)).reshape(-1)[0]) for p in encodings]
     assert [p[2] for p in points] == expected
     assert [p[0] for p in points] == list(range(len(encodings)))
+
+
+def test_a_variable_gets_its_own_logged_histogram():
+    from core.run.training_logs import histogram_tag_of
+
+    tags = ["train/encoder/dense/kernel", "train/decoder/dense/kernel", "train/kernel", "logs/train/hidden_1/kernel",
+            "validation/decoder/dense/kernel", "train/head/bias_0"]
+    assert histogram_tag_of(tags, "model/decoder/dense/kernel", "x") == "train/decoder/dense/kernel"
+    assert histogram_tag_of(tags, "spiral_classifier/hidden_1/kernel",
+                            "optimizer/_trainable_variables/0/.ATTRIBUTES/VARIABLE_VALUE") == "logs/train/hidden_1/kernel"
+    assert histogram_tag_of(tags, "head/bias", "head/bias/.ATTRIBUTES/VARIABLE_VALUE") == "train/head/bias_0"
+    assert histogram_tag_of(tags, "other/kernel", "other/kernel") is None  # one common part is no match
+    assert histogram_tag_of(tags, "kernel", "kernel") is None  # nor is a lone name inside a longer tag
+
+
+def test_percentiles_of_a_logged_histogram_equal_numpys_within_a_bucket(training_runs):
+    import tensorflow as tf
+
+    from core.analysis.statistics import logged_percentiles
+
+    logs = run_to_end(read_training_logs(training_runs.tf2_run))
+    histograms = logs.histograms["train/dense/kernel"]
+    percentiles = logged_percentiles(histograms, (5.0, 50.0, 95.0))
+    for histogram, row in zip(histograms, percentiles):
+        if histogram.step % 5:
+            continue  # only the steps a checkpoint holds
+        kernel = tf.train.load_checkpoint(str(training_runs.tf2_run / f"ckpt-{histogram.step}")).get_tensor(
+            "dense/kernel/.ATTRIBUTES/VARIABLE_VALUE")
+        width = float(np.max(histogram.right - histogram.left))
+        np.testing.assert_allclose(row, np.percentile(kernel, (5.0, 50.0, 95.0)), atol=width)

@@ -85,9 +85,16 @@ def test_a_graph_folder_holding_other_files_is_refused_and_kept(graphs, tmp_path
     run = tmp_path / "run"
     (run / GRAPH_FOLDER_NAME).mkdir(parents=True)
     (run / GRAPH_FOLDER_NAME / "notes.txt").write_text("mine")
-    with pytest.raises(DestinationError, match="other files than TensorBoard event files"):
+    with pytest.raises(DestinationError, match="holds other files"):
         write_graph_events(graphs.tf1_meta, run)
     assert os.listdir(run / GRAPH_FOLDER_NAME) == ["notes.txt"] and _leftovers(run) == []
+    # a graph/ folder of the person's own FileWriter logs: event files, but not ours
+    theirs = tmp_path / "theirs"
+    (theirs / GRAPH_FOLDER_NAME).mkdir(parents=True)
+    (theirs / GRAPH_FOLDER_NAME / "events.out.tfevents.1700000000.host").write_bytes(b"logs")
+    with pytest.raises(DestinationError, match="event files this app did not write"):
+        write_graph_events(graphs.tf1_meta, theirs)
+    assert os.listdir(theirs / GRAPH_FOLDER_NAME) == ["events.out.tfevents.1700000000.host"]
     (tmp_path / "file").write_text("")
     with pytest.raises(DestinationError):
         write_graph_events(graphs.tf1_meta, tmp_path / "file")

@@ -291,7 +291,7 @@ def test_the_history_never_replaces_a_folder_of_other_files(tmp_path, tf_ckpts):
     mine = folder / HISTORY_FOLDER_NAME / "notes.txt"
     mine.parent.mkdir()
     mine.write_text("mine")
-    with pytest.raises(DestinationError, match="other files than TensorBoard event files"):
+    with pytest.raises(DestinationError, match="holds other files"):
         run_to_end(write_checkpoint_history(discover(folder)))
     assert mine.read_text() == "mine"
 
