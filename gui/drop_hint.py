@@ -58,7 +58,8 @@ class DropTarget:
 
     def _zone_under(self, event):
         for widget, hint, handler in (self.drop_zones() if hasattr(self, "drop_zones") else []):
-            if widget.isVisible() and widget.geometry().contains(event.position().toPoint()):
+            floating = getattr(widget, "isFloating", lambda: False)()  # a window of its own: not over this one
+            if widget.isVisible() and not floating and widget.geometry().contains(event.position().toPoint()):
                 return widget, hint, handler
         return None
 

@@ -13,9 +13,8 @@ from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QHeaderView, QLabel, QPushButton, QTreeWidget,
                                QTreeWidgetItem, QVBoxLayout)
 
-from core.format.graph_summary import TOP_LEVEL, GraphSummary, shape_text
+from core.format.graph_summary import MISSING_MARK, TOP_LEVEL, GraphSummary, shape_text
 
-MISSING_MARK = "not in checkpoint"
 MISSING_COLOUR = "#c0392b"
 SECTIONS = ("Ops by scope", "Collections", "Variables", "Saver", "Signatures")
 MAX_SHOWN = 2000  # a collection or scope of 100,000 entries would make the tree crawl; the CLI's --json has all

@@ -170,8 +170,10 @@ class LoggedCurves(QObject):
             return None
         _, curve, index, checkpoint = found
         series = curve.series
-        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(float(series.wall_times[index])))
-        text = f"{series.tag} = {series.values[index]:.6g}\nstep {int(series.steps[index])}  (logged {when})"
+        wall_time = float(series.wall_times[index])
+        when = (f"  (logged {time.strftime('%Y-%m-%d %H:%M', time.localtime(wall_time))})"
+                if np.isfinite(wall_time) and 0 <= wall_time < 1e11 else "")  # a damaged file's time: left out
+        text = f"{series.tag} = {series.values[index]:.6g}\nstep {int(series.steps[index])}{when}"
         if checkpoint is not None:
             text += f"\nnearest checkpoint: {checkpoint.name} (step {checkpoint.step}), click to open"
         return text

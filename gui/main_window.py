@@ -55,6 +55,7 @@ class MainWindow(DropTarget, QMainWindow):
         self.current_path: str | None = None
         self.current_run_folder: str | None = None
         self._load_path: str | None = None
+        self._select_after_load: tuple[str, str] | None = None  # (prefix, stored name) to select once it opens
         # Set for a window opened for a handed-over path beside other windows: if that path cannot be
         # opened, the window goes once its error is read, rather than stay behind empty.
         self.close_if_first_load_fails = False
@@ -267,13 +268,18 @@ class MainWindow(DropTarget, QMainWindow):
         self.statusBar().clearMessage()  # a note about the checkpoint shown before is not about this one
         for message in ([summary] if summary else []) + loaded.run.warnings + loaded.reader.warnings:
             self.statusBar().showMessage(message, 10000)  # a warning, shown last, stays in sight
+        wanted, self._select_after_load = self._select_after_load, None
+        if wanted is not None and wanted[0] == loaded.checkpoint.prefix:
+            self.browser.select_name(wanted[1])
         self.loaded.emit(loaded)
 
     def _load_failed(self, message: str) -> None:
+        self._select_after_load = None
         self._update_status()
         self.load_failed.emit(message)
 
     def _load_cancelled(self) -> None:
+        self._select_after_load = None
         self.close_if_first_load_fails = False  # the person stopped it: the window is theirs now
         self._update_status()
 
@@ -287,21 +293,18 @@ class MainWindow(DropTarget, QMainWindow):
             self.open_checkpoint_row(row)
 
     def open_variable_at(self, prefix: str, name: str) -> None:
-        """Show `name` at checkpoint `prefix` (of this run, or of another run, which then opens)."""
-        def select(*_):
-            self.loaded.disconnect(select)
-            self.browser.select_name(name)
-
+        """Show `name` at checkpoint `prefix` (of this run, or of another run, which then opens). The
+        name waits in `_select_after_load` for that load only: a failed or superseded one drops it."""
+        self.raise_()
+        self.activateWindow()
         if self.current is not None and prefix == self.current.checkpoint.prefix:
             self.browser.select_name(name)
             return
-        self.loaded.connect(select)
         if self.checkpoint_model.row_of(prefix) >= 0:
             self.open_checkpoint_prefix(prefix)
         else:
             self.open_path(prefix)
-        self.raise_()
-        self.activateWindow()
+        self._select_after_load = (prefix, name)
 
     def add_selected_to_trajectory(self) -> None:
         """“+ selected”: every selected variable goes on the plot (Shift/Ctrl-click several first)."""

@@ -43,6 +43,7 @@ class OverviewWindow(QMainWindow):
         self.overview = None
         self.order: list[int] = []
         self._job = None
+        self.stale = True  # the runs have not been computed yet (or changed since)
 
         self.metric_choice = QComboBox()
         self.metric_choice.addItems(OVERVIEW_METRICS)
@@ -96,8 +97,24 @@ class OverviewWindow(QMainWindow):
 
     # ---- computing ----------------------------------------------------------------------------------
     def set_runs(self, runs) -> None:
+        """New runs (another run opened, a comparison run, new checkpoints): computed now if the window
+        is shown, else when it is shown again."""
         self.runs = list(runs)
-        self.compute()
+        self.stale = True
+        if self.isVisible():
+            self.compute()
+
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        if self.stale:
+            self.compute()
+
+    def closeEvent(self, event) -> None:
+        """Closing stops the computation: nothing keeps reading the run for a window no one sees."""
+        self.cancel()
+        self.runner.cancel_all()
+        self.runner.wait(5000)
+        super().closeEvent(event)
 
     def _metric_changed(self, metric: str) -> None:
         self.log_box.blockSignals(True)
@@ -107,6 +124,7 @@ class OverviewWindow(QMainWindow):
 
     def compute(self) -> None:
         self.cancel()
+        self.stale = False
         metric, weights_only, runs = self.metric_choice.currentText(), self.weights_box.isChecked(), list(self.runs)
 
         def job():
@@ -166,6 +184,11 @@ class OverviewWindow(QMainWindow):
             return
         self.order = overview.order(SORTS[self.sort.currentIndex()][1])
         values = self.shown_values()
+        if values.size == 0:  # nothing to colour: say why instead of an empty picture
+            self.image.clear()
+            self.summary.setText("No values: " + (next(iter(overview.problems.values())) if overview.problems
+                                                  else "the run holds no numeric variables of this kind"))
+            return
         finite = values[np.isfinite(values)]
         low, high = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
         if high <= low:
@@ -184,7 +207,10 @@ class OverviewWindow(QMainWindow):
         held = int(np.isfinite(overview.values).sum())
         self.summary.setText(f"{len(overview.variables):,} variables × {len(overview.steps)} checkpoints · "
                              f"{held:,} values · grey: no value")
-        self.status.text.setText("Hover a cell for its figures; click it to open that variable at that checkpoint")
+        problems = overview.problems
+        self.status.text.setText(
+            f"{len(problems)} checkpoint(s) could not give every value: {next(iter(problems.values()))}" if problems
+            else "Hover a cell for its figures; click it to open that variable at that checkpoint")
 
     def _label_columns(self) -> None:
         overview = self.overview

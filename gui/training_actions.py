@@ -63,6 +63,9 @@ class TrainingActions:
         from PySide6.QtCore import QTimer
 
         self.run = run
+        if self._logs_job is not None:  # the last run's logs must not arrive for this one
+            self._logs_job.cancel()
+            self._logs_job = None
         self.trajectory.run_names[0] = self._name(run.folder)
         self.trajectory.set_logs(None)
         # after the variables are shown: the logs (and protobuf's first import) wait for the first paint
@@ -75,7 +78,7 @@ class TrainingActions:
         the overview gets the new columns (what it read before is cached)."""
         self.run = run
         self._read_logs(run)
-        if self.overview_window is not None and self.overview_window.isVisible():
+        if self.overview_window is not None:
             self.overview_window.set_runs(self.runs())
 
     def _read_logs(self, run) -> None:
@@ -169,9 +172,7 @@ class TrainingActions:
         current = self.context.require_current()
         if current is None:
             return
-        prefix = current.checkpoint.prefix
-        path = prefix if not prefix.endswith(os.sep + "variables" + os.sep + "variables") else \
-            os.path.dirname(os.path.dirname(prefix))  # a SavedModel's variables: its folder holds the graph
+        path = current.checkpoint.prefix  # a SavedModel's variables prefix finds its saved_model.pb
 
         def job():
             from core.run.run_graph import graph_of  # here: protobuf and the graph reader load on first use
@@ -204,7 +205,6 @@ class TrainingActions:
         if self.overview_window is None:
             self.overview_window = OverviewWindow(self.runs())
             self.overview_window.cell_opened.connect(self.open_variable_at)
-            self.overview_window.compute()
-        self.overview_window.show()
+        self.overview_window.show()  # computes what is new since it was last shown
         self.overview_window.raise_()
         return self.overview_window

@@ -158,6 +158,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def run(argv: list[str]) -> int:
     """Run one command; returns the process exit status."""
+    for stream in (sys.stdout, sys.stderr):  # a name that is not valid text prints escaped, never a traceback
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
     try:
         args = build_parser().parse_args(argv)
         return args.handler(args)

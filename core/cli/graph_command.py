@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import json
 
-from ..format.graph_summary import TOP_LEVEL, GraphSummary, shape_text
+from ..format.graph_summary import MISSING_MARK, TOP_LEVEL, GraphSummary, shape_text
 from ..run.run_graph import graph_of
 from .output import print_table
 
 _TOP_OPS, _TOP_SCOPES, _SHOWN_VALUES = 8, 10, 5
-MISSING_MARK = "not in checkpoint"
 
 
 def add_parser(commands):

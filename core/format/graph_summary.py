@@ -146,6 +146,9 @@ def shape_text(shape) -> str:
 
 # ---- which file --------------------------------------------------------------------------------------
 
+MISSING_MARK = "not in checkpoint"  # how the CLI and the window mark a graph variable the checkpoint lacks
+
+
 def find_graph_file(path: str | os.PathLike) -> tuple[str, bool]:
     """(the graph file `path` means, whether it is a saved_model.pb). NotACheckpointError naming the
     path when there is none."""
@@ -167,6 +170,10 @@ def find_graph_file(path: str | os.PathLike) -> tuple[str, bool]:
     if name.endswith(".pbtxt"):
         raise NotACheckpointError(path, "is a text protobuf; only binary .meta and saved_model.pb files are read")
     prefix = _CHECKPOINT_FILE.sub("", path)
+    if prefix.endswith(os.path.join("", "variables", "variables")):  # a SavedModel's variables: its folder's graph
+        saved_model = os.path.join(os.path.dirname(os.path.dirname(prefix)), SAVED_MODEL_FILE)
+        if os.path.isfile(saved_model):
+            return saved_model, True
     if os.path.isfile(prefix + META_SUFFIX):
         return prefix + META_SUFFIX, False
     folder = os.path.dirname(prefix) or "."

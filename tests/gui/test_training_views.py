@@ -274,3 +274,34 @@ def test_the_overview_shows_progress_and_its_cancel_stops_it(qtbot, window, trai
     assert not overview_window.status.bar.isVisible() and overview_window.overview is None
     released.set()
     overview_window.close()
+
+
+def test_an_overview_with_nothing_to_show_says_why_and_a_superseded_metric_never_shows(qtbot, training_runs,
+                                                                                       tmp_path, gc_in_gui_thread):
+    import shutil
+
+    from gui.overview_window import OverviewWindow
+
+    run_dir = tmp_path / "run"
+    shutil.copytree(training_runs.exploding_run, run_dir)
+    checkpoints = discover(run_dir).checkpoints
+    for index in run_dir.glob("*.index"):
+        index.write_bytes(index.read_bytes()[:20])
+    empty = OverviewWindow([("broken", checkpoints)])
+    qtbot.addWidget(empty)
+    with qtbot.waitSignal(empty.computed, timeout=30000):
+        empty.show()
+    assert empty.summary.text().startswith("No values:") and "ckpt-" in empty.summary.text()
+    empty.close()
+    good = OverviewWindow([("run", discover(training_runs.exploding_run).checkpoints)])
+    qtbot.addWidget(good)
+    with qtbot.waitSignal(good.computed, timeout=30000):
+        good.show()
+    shown = []
+    good.computed.connect(lambda overview: shown.append(overview.metric))
+    good.metric_choice.setCurrentText("l2")
+    good.metric_choice.setCurrentText("zero_frac")  # before l2 is done: l2 is superseded
+    qtbot.waitUntil(lambda: bool(shown), timeout=30000)
+    qtbot.wait(300)
+    assert shown == ["zero_frac"] and good.overview.metric == "zero_frac"
+    good.close()
