@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 
-MAX_KEPT_ELEMENTS = 4 << 20  # 32 MB of float64 at most; a bigger request gets an array of its own: a scratch never holds a tensor
+MAX_KEPT_ELEMENTS = 4 << 20  # 32 MB of float64 per kind of work array and thread at most; a bigger request gets an array of its own: a scratch never holds a tensor
 
 
 class Scratch:

@@ -145,10 +145,12 @@ def _point(info: CheckpointInfo, name: str, metric: str, element: int, first, pr
                                lambda: _stream_distance(reader, other_reader, name))
             if metric == "dist_from_first":
                 value = distance
-            else:
-                base = cached(("stats", checkpoint_identity(other[0]), name),
-                               lambda: stream_statistics(other_reader, name))
-                value = ratio(distance, all_l2(base))
+            else:  # the norm the overview's one-pass sums cached, else the previous checkpoint's statistics
+                other_identity = checkpoint_identity(other[0])
+                norm = CACHE.get(("all_l2", other_identity, name))
+                if norm is None:
+                    norm = all_l2(cached(("stats", other_identity, name), lambda: stream_statistics(other_reader, name)))
+                value = ratio(distance, norm)
         reported = _finite_or_none(value)
         return Point(info.step, info.prefix, reported, "" if reported is not None else _why_none(value)), holder
     except CheckpointError as exc:
