@@ -81,7 +81,11 @@ class SaverInfo:
     version: str                               # LEGACY, V1 or V2
 
     def record(self) -> dict:
-        return dict(vars(self))
+        record = dict(vars(self))
+        hours = record["keep_checkpoint_every_n_hours"]
+        if hours != hours or hours in (float("inf"), float("-inf")):  # JSON has no NaN: a damaged graph's
+            record["keep_checkpoint_every_n_hours"] = None
+        return record
 
 
 @dataclass(frozen=True)

@@ -99,3 +99,16 @@ def test_bad_input_raises_a_named_error(make, capsys, tmp_path):
     assert str(path) in str(raised.value)
     if make == "empty_folder":
         assert isinstance(raised.value, NotACheckpointError)
+
+
+def test_a_damaged_savers_nan_hours_still_give_strict_json(graphs, capsys, tmp_path):
+    """A hostile graph's SaverDef with keep_checkpoint_every_n_hours NaN: the JSON stays JSON."""
+    from tensorboard.compat.proto import meta_graph_pb2
+
+    meta = meta_graph_pb2.MetaGraphDef.FromString(graphs.tf1_meta.read_bytes())
+    meta.saver_def.keep_checkpoint_every_n_hours = float("nan")
+    path = tmp_path / "nan.meta"
+    path.write_bytes(meta.SerializeToString())
+    _, out = graph(capsys, path, "--json")
+    record = json.loads(out, parse_constant=lambda name: pytest.fail(f"{name} in the JSON"))
+    assert record["saver"]["keep_checkpoint_every_n_hours"] is None
