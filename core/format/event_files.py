@@ -60,6 +60,10 @@ _MESSAGES = {
                     ("half_val", 13, _INT32, _REPEATED, None)],
 }
 _SESSION_START = 1  # SessionLog.START: training (re)started
+# Histograms kept per tag: more are thinned evenly, every other one dropped each time the count is
+# reached, so a run logging one per step for a million steps stays in memory (TensorBoard keeps a
+# 500-item sample); scalars are all kept, every point.
+MAX_HISTOGRAMS_PER_TAG = 4096
 # TensorProto dtype -> (struct format of one element, repeated field holding the values)
 _SCALAR_DTYPES = {1: ("<f", "float_val"), 2: ("<d", "double_val"), 3: ("<i", "int_val"), 9: ("<q", "int64_val"),
                   19: ("<e", "half_val"), 14: (None, "half_val"), 4: ("<B", "int_val"), 5: ("<h", "int_val"),
@@ -167,6 +171,8 @@ class EventStream:
             if out_of_order:
                 _drop_from(points, step)
             points.append(point)
+            if kind != "scalar" and len(points) > MAX_HISTOGRAMS_PER_TAG:
+                del points[1::2]  # the first and every other one stay: the same span, half as dense
 
 
 @dataclass

@@ -336,3 +336,13 @@ def test_percentiles_of_a_logged_histogram_equal_numpys_within_a_bucket(training
             "dense/kernel/.ATTRIBUTES/VARIABLE_VALUE")
         width = float(np.max(histogram.right - histogram.left))
         np.testing.assert_allclose(row, np.percentile(kernel, (5.0, 50.0, 95.0)), atol=width)
+
+
+def test_histograms_are_thinned_evenly_beyond_the_limit(training_runs, tmp_path, monkeypatch):
+    from core.format import event_files
+
+    monkeypatch.setattr(event_files, "MAX_HISTOGRAMS_PER_TAG", 6)
+    logs = run_to_end(read_training_logs(training_runs.tf2_run))
+    steps = [h.step for h in logs.histograms["train/dense/kernel"]]
+    assert 3 <= len(steps) <= 6 and steps[0] == 1 and steps == sorted(steps)
+    assert len(logs.scalars["train/loss"].steps) == 20  # scalars are never thinned
