@@ -346,3 +346,17 @@ def test_histograms_are_thinned_evenly_beyond_the_limit(training_runs, tmp_path,
     steps = [h.step for h in logs.histograms["train/dense/kernel"]]
     assert 3 <= len(steps) <= 6 and steps[0] == 1 and steps == sorted(steps)
     assert len(logs.scalars["train/loss"].steps) == 20  # scalars are never thinned
+
+
+def test_a_file_of_alternating_restarts_is_read_in_bounded_time(tmp_path):
+    """A version-1 file where every third summary purges (a hostile or badly merged log): n log n, not n²."""
+    import time
+
+    events = []
+    for k in range(20_000):
+        events += [_scalar_event(k, "A", float(k)), _scalar_event(10**9, "B", 0.0), _scalar_event(k, "A", -float(k))]
+    folder = _events_file(tmp_path / "hostile", events, "brain.Event:1")
+    started = time.monotonic()
+    logs = run_to_end(read_training_logs(folder))
+    assert time.monotonic() - started < 10
+    assert len(logs.scalars["A"].steps) == 20_000 and logs.scalars["A"].values[-1] == -19_999.0
