@@ -50,8 +50,7 @@ class DistributionView:
         histograms = logs.histograms[tag] if tag is not None else []
 
         def make_job():  # ours, and the logged histograms' percentiles, both off the GUI thread
-            distribution = yield from compute_distribution(checkpoints, name)
-            return distribution, tag, histograms, logged_percentiles(histograms, LOGGED_PERCENTILES)
+            return _with_logged(compute_distribution(checkpoints, name), tag, histograms)
 
         job = panel.start_job(f"distribution {name}", make_job,
                               on_finished=lambda result: self._show(*result) if job is self.job else None,
@@ -128,3 +127,10 @@ class DistributionView:
             self.band_items.append(line)
         return f"; dashed: the histograms training logged as “{tag}” (median, {LOGGED_PERCENTILES[0]:g}th " \
                f"and {LOGGED_PERCENTILES[2]:g}th percentiles)"
+
+
+def _with_logged(job, tag, histograms):
+    """The distribution job, then the percentiles of the logged histograms: (distribution, tag,
+    histograms, percentiles)."""
+    distribution = yield from job
+    return distribution, tag, histograms, logged_percentiles(histograms, LOGGED_PERCENTILES)

@@ -61,9 +61,12 @@ def test_hovering_the_loss_names_the_nearest_checkpoint_and_a_click_opens_it(qtb
     open_run(qtbot, window, training_runs.tf2_run)
     logged = _logs_shown(qtbot, window)
     qtbot.wait(100)
+    logged.view.updateAutoRange()  # the ranges as drawn: autorange is otherwise applied on a later event
+    window.trajectory.plot.getPlotItem().vb.updateAutoRange()
     series = logged.curves[0].series
     index = list(series.steps).index(11)  # step 11: ckpt-10 is nearest
     scene = _scene_of(logged, 11, series.values[index])
+    assert window.trajectory.plot.sceneBoundingRect().contains(scene)
     text = logged.hover_text(scene)
     assert "step 11" in text and "nearest checkpoint: ckpt-10 (step 10)" in text
     window.trajectory.pointer.moved(scene)
