@@ -35,7 +35,7 @@ _HEADER = struct.Struct("<QI")
 _FOOTER = struct.Struct("<I")
 
 _OPTIONAL, _REPEATED = 1, 3
-_DOUBLE, _FLOAT, _INT64, _INT32, _BOOL, _BYTES, _MESSAGE = 1, 2, 3, 5, 8, 12, 11
+_DOUBLE, _FLOAT, _INT64, _UINT64, _INT32, _BOOL, _BYTES, _UINT32, _MESSAGE = 1, 2, 3, 4, 5, 8, 12, 13, 11
 _MESSAGES = {
     "PluginData": [("plugin_name", 1, _BYTES, _OPTIONAL, None)],
     "SummaryMetadata": [("plugin_data", 1, _MESSAGE, _OPTIONAL, "PluginData")],
@@ -58,7 +58,8 @@ _MESSAGES = {
                     ("tensor_content", 4, _BYTES, _OPTIONAL, None), ("float_val", 5, _FLOAT, _REPEATED, None),
                     ("double_val", 6, _DOUBLE, _REPEATED, None), ("int_val", 7, _INT32, _REPEATED, None),
                     ("int64_val", 10, _INT64, _REPEATED, None), ("bool_val", 11, _BOOL, _REPEATED, None),
-                    ("half_val", 13, _INT32, _REPEATED, None)],
+                    ("half_val", 13, _INT32, _REPEATED, None), ("uint32_val", 16, _UINT32, _REPEATED, None),
+                    ("uint64_val", 17, _UINT64, _REPEATED, None)],
 }
 _SESSION_START = 1  # SessionLog.START: training (re)started
 # Histograms kept per tag: more are thinned evenly, every other one dropped each time the count is
@@ -68,7 +69,8 @@ MAX_HISTOGRAMS_PER_TAG = 4096
 # TensorProto dtype -> (struct format of one element, repeated field holding the values)
 _SCALAR_DTYPES = {1: ("<f", "float_val"), 2: ("<d", "double_val"), 3: ("<i", "int_val"), 9: ("<q", "int64_val"),
                   19: ("<e", "half_val"), 14: (None, "half_val"), 4: ("<B", "int_val"), 5: ("<h", "int_val"),
-                  6: ("<b", "int_val"), 17: ("<H", "int_val"), 10: ("<?", "bool_val")}
+                  6: ("<b", "int_val"), 17: ("<H", "int_val"), 10: ("<?", "bool_val"),
+                  22: ("<I", "uint32_val"), 23: ("<Q", "uint64_val")}
 
 
 @functools.lru_cache(maxsize=1)
@@ -117,6 +119,10 @@ class EventStream:
         self._version = 0.0          # TensorBoard's rule: no version, or one below 2, purges by order
         self._latest_step = -1       # of the last summary event (TensorBoard starts at -1 too)
         self._seen_start = False     # the first SessionLog START starts the run; later ones restart it
+        # every series by its highest step, so a restart visits only those it purges (entries go stale
+        # when a series changes; a fresh one is pushed then): n log n, whatever a file's STARTs
+        self._by_max: list[tuple[int, int, _Series]] = []
+        self._pushes = 0
 
     def read_file(self, path: str | os.PathLike) -> FileReport:
         """Read one more file (in the order written); OSError only for a file that cannot be opened
@@ -150,8 +156,7 @@ class EventStream:
                 report.has_graph = True
             if self._version >= 2 and event.HasField("session_log") and event.session_log.status == _SESSION_START:
                 if self._seen_start:  # a restart: what was logged from its step on is orphaned
-                    for series in list(self._scalars.values()) + list(self._histograms.values()):
-                        series.drop_from(step)
+                    self._purge_all_from(step)
                 self._seen_start = True
             return
         out_of_order = self._version < 2 and step < self._latest_step
@@ -181,9 +186,26 @@ class EventStream:
                 point = (step, wall_time, is_proto, value.histo if is_proto else value.tensor)
             if out_of_order:
                 series.drop_from(step)
-            series.append(point)
+            if series.append(point) or out_of_order:
+                self._track(series)
             if kind != "scalar" and len(series) > MAX_HISTOGRAMS_PER_TAG:
                 series.thin()
+                self._track(series)
+
+    def _track(self, series: "_Series") -> None:
+        if series.max_step is not None:
+            self._pushes += 1
+            heapq.heappush(self._by_max, (-series.max_step, self._pushes, series))
+
+    def _purge_all_from(self, step: int) -> None:
+        """TensorBoard's purge after a restart: every series' points at `step` or later dropped."""
+        by_max = self._by_max
+        while by_max and -by_max[0][0] >= step:
+            highest, _, series = heapq.heappop(by_max)
+            if series.max_step != -highest:
+                continue  # stale: the series changed since this entry
+            series.drop_from(step)
+            self._track(series)
 
 
 @dataclass
@@ -244,7 +266,7 @@ def _file_version(text: bytes) -> float:
 
 def _kind(value, wants, histograms: bool, tags: dict, raw_tag: bytes) -> str | None:
     """What a tag holds, from its first value: its plugin, else the field it fills."""
-    tag = tags[raw_tag] = raw_tag.decode("utf-8", "replace")
+    tag = tags[raw_tag] = raw_tag.decode("utf-8", "backslashreplace")  # two bad tags stay two tags
     if wants is not None and not wants(tag):
         return None
     plugin = value.metadata.plugin_data.plugin_name if value.HasField("metadata") else b""
@@ -263,20 +285,26 @@ class _Series:
     (-step, position) finds what each purge drops, so a hostile file of a million alternating steps
     costs n log n, not n² (each point is dropped at most once)."""
 
-    __slots__ = ("items", "_heap", "_gone")
+    __slots__ = ("items", "_heap", "_gone", "max_step")
 
     def __init__(self):
         self.items: list[tuple] = []
         self._heap: list | None = None
         self._gone: set[int] = set()
+        self.max_step: int | None = None  # of the points kept
 
     def __len__(self) -> int:
         return len(self.items) - len(self._gone)
 
-    def append(self, point: tuple) -> None:
+    def append(self, point: tuple) -> bool:
+        """Add a point; whether it raised the series' highest step."""
         if self._heap is not None:
             heapq.heappush(self._heap, (-point[0], len(self.items)))
         self.items.append(point)
+        if self.max_step is None or point[0] > self.max_step:
+            self.max_step = point[0]
+            return True
+        return False
 
     def drop_from(self, step: int) -> None:
         if self._heap is None:
@@ -285,6 +313,7 @@ class _Series:
         heap = self._heap
         while heap and -heap[0][0] >= step:
             self._gone.add(heapq.heappop(heap)[1])
+        self.max_step = -heap[0][0] if heap else None
 
     def kept(self) -> list[tuple]:
         if not self._gone:
@@ -295,6 +324,7 @@ class _Series:
         """Every other point dropped (the first kept): the same span, half as dense."""
         self.items = self.kept()[::2]
         self._heap, self._gone = None, set()
+        self.max_step = max((point[0] for point in self.items), default=None)
 
 
 # Byte layouts of scalar TensorProtos already decoded: everything before the value's last 4 or 8 bytes
@@ -315,9 +345,16 @@ def _tensor_scalar(raw: bytes) -> float | None:
     value, layout = _parsed_scalar(raw)
     if layout is not None and len(raw) > layout.size and sum(map(len, _LAYOUTS.values())) < _MAX_LAYOUTS:
         prefix = raw[:-layout.size]
-        if raw[-layout.size:] == layout.pack(value) and not _overlaps(prefix, layout.size):
+        if raw[-layout.size:] == layout.pack(value) and not _overlaps(prefix, layout.size) and _probed(prefix, layout):
             _LAYOUTS[layout.size][prefix] = layout  # the value is those very bytes: the layout holds
     return value
+
+
+def _probed(prefix: bytes, layout: struct.Struct) -> bool:
+    """Whether other bytes in the value's place are read as other values: the value comes from those
+    bytes, not from an earlier field that happens to hold the same number (tensor_content wins over a
+    float_val after it)."""
+    return all(_parsed_scalar(prefix + layout.pack(probe))[0] == probe for probe in (0.5, -3.25))
 
 
 def _overlaps(prefix: bytes, width: int) -> bool:

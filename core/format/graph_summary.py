@@ -278,20 +278,28 @@ def _variables(meta, nodes: dict) -> tuple[list[GraphVariable], str]:
     if not has_collection:  # no collections (a TF2 SavedModel): the variable nodes, in graph order
         return [_variable(name, nodes.get(name), None, None, keys.get(name)) for name in nodes], "nodes"
     variables = []
+    described: dict = {}  # name -> (dtype, shape): each node's attributes read once, however many defs name it
     for definition in _variable_defs(meta, "variables"):
         if not definition.variable_name:
             continue
         name = _variable_name(definition.variable_name)
         part = as_text(definition.save_slice_info_def.full_name) or None
-        variables.append(_variable(name, nodes.get(name), definition.variable_name in trainable, part, keys.get(name)))
+        if name not in described:
+            described[name] = _node_type(nodes.get(name))
+        variables.append(GraphVariable(name, *described[name], definition.variable_name in trainable, part,
+                                       keys.get(name)))
     return variables, "collection"
 
 
 def _variable(name: str, node, trainable, partition_of, saved_as) -> GraphVariable:
+    return GraphVariable(name, *_node_type(node), trainable, partition_of, saved_as)
+
+
+def _node_type(node) -> tuple:
+    """(dtype name, shape) a variable's node declares."""
     dtype = node_attr(node, b"dtype")
     shape = node_attr(node, b"shape")
-    return GraphVariable(name, dtype_name(dtype.type) if dtype is not None else "unknown",
-                         _shape(shape.shape) if shape is not None else None, trainable, partition_of, saved_as)
+    return dtype_name(dtype.type) if dtype is not None else "unknown", _shape(shape.shape) if shape is not None else None
 
 
 def _shape(proto) -> tuple[int | None, ...] | None:

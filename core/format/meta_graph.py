@@ -121,14 +121,16 @@ def saved_keys(meta) -> dict[str, str]:
     nodes, variables, restores = _restore_parts(meta, _saver_scope(meta))
     consumers = _consumers(nodes)
     keys: dict[str, str] = {}
+    seen: set = set()
+    constants: dict = {}
     for restore in restores:
         try:
-            _, names, _ = _restore_names(restore, nodes)
+            _, names, _ = _restore_names(restore, nodes, constants)
         except _Problem:
             continue
         for index, name in enumerate(names):
             output = restore.name if index == 0 else restore.name + b":%d" % index
-            variable = _assigned_variable(output, consumers, variables)
+            variable = _assigned_variable(output, consumers, variables, seen)
             if variable is not None:
                 keys.setdefault(as_text(variable.name), name)
     return keys
@@ -165,8 +167,9 @@ def _consumers(nodes: dict) -> dict[bytes, list]:
     return consumers
 
 
-def _restore_names(restore, nodes: dict) -> tuple[list[str], list[str], list[str]]:
-    """(dtypes, keys, shape-and-slice specs) of one restore node."""
+def _restore_names(restore, nodes: dict, constants: dict) -> tuple[list[str], list[str], list[str]]:
+    """(dtypes, keys, shape-and-slice specs) of one restore node. `constants` keeps the strings of each
+    Const read, for restore nodes that share one (a hostile graph's thousands)."""
     inputs = list(restore.input)
     if len(inputs) < 3:
         raise _Problem(f"the restore node {as_text(restore.name)} has {len(inputs)} inputs, not 3")
@@ -174,10 +177,17 @@ def _restore_names(restore, nodes: dict) -> tuple[list[str], list[str], list[str
     kinds = ([dtype_name(t) for t in dtype_list.list.type] if dtype_list is not None else []) \
         if restore.op == b"RestoreV2" else [_dtype_attr(restore, b"dt")]
     # A restore node reads one tensor per dtype it lists: never more names than that.
-    names = _const_strings(nodes.get(inputs[1].split(b":")[0]), len(kinds))
-    specs = _const_strings(nodes.get(inputs[2].split(b":")[0]), len(kinds))
+    names = _constant(nodes, inputs[1].split(b":")[0], len(kinds), constants)
+    specs = _constant(nodes, inputs[2].split(b":")[0], len(kinds), constants)
     specs += [""] * (len(names) - len(specs))
     return kinds, names, specs
+
+
+def _constant(nodes: dict, name: bytes, limit: int, constants: dict) -> list[str]:
+    key = (name, limit)
+    if key not in constants:
+        constants[key] = _const_strings(nodes.get(name), limit)
+    return list(constants[key])
 
 
 def _restored_tensors(restores: list, nodes: dict, variables: dict) -> list[ExpectedTensor]:
@@ -185,20 +195,25 @@ def _restored_tensors(restores: list, nodes: dict, variables: dict) -> list[Expe
     tens of thousands of them to look up."""
     consumers = _consumers(nodes)
     found: dict[str, ExpectedTensor] = {}
+    seen: set = set()
+    constants: dict = {}
     for restore in restores:
-        kinds, names, specs = _restore_names(restore, nodes)
+        kinds, names, specs = _restore_names(restore, nodes, constants)
         for index, (name, spec) in enumerate(zip(names, specs)):
             if name in found:  # a partitioned variable: one restored tensor per partition
                 continue
             output = restore.name if index == 0 else restore.name + b":%d" % index
-            shape = _full_shape(spec) if spec else _shape_attr(_assigned_variable(output, consumers, variables))
+            shape = _full_shape(spec) if spec else _shape_attr(_assigned_variable(output, consumers, variables, seen))
             found[name] = ExpectedTensor(name, kinds[index] if index < len(kinds) else "unknown", shape)
     return sorted(found.values(), key=lambda t: t.name.encode("utf-8", "surrogateescape"))
 
 
-def _assigned_variable(output: bytes, consumers: dict, variables: dict):
-    """The variable a restored output is written into: output -> (Identity ->)* Assign(variable, value)."""
-    frontier, seen = [output], set()
+def _assigned_variable(output: bytes, consumers: dict, variables: dict, seen: set):
+    """The variable a restored output is written into: output -> (Identity ->)* Assign(variable, value).
+    `seen` is shared by every output of one graph: a node walked from one output is not walked again
+    from another (in a real graph each restored tensor has its own Assign; a hostile one that fans
+    thousands of outputs into one chain of Identities costs one walk, not thousands)."""
+    frontier = [output]
     while frontier:
         current = frontier.pop()
         if current in seen:

@@ -227,3 +227,20 @@ def test_damaged_graph_files_are_read_or_refused_by_name_in_bounded_time(graphs,
             refused += 1
     assert refused > 0
     assert time.monotonic() - started < 30
+
+
+@pytest.mark.parametrize("name", ["restore_fanout", "shared_node_attrs"])
+def test_hostile_graphs_that_were_quadratic_are_read_in_bounded_time(name, tmp_path):
+    """Found by fuzzing: thousands of restore outputs fanned into one chain of Identities, and thousands of
+    VariableDefs naming one node of many attributes (tests/format/hostile/, gzipped): read in a moment."""
+    import gzip
+    from pathlib import Path
+
+    path = tmp_path / "model.meta"
+    path.write_bytes(gzip.decompress((Path(__file__).parent / "hostile" / f"{name}.meta.gz").read_bytes()))
+    started = time.monotonic()
+    try:
+        json.dumps(read_graph_summary(path).record())
+    except InspectorError as exc:
+        assert str(path) in str(exc)
+    assert time.monotonic() - started < 5

@@ -360,3 +360,51 @@ def test_a_file_of_alternating_restarts_is_read_in_bounded_time(tmp_path):
     logs = run_to_end(read_training_logs(folder))
     assert time.monotonic() - started < 10
     assert len(logs.scalars["A"].steps) == 20_000 and logs.scalars["A"].values[-1] == -19_999.0
+
+
+def test_many_tags_then_many_restarts_are_read_in_bounded_time(tmp_path):
+    """Found by fuzzing: 16,000 tags of one point, then 16,000 SessionLog STARTs: each START visits only
+    the series it purges (none here), so n log n."""
+    import time
+
+    from tensorboard.compat.proto import event_pb2, summary_pb2
+
+    values = [summary_pb2.Summary.Value(tag=f"t{i}", simple_value=1.0) for i in range(16_000)]
+    events = [event_pb2.Event(wall_time=1.0, step=5, summary=summary_pb2.Summary(value=values))]
+    events += [_start(10)] * 16_000
+    folder = _events_file(tmp_path / "starts", events)
+    started = time.monotonic()
+    logs = run_to_end(read_training_logs(folder))
+    assert time.monotonic() - started < 10 and len(logs.scalars) == 16_000
+
+
+def test_a_scalar_whose_value_an_earlier_field_holds_is_never_read_from_its_last_bytes():
+    """Found by fuzzing: tensor_content 1.0 then a float_val with the same bytes taught the layout cache
+    to read the last bytes; a record whose float_val said 99.0 then read as 99.0. TensorBoard says 1.0."""
+    import struct
+
+    from tensorboard.compat.proto import tensor_pb2
+    from tensorboard.util import tensor_util
+
+    from core.format import event_files
+
+    def tensor(trailing: float) -> bytes:
+        proto = tensor_pb2.TensorProto(dtype=1, tensor_content=struct.pack("<f", 1.0))
+        return proto.SerializeToString() + b"\x2a\x04" + struct.pack("<f", trailing)  # float_val, packed
+
+    assert event_files._tensor_scalar(tensor(1.0)) == 1.0  # the look-alike: no layout may be learnt from it
+    victim = tensor(99.0)
+    assert event_files._tensor_scalar(victim) == 1.0
+    assert float(tensor_util.make_ndarray(tensor_pb2.TensorProto.FromString(victim))) == 1.0
+
+
+def test_two_tags_that_are_not_utf8_stay_two_tags(tmp_path):
+    from tensorboard.compat.proto import event_pb2, summary_pb2
+
+    values = [summary_pb2.Summary.Value(tag=tag, simple_value=v) for tag, v in (("a", 1.0), ("b", 2.0))]
+    data = event_pb2.Event(wall_time=1.0, step=1, summary=summary_pb2.Summary(value=values)).SerializeToString()
+    data = data.replace(b"\x0a\x01a", b"\x0a\x01\xff").replace(b"\x0a\x01b", b"\x0a\x01\xfe")
+    path = tmp_path / "events.out.tfevents.1.host"
+    path.write_bytes(_record(event_pb2.Event(wall_time=1.0, file_version="brain.Event:2").SerializeToString())
+                     + _record(data))
+    assert sorted(read_event_file(path).scalars) == ["\\xfe", "\\xff"]
