@@ -11,7 +11,6 @@ from . import dialogs
 from .check_dialog import TARGET_PATTERN, CheckDialog
 from .compare_window import CompareWindow
 
-COMPARE_PATTERN = "Checkpoints and Keras files (*.index *.meta *.data-* checkpoint *.keras *.h5 *.hdf5);;All files (*)"
 
 
 class CompareActions:
@@ -43,7 +42,7 @@ class CompareActions:
         current = self.context.require_current()
         if current is None:
             return
-        other = dialogs.open_file(self.context.dialog_parent, "Compare the open checkpoint with…", COMPARE_PATTERN,
+        other = dialogs.open_file(self.context.dialog_parent, "Compare the open checkpoint with…", dialogs.CHECKPOINT_PATTERN,
                                   folder=current.run.folder)
         if other:
             self.compare(current.checkpoint.prefix, other)

@@ -144,8 +144,7 @@ class CompareWindow(DropTarget, QMainWindow):
         self.compare()
 
     def choose(self, index: int) -> None:
-        pattern = "Checkpoints and Keras files (*.index *.meta *.data-* checkpoint *.keras *.h5 *.hdf5);;All files (*)"
-        path = dialogs.open_file(self, f"Choose checkpoint {'AB'[index]}", pattern,
+        path = dialogs.open_file(self, f"Choose checkpoint {'AB'[index]}", dialogs.CHECKPOINT_PATTERN,
                                  folder=os.path.dirname(self.paths[index] or ""))
         if path:
             self.paths[index] = path

@@ -10,6 +10,23 @@ from __future__ import annotations
 from PySide6.QtWidgets import QFileDialog, QInputDialog, QMessageBox
 
 
+# What the open-file dialogs offer: every file a checkpoint or Keras model is made of.
+CHECKPOINT_PATTERN = "Checkpoints and Keras files (*.index *.meta *.data-* checkpoint *.keras *.h5 *.hdf5);;All files (*)"
+
+
+def fill_recent_menu(menu, settings, open_path) -> None:
+    """File > Open Recent, as it is shown: the recent paths (each opens), or "(none)"; and Clear."""
+    menu.clear()
+    paths = settings.recent_paths()
+    for path in paths:
+        menu.addAction(path).triggered.connect(lambda *_, p=path: open_path(p))
+    if not paths:
+        menu.addAction("(none)").setEnabled(False)
+    else:
+        menu.addSeparator()
+        menu.addAction("Clear", settings.clear_recent)
+
+
 def ask_yes_no(parent, title: str, question: str) -> bool:
     return QMessageBox.question(parent, title, question) == QMessageBox.Yes
 

@@ -127,7 +127,8 @@ class MainWindow(DropTarget, QMainWindow):
         self._action(file_menu, "&Open Folder…", self.open_folder_dialog, QKeySequence.Open)
         self._action(file_menu, "Open &Files…", self.open_files_dialog, "Ctrl+Shift+O")
         self.recent_menu = file_menu.addMenu("Open &Recent")
-        self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
+        self.recent_menu.aboutToShow.connect(
+            lambda: dialogs.fill_recent_menu(self.recent_menu, self.settings, self.open_path))
         self._action(file_menu, "Open &Sample Run", lambda: self.open_path(SAMPLE_RUN))
         file_menu.addSeparator()
         self.exports.build_menu(file_menu.addMenu("&Export"))
@@ -184,26 +185,14 @@ class MainWindow(DropTarget, QMainWindow):
             self.open_path(folder)
 
     def open_files_dialog(self) -> None:
-        pattern = "Checkpoints and Keras files (*.index *.meta *.data-* checkpoint *.keras *.h5 *.hdf5);;All files (*)"
-        path = dialogs.open_file(self, "Open a checkpoint", folder=self.current_run_folder or "", pattern=pattern)
+        path = dialogs.open_file(self, "Open a checkpoint", folder=self.current_run_folder or "",
+                                 pattern=dialogs.CHECKPOINT_PATTERN)
         if path:
             self.open_path(path)
 
     def _dialog_folder(self) -> str:
         """Where file dialogs start: beside the open run (its parent, to pick a sibling run)."""
         return os.path.dirname(self.current_run_folder) if self.current_run_folder else ""
-
-    def _fill_recent_menu(self) -> None:
-        self.recent_menu.clear()
-        paths = self.settings.recent_paths()
-        for path in paths:
-            action = self.recent_menu.addAction(path)
-            action.triggered.connect(lambda *_, p=path: self.open_path(p))
-        if not paths:
-            self.recent_menu.addAction("(none)").setEnabled(False)
-        else:
-            self.recent_menu.addSeparator()
-            self.recent_menu.addAction("Clear", self.settings.clear_recent)
 
     def open_path(self, path: str) -> None:
         """Open a run, checkpoint file or SavedModel on a worker thread; the window stays usable."""

@@ -3,8 +3,8 @@ framing with its checksums, and the parts of each Event a training overview need
 logged histograms, and whether the file holds a graph.
 
 Framing (TFRecord): per record a little-endian uint64 length, the masked CRC32C of those 8 bytes, the
-data, the masked CRC32C of the data. Event, Summary, Summary.Value, SummaryMetadata and HistogramProto
-field numbers are those of TensorFlow's event.proto, summary.proto and histogram.proto.
+data, the masked CRC32C of the data. The protos, and the decoding of one value's tensor or histogram,
+are core.format.event_protos'.
 
 Where a value comes from:
 - TF1 `tf.compat.v1.summary.scalar` writes `simple_value`; TF1 histograms write `histo`;
@@ -20,7 +20,6 @@ the normal state of a file still being written and is not called damage.
 """
 from __future__ import annotations
 
-import functools
 import heapq
 import mmap
 import os
@@ -28,69 +27,19 @@ import struct
 from dataclasses import dataclass
 
 from .checksum import MASK_DELTA as _MASK_DELTA, raw_crc32c
-from .graph_protos import build_message_classes, parse
+from .event_protos import LoggedHistogram, classes, decode_histogram, tensor_scalar
 
 EVENT_FILE_MARK = "tfevents"  # TensorBoard reads files whose name holds it
 _HEADER = struct.Struct("<QI")
 _FOOTER = struct.Struct("<I")
 
-_OPTIONAL, _REPEATED = 1, 3
-_DOUBLE, _FLOAT, _INT64, _UINT64, _INT32, _BOOL, _BYTES, _UINT32, _MESSAGE = 1, 2, 3, 4, 5, 8, 12, 13, 11
-_MESSAGES = {
-    "PluginData": [("plugin_name", 1, _BYTES, _OPTIONAL, None)],
-    "SummaryMetadata": [("plugin_data", 1, _MESSAGE, _OPTIONAL, "PluginData")],
-    # histo and tensor stay bytes here: decoded only for the tags a caller wants
-    "Value": [("tag", 1, _BYTES, _OPTIONAL, None), ("simple_value", 2, _FLOAT, _OPTIONAL, None),
-              ("histo", 5, _BYTES, _OPTIONAL, None), ("tensor", 8, _BYTES, _OPTIONAL, None),
-              ("metadata", 9, _MESSAGE, _OPTIONAL, "SummaryMetadata")],
-    "Summary": [("value", 1, _MESSAGE, _REPEATED, "Value")],
-    "SessionLog": [("status", 1, _INT32, _OPTIONAL, None)],
-    "Event": [("wall_time", 1, _DOUBLE, _OPTIONAL, None), ("step", 2, _INT64, _OPTIONAL, None),
-              ("file_version", 3, _BYTES, _OPTIONAL, None),
-              ("graph_def", 4, _BYTES, _OPTIONAL, None), ("summary", 5, _MESSAGE, _OPTIONAL, "Summary"),
-              ("session_log", 7, _MESSAGE, _OPTIONAL, "SessionLog"),
-              ("meta_graph_def", 9, _BYTES, _OPTIONAL, None)],
-    "HistogramProto": [("min", 1, _DOUBLE, _OPTIONAL, None), ("max", 2, _DOUBLE, _OPTIONAL, None),
-                       ("bucket_limit", 6, _DOUBLE, _REPEATED, None), ("bucket", 7, _DOUBLE, _REPEATED, None)],
-    "Dim": [("size", 1, _INT64, _OPTIONAL, None)],
-    "TensorShapeProto": [("dim", 2, _MESSAGE, _REPEATED, "Dim")],
-    "TensorProto": [("dtype", 1, _INT32, _OPTIONAL, None), ("tensor_shape", 2, _MESSAGE, _OPTIONAL, "TensorShapeProto"),
-                    ("tensor_content", 4, _BYTES, _OPTIONAL, None), ("float_val", 5, _FLOAT, _REPEATED, None),
-                    ("double_val", 6, _DOUBLE, _REPEATED, None), ("int_val", 7, _INT32, _REPEATED, None),
-                    ("int64_val", 10, _INT64, _REPEATED, None), ("bool_val", 11, _BOOL, _REPEATED, None),
-                    ("half_val", 13, _INT32, _REPEATED, None), ("uint32_val", 16, _UINT32, _REPEATED, None),
-                    ("uint64_val", 17, _UINT64, _REPEATED, None)],
-}
 _SESSION_START = 1  # SessionLog.START: training (re)started
 # Histograms kept per tag: more are thinned evenly, every other one dropped each time the count is
 # reached, so a run logging one per step for a million steps stays in memory (TensorBoard keeps a
 # 500-item sample); scalars are all kept, every point.
 MAX_HISTOGRAMS_PER_TAG = 4096
-# TensorProto dtype -> (struct format of one element, repeated field holding the values)
-_SCALAR_DTYPES = {1: ("<f", "float_val"), 2: ("<d", "double_val"), 3: ("<i", "int_val"), 9: ("<q", "int64_val"),
-                  19: ("<e", "half_val"), 14: (None, "half_val"), 4: ("<B", "int_val"), 5: ("<h", "int_val"),
-                  6: ("<b", "int_val"), 17: ("<H", "int_val"), 10: ("<?", "bool_val"),
-                  22: ("<I", "uint32_val"), 23: ("<Q", "uint64_val")}
-
-
-@functools.lru_cache(maxsize=1)
-def _classes() -> dict:
-    return build_message_classes("checkpoint_inspector.events", _MESSAGES)
-
-
 def is_event_file(name: str) -> bool:
     return EVENT_FILE_MARK in os.path.basename(name) and not os.path.basename(name).startswith(".")
-
-
-@dataclass
-class LoggedHistogram:
-    """One logged histogram: bucket i covers [left[i], right[i]] and holds counts[i] values."""
-
-    step: int
-    wall_time: float
-    left: "object"    # numpy float64 arrays
-    right: "object"
-    counts: "object"
 
 
 @dataclass
@@ -143,7 +92,7 @@ class EventStream:
 
     def histograms(self) -> dict[str, list[LoggedHistogram]]:
         """The histograms read so far, decoded now (only those of the tags kept)."""
-        decoded = {tag: [h for h in (_histogram(*item) for item in series.kept()) if h is not None]
+        decoded = {tag: [h for h in (decode_histogram(*item) for item in series.kept()) if h is not None]
                    for tag, series in self._histograms.items()}
         return {tag: items for tag, items in decoded.items() if items}
 
@@ -171,7 +120,7 @@ class EventStream:
             if kind is None:
                 continue
             if kind == "scalar":
-                number = value.simple_value if value.HasField("simple_value") else _tensor_scalar(value.tensor)
+                number = value.simple_value if value.HasField("simple_value") else tensor_scalar(value.tensor)
                 if number is None:
                     continue
                 series = self._scalars.get(self._tags[raw_tag])
@@ -229,7 +178,7 @@ def _events(data, size: int, contents: FileReport):
     per record (the masks inlined, the parser called directly)."""
     from google.protobuf.message import DecodeError
 
-    event_class = _classes()["Event"]
+    event_class = classes()["Event"]
     header, footer, delta = _HEADER, _FOOTER, _MASK_DELTA
     offset = 0
     while offset + header.size <= size:
@@ -274,7 +223,7 @@ def _kind(value, wants, histograms: bool, tags: dict, raw_tag: bytes) -> str | N
         return "scalar"
     if value.HasField("histo") or plugin == b"histograms":
         return "histogram" if histograms else None
-    if value.HasField("tensor") and not plugin and _tensor_scalar(value.tensor) is not None:
+    if value.HasField("tensor") and not plugin and tensor_scalar(value.tensor) is not None:
         return "scalar"  # a scalar tensor written without metadata (tf.summary.write of a number)
     return None
 
@@ -325,111 +274,3 @@ class _Series:
         self.items = self.kept()[::2]
         self._heap, self._gone = None, set()
         self.max_step = max((point[0] for point in self.items), default=None)
-
-
-# Byte layouts of scalar TensorProtos already decoded: everything before the value's last 4 or 8 bytes
-# -> how to read those bytes. A writer writes every point of a tag alike (TF2: dtype, an empty shape,
-# a 4-byte tensor_content), so after the first point the rest are a dictionary look-up and an unpack.
-# Learnt only where the full parse put the value, in a fixed-width field, in those very last bytes.
-_LAYOUTS: dict[int, dict[bytes, struct.Struct]] = {4: {}, 8: {}}  # value width -> prefix -> its Struct
-_MAX_LAYOUTS = 256
-
-
-def _tensor_scalar(raw: bytes) -> float | None:
-    """The number a one-element TensorProto holds, or None when it holds something else."""
-    for width, layouts in _LAYOUTS.items():
-        if len(raw) > width:
-            layout = layouts.get(raw[:-width])
-            if layout is not None:
-                return float(layout.unpack_from(raw, len(raw) - width)[0])
-    value, layout = _parsed_scalar(raw)
-    if layout is not None and len(raw) > layout.size and sum(map(len, _LAYOUTS.values())) < _MAX_LAYOUTS:
-        prefix = raw[:-layout.size]
-        if raw[-layout.size:] == layout.pack(value) and not _overlaps(prefix, layout.size) and _probed(prefix, layout):
-            _LAYOUTS[layout.size][prefix] = layout  # the value is those very bytes: the layout holds
-    return value
-
-
-def _probed(prefix: bytes, layout: struct.Struct) -> bool:
-    """Whether other bytes in the value's place are read as other values: the value comes from those
-    bytes, not from an earlier field that happens to hold the same number (tensor_content wins over a
-    float_val after it)."""
-    return all(_parsed_scalar(prefix + layout.pack(probe))[0] == probe for probe in (0.5, -3.25))
-
-
-def _overlaps(prefix: bytes, width: int) -> bool:
-    """Whether some bytes could end in a known layout of the other width too (a 4-byte layout's prefix
-    starting with an 8-byte one's): then neither look-up may be trusted alone, and this one is not kept."""
-    if width == 4:
-        return any(prefix.startswith(other) for other in _LAYOUTS[8])
-    return any(other.startswith(prefix) for other in _LAYOUTS[4])
-
-
-def _parsed_scalar(raw: bytes):
-    """(the number, the Struct of its fixed-width encoding if it ends the bytes, else None)."""
-    try:
-        tensor = parse("TensorProto", raw, _classes())
-    except ValueError:
-        return None, None
-    dims = [d.size for d in tensor.tensor_shape.dim]
-    if any(size != 1 for size in dims):
-        return None, None
-    storage, field_name = _SCALAR_DTYPES.get(tensor.dtype, (None, None))
-    if field_name is None:
-        return None, None
-    fixed = struct.Struct(storage) if tensor.dtype in (1, 2) else None  # float32 / float64
-    if tensor.tensor_content:
-        if storage is None:  # bfloat16: the high half of a float32
-            content = tensor.tensor_content
-            return (struct.unpack("<f", b"\0\0" + content[:2])[0] if len(content) == 2 else None), None
-        if len(tensor.tensor_content) != struct.calcsize(storage):
-            return None, None
-        return float(struct.unpack(storage, tensor.tensor_content)[0]), fixed
-    values = getattr(tensor, field_name)
-    if len(values) != 1:
-        return None, None
-    if tensor.dtype == 19:  # float16 values travel as their bit patterns in half_val
-        return struct.unpack("<e", struct.pack("<H", values[0] & 0xFFFF))[0], None
-    if tensor.dtype == 14:
-        return struct.unpack("<f", struct.pack("<I", (values[0] & 0xFFFF) << 16))[0], None
-    return float(values[0]), fixed
-
-
-def _histogram(step: int, wall_time: float, is_proto: bool, raw: bytes) -> LoggedHistogram | None:
-    """A TF1 HistogramProto (right edges; the first bucket starts at the logged min) or a TF2 [k, 3]
-    float64 tensor, as buckets; None for bytes that are neither."""
-    import numpy as np
-
-    if is_proto:
-        try:
-            proto = parse("HistogramProto", raw, _classes())
-        except ValueError:
-            return None
-        right = np.array(proto.bucket_limit, dtype=np.float64)
-        counts = np.array(proto.bucket, dtype=np.float64)
-        if right.size != counts.size or not right.size:
-            return None
-        left = np.concatenate(([-np.inf], right[:-1]))
-        if np.isfinite(proto.min) and np.isfinite(proto.max) and proto.min <= proto.max:
-            # the ladder's outer buckets reach to ±DBL_MAX: the logged extremes bound the values
-            left, right = np.maximum(left, proto.min), np.minimum(right, proto.max)
-        keep = counts > 0  # TF1 writes every bucket of its exponential ladder, mostly empty
-        return LoggedHistogram(step, wall_time, left[keep], right[keep], counts[keep])
-    try:
-        tensor = parse("TensorProto", raw, _classes())
-    except ValueError:
-        return None
-    dims = [d.size for d in tensor.tensor_shape.dim]
-    if len(dims) != 2 or dims[1] != 3 or tensor.dtype not in (1, 2):
-        return None
-    item = np.float64 if tensor.dtype == 2 else np.float32
-    if tensor.tensor_content:
-        if len(tensor.tensor_content) != dims[0] * 3 * np.dtype(item).itemsize:
-            return None
-        table = np.frombuffer(tensor.tensor_content, dtype=item).astype(np.float64).reshape(dims[0], 3)
-    else:
-        numbers = tensor.double_val if tensor.dtype == 2 else tensor.float_val
-        if len(numbers) != dims[0] * 3:
-            return None
-        table = np.array(numbers, dtype=np.float64).reshape(dims[0], 3)
-    return LoggedHistogram(step, wall_time, table[:, 0].copy(), table[:, 1].copy(), table[:, 2].copy())

@@ -17,7 +17,8 @@ import re
 from dataclasses import dataclass, field
 
 from ..errors import InputError, NotACheckpointError
-from ..format.event_files import EventStream, FileReport, LoggedHistogram, is_event_file
+from ..format.event_files import EventStream, FileReport, is_event_file
+from ..format.event_protos import LoggedHistogram
 from ..jobs import Job, Progress
 
 HISTORY_FOLDER_NAME = "checkpoint_history"  # where core.tensorboard.history writes (it imports it from here)

@@ -189,13 +189,13 @@ def test_a_layout_learnt_for_one_width_never_reads_bytes_of_another(tmp_path):
 
     from tensorboard.compat.proto import tensor_pb2
 
-    from core.format import event_files
+    from core.format import event_protos
 
     double = tensor_pb2.TensorProto(dtype=2, tensor_content=struct.pack("<d", 1.5)).SerializeToString()
-    assert event_files._tensor_scalar(double) == 1.5
-    assert event_files._tensor_scalar(double) == 1.5  # now through the learnt layout
+    assert event_protos.tensor_scalar(double) == 1.5
+    assert event_protos.tensor_scalar(double) == 1.5  # now through the learnt layout
     crafted = double[:-8] + struct.pack("<f", 1.0)
-    assert event_files._tensor_scalar(crafted) is None  # 4 bytes of content for a float64: not a scalar
+    assert event_protos.tensor_scalar(crafted) is None  # 4 bytes of content for a float64: not a scalar
 
 
 
@@ -386,15 +386,15 @@ def test_a_scalar_whose_value_an_earlier_field_holds_is_never_read_from_its_last
     from tensorboard.compat.proto import tensor_pb2
     from tensorboard.util import tensor_util
 
-    from core.format import event_files
+    from core.format import event_protos
 
     def tensor(trailing: float) -> bytes:
         proto = tensor_pb2.TensorProto(dtype=1, tensor_content=struct.pack("<f", 1.0))
         return proto.SerializeToString() + b"\x2a\x04" + struct.pack("<f", trailing)  # float_val, packed
 
-    assert event_files._tensor_scalar(tensor(1.0)) == 1.0  # the look-alike: no layout may be learnt from it
+    assert event_protos.tensor_scalar(tensor(1.0)) == 1.0  # the look-alike: no layout may be learnt from it
     victim = tensor(99.0)
-    assert event_files._tensor_scalar(victim) == 1.0
+    assert event_protos.tensor_scalar(victim) == 1.0
     assert float(tensor_util.make_ndarray(tensor_pb2.TensorProto.FromString(victim))) == 1.0
 
 
