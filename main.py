@@ -13,7 +13,7 @@ STARTED = time.perf_counter()  # the GUI's --smoke-test reports the time from he
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    from core.cli.entry import COMMANDS
+    from core.cli import COMMANDS  # the names only: a GUI start imports no command
 
     if argv and (argv[0] in COMMANDS or argv[0] in ("-h", "--help")):
         from core.cli.entry import run

@@ -48,9 +48,9 @@ def run_gui(argv: list[str], started: float | None = None) -> int:
             return 0
     from PySide6.QtGui import QIcon
     from PySide6.QtWidgets import QApplication
-    from pyqtgraph.util.garbage_collector import GarbageCollector
 
     from . import errors
+    from .garbage_collection import GarbageCollection
 
     app = QApplication.instance() or _application_class()(sys.argv[:1])
     app.setApplicationName("Checkpoint Inspector")
@@ -65,7 +65,7 @@ def run_gui(argv: list[str], started: float | None = None) -> int:
             return 0
     # Collect cycles on a timer in the GUI thread only: a collection that happens to run in a worker
     # thread would destroy Qt objects there and crash.
-    collector = GarbageCollector(interval=1.0)  # noqa: F841  (kept alive until exec() returns)
+    collector = GarbageCollection(app)  # noqa: F841  (gui/garbage_collection.py)
     windows = Windows()
     errors.install_excepthook(windows.active)
     if server is not None:

@@ -9,7 +9,6 @@ from PySide6.QtGui import QKeySequence
 
 from . import dialogs
 from .check_dialog import TARGET_PATTERN, CheckDialog
-from .compare_window import CompareWindow
 
 
 
@@ -47,7 +46,9 @@ class CompareActions:
         if other:
             self.compare(current.checkpoint.prefix, other)
 
-    def compare(self, a: str, b: str) -> CompareWindow:
+    def compare(self, a: str, b: str):
+        from .compare_window import CompareWindow  # its plots' library loads when first used
+
         window = CompareWindow(a, b)
         self._keep(window)
         window.show()

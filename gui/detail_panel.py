@@ -14,7 +14,7 @@ from core.analysis.tensor_slicing import SliceChoice, format_value, plottable
 from core.formatting import format_bytes, format_shape
 from core.run.variables import VariableInfo
 
-from .plots import HeatmapView, HistogramView
+from .deferred import Deferred
 from .value_table import ValueTableModel, ValueTableView
 
 def readable_json(array) -> str:
@@ -95,12 +95,13 @@ class DetailPanel(QWidget):
         self.table_model.edited.connect(self._cells_edited)
         self.table = ValueTableView()
         self.table.setModel(self.table_model)
-        self.heatmap = HeatmapView()
-        self.histogram_view = HistogramView()
+        # The plots are made after the window's first paint (gui.deferred), or when their tab is opened.
+        self.heatmap_slot = Deferred(_heatmap_view, build_when_shown=True)
+        self.histogram_slot = Deferred(_histogram_view, build_when_shown=True)
         self.tabs = QTabWidget()
         self.tabs.addTab(self.table, "Values")
-        self.tabs.addTab(self.heatmap, "Heatmap")
-        self.tabs.addTab(self.histogram_view, "Histogram")
+        self.tabs.addTab(self.heatmap_slot, "Heatmap")
+        self.tabs.addTab(self.histogram_slot, "Histogram")
 
         # What the variable is sits in a scroll area above a splitter, the tabs below it: a long name, a
         # wrapped key or the slice pickers of a 4-D kernel scroll inside their part, so neither the dock's
@@ -130,6 +131,18 @@ class DetailPanel(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.splitter)
         self.axes_widget.hide()
+
+    @property
+    def heatmap(self):
+        return self.heatmap_slot.widget
+
+    @property
+    def histogram_view(self):
+        return self.histogram_slot.widget
+
+    def build_deferred(self) -> None:
+        self.heatmap_slot.widget  # noqa: B018  (building is the point)
+        self.histogram_slot.widget  # noqa: B018
 
     # ---- showing a variable ----------------------------------------------------------------------
     def show_variable(self, reader, info: VariableInfo | None) -> None:
@@ -195,8 +208,10 @@ class DetailPanel(QWidget):
             label.setText("–")
         self.stats_note.setText("")
         self.table_model.set_view(None)
-        self.heatmap.set_values(None, " ")
-        self.histogram_view.set_histogram(None, " ")
+        if self.heatmap_slot.built:  # an unbuilt plot shows nothing already
+            self.heatmap.set_values(None, " ")
+        if self.histogram_slot.built:
+            self.histogram_view.set_histogram(None, " ")
         self.axes_widget.hide()
 
     def _show_statistics(self, stats: Statistics) -> None:
@@ -278,3 +293,15 @@ class DetailPanel(QWidget):
             self.histogram_view.set_histogram(None, "Nothing to show: the tensor is empty.")
         else:
             self.histogram_view.set_histogram(self.histogram, "No finite values to count (all NaN or Inf).")
+
+
+def _heatmap_view():
+    from .plots import HeatmapView
+
+    return HeatmapView()
+
+
+def _histogram_view():
+    from .plots import HistogramView
+
+    return HistogramView()

@@ -128,6 +128,9 @@ class LoggedCurves(QObject):
         if not self.panel.series:  # nothing else gives the x range
             self.panel.plot.setTitle(None)
             self.view.enableAutoRange(axis=pg.ViewBox.XAxis)
+            # Now, not at the next paint: a resize of the plot before it (a plot made just after the run
+            # opened) would hand its empty range over the link and turn this autorange off.
+            self.view.updateAutoRange()
 
     def keep_linear(self) -> None:
         """*log y* is the metrics' axis: the plot turns every axis to log, the logged one is put back."""

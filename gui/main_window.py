@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QIcon, QKeySequence
 from PySide6.QtWidgets import QDockWidget, QMainWindow, QWidget
 
@@ -16,17 +16,18 @@ from core.run.loading import LoadedCheckpoint, open_checkpoint, open_run
 
 from . import dialogs, window_layout
 from .compare_actions import CompareActions
+from .deferred import Deferred
 from .detail_panel import DetailPanel
 from .drop_hint import DropHint, DropTarget
 from .edit_actions import EditActions
 from .export_actions import ExportActions
+from .garbage_collection import settle as settle_garbage
 from .paths import APP_VERSION, ICON, SAMPLE_RUN  # a checkout or a PyInstaller bundle
 from .remap_panel import RemapPanel
 from .run_panel import RunPanel
 from .settings import AppSettings
 from .status_progress import StatusProgress
 from .tensorboard_actions import TensorBoardActions
-from .trajectory_panel import TrajectoryPanel
 from .training_actions import TrainingActions
 from .variable_browser import VariableBrowser
 from .window_context import JobSlot, WindowContext
@@ -35,6 +36,7 @@ from .worker import JobRunner
 
 
 PLOT_QUESTION = 32  # plotting more variables than this at once asks first
+AFTER_FIRST_PAINT_MS = 50  # what waits for the variables' first paint starts this much after they are set
 
 
 def about_text() -> str:
@@ -59,6 +61,7 @@ class MainWindow(DropTarget, QMainWindow):
         # Set for a window opened for a handed-over path beside other windows: if that path cannot be
         # opened, the window goes once its error is read, rather than stay behind empty.
         self.close_if_first_load_fails = False
+        self._deferred_scheduled = False
         self.setWindowTitle("Checkpoint Inspector")
         if os.path.exists(ICON):
             self.setWindowIcon(QIcon(ICON))
@@ -74,8 +77,9 @@ class MainWindow(DropTarget, QMainWindow):
         self.run_panel.run_changed.connect(self._run_changed)
         self.run_dock = self._dock("Run", "run", self.run_panel, Qt.LeftDockWidgetArea)
         self.detail_dock = self._dock("Variable", "detail", self.detail, Qt.RightDockWidgetArea)
-        self.trajectory = TrajectoryPanel(self.runner)
-        self.trajectory_dock = self._dock("Trajectory", "trajectory", self.trajectory, Qt.BottomDockWidgetArea)
+        # The plot is made a frame after the first paint (build_deferred): the variables show first.
+        self.trajectory_slot = Deferred(self._make_trajectory, on_built=self._trajectory_built)
+        self.trajectory_dock = self._dock("Trajectory", "trajectory", self.trajectory_slot, Qt.BottomDockWidgetArea)
         # The Variable panel keeps the window's whole height (its tabs need it on a laptop); the plot
         # spans the Run list and the variables.
         self.setCorner(Qt.BottomRightCorner, Qt.RightDockWidgetArea)
@@ -93,8 +97,6 @@ class MainWindow(DropTarget, QMainWindow):
         self.edits.changed.connect(self._edited_changed)
         self.browser.rename_requested.connect(self.edit_actions.rename_variable)
         self.detail.values_edited.connect(self.edit_actions.set_values_from_array)
-        self.trajectory.add_button.clicked.connect(self.add_selected_to_trajectory)
-        self.trajectory.checkpoint_clicked.connect(self.open_checkpoint_prefix)
 
         self.status = StatusProgress(self.statusBar(), self.cancel_all_work)
         self.status_text, self.progress, self.cancel_button = self.status.text, self.status.bar, self.status.cancel_button
@@ -110,11 +112,41 @@ class MainWindow(DropTarget, QMainWindow):
         self.exports = ExportActions(self.context)
         self.tensorboard = TensorBoardActions(self.context, self.statusBar())
         self.comparing = CompareActions(self.context, self.run_panel, self.edits, self._reveal_edits)
-        self.training = TrainingActions(self.context, self.trajectory, self.open_variable_at, self.tensorboard.show_graph)
+        self.training = TrainingActions(self.context, self.trajectory_slot, self.open_variable_at,
+                                        self.tensorboard.show_graph)
         self._build_menus()
         window_layout.restore(self)
 
     # ---- construction ----------------------------------------------------------------------------
+    @property
+    def trajectory(self):
+        """The trajectory panel (gui.trajectory_panel), made now if it was not yet."""
+        return self.trajectory_slot.widget
+
+    def _make_trajectory(self):
+        from .trajectory_panel import TrajectoryPanel  # pyqtgraph, imported here: after the first paint
+
+        panel = TrajectoryPanel(self.runner)
+        panel.add_button.clicked.connect(self.add_selected_to_trajectory)
+        panel.checkpoint_clicked.connect(self.open_checkpoint_prefix)
+        return panel
+
+    def _trajectory_built(self, panel) -> None:
+        if self.current is not None:  # as _loaded does for a new run
+            panel.clear()
+            panel.set_checkpoints(self.current.run.checkpoints)
+        self.training.trajectory_built(panel)
+
+    def build_deferred(self) -> None:
+        """Make what waited for the first paint: the plots (see gui.deferred)."""
+        self.trajectory_slot.widget  # noqa: B018  (building is the point)
+        self.detail.build_deferred()
+
+    def _after_first_paint(self) -> None:
+        if not self._deferred_scheduled:
+            self._deferred_scheduled = True
+            QTimer.singleShot(AFTER_FIRST_PAINT_MS, self.build_deferred)
+
     def _dock(self, title: str, name: str, widget: QWidget, area) -> QDockWidget:
         dock = QDockWidget(title, self)
         dock.setObjectName(name)  # saveState needs names
@@ -239,8 +271,9 @@ class MainWindow(DropTarget, QMainWindow):
             self.settings.add_recent(path)
         new_run = self.current_run_folder != loaded.run.folder
         if new_run:
-            self.trajectory.clear()
-            self.trajectory.set_checkpoints(loaded.run.checkpoints)
+            if self.trajectory_slot.built:  # else it takes the run's checkpoints when made
+                self.trajectory.clear()
+                self.trajectory.set_checkpoints(loaded.run.checkpoints)
             self.edits.switch_run(loaded.run.folder)
             self.tensorboard.run_opened(loaded.run.folder)
             self.training.run_opened(loaded.run)
@@ -260,10 +293,14 @@ class MainWindow(DropTarget, QMainWindow):
         wanted, self._select_after_load = self._select_after_load, None
         if wanted is not None and wanted[0] == loaded.checkpoint.prefix:
             self.browser.select_name(wanted[1])
+        self._after_first_paint()
+        # What this load made is kept out of later collections (gui.garbage_collection), after the paint.
+        QTimer.singleShot(AFTER_FIRST_PAINT_MS, settle_garbage)
         self.loaded.emit(loaded)
 
     def _load_failed(self, message: str) -> None:
         self._select_after_load = None
+        self._after_first_paint()
         self._update_status()
         self.load_failed.emit(message)
 

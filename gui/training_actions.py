@@ -16,7 +16,6 @@ from core.run.discovery import discover
 from core.run.training_logs import read_training_logs
 
 from . import dialogs, errors
-from .overview_window import OverviewWindow
 from .window_context import JobSlot
 
 
@@ -29,14 +28,15 @@ def run_name(folder: str, other: str | None = None) -> str:
 
 
 class TrainingActions:
-    def __init__(self, context, trajectory, open_variable_at, show_graph_in_tensorboard):
+    def __init__(self, context, trajectory_slot, open_variable_at, show_graph_in_tensorboard):
         self.context = context
         self.show_graph_in_tensorboard = show_graph_in_tensorboard  # (graph file path)
-        self.trajectory = trajectory
+        self.trajectory_slot = trajectory_slot  # a gui.deferred.Deferred of the TrajectoryPanel
         self.open_variable_at = open_variable_at  # (prefix, stored name): open that checkpoint, select it
         self.run = None
+        self.logs = None        # the run's TrainingLogs, when it logged anything
         self.comparison = None  # (Run, TrainingLogs | None)
-        self.overview_window: OverviewWindow | None = None
+        self.overview_window = None  # gui.overview_window.OverviewWindow, once asked for
         self._logs_job = None
         self._comparison_job = None
         self.graph_dialog = None
@@ -58,6 +58,21 @@ class TrainingActions:
         graph.triggered.connect(lambda *_: self.show_graph())
         menu.addSeparator()
 
+    @property
+    def trajectory(self):
+        """The trajectory panel, made now if it was not yet: something is to be shown in it."""
+        return self.trajectory_slot.widget
+
+    def trajectory_built(self, panel) -> None:
+        """A panel made after the run opened gets what it would have been given."""
+        if self.run is not None:
+            panel.run_names[0] = self._name(self.run.folder)
+        panel.set_logs(self.logs)
+        if self.comparison is not None:
+            run, logs = self.comparison
+            panel.set_comparison(self._name(run.folder, self.run.folder), run.checkpoints,
+                                 logs if logs.scalars or logs.histograms else None)
+
     # ---- the run's logs -----------------------------------------------------------------------------
     def run_opened(self, run) -> None:
         from PySide6.QtCore import QTimer
@@ -66,8 +81,10 @@ class TrainingActions:
         if self._logs_job is not None:  # the last run's logs must not arrive for this one
             self._logs_job.cancel()
             self._logs_job = None
-        self.trajectory.run_names[0] = self._name(run.folder)
-        self.trajectory.set_logs(None)
+        self.logs = None
+        if self.trajectory_slot.built:  # else it gets them when made (trajectory_built)
+            self.trajectory.run_names[0] = self._name(run.folder)
+            self.trajectory.set_logs(None)
         # after the variables are shown: the logs (and protobuf's first import) wait for the first paint
         QTimer.singleShot(0, lambda: self.run is run and self._read_logs(run))
         if self.overview_window is not None:
@@ -96,7 +113,9 @@ class TrainingActions:
         if handle is not self._logs_job:
             return
         self._logs_job = None
-        self.trajectory.set_logs(logs if logs.scalars or logs.histograms else None)
+        self.logs = logs if logs.scalars or logs.histograms else None
+        if self.trajectory_slot.built:
+            self.trajectory.set_logs(self.logs)
         damaged = [f for f in logs.files if f.problem]
         if damaged:
             self.context.show_message(f"{damaged[0].path}: {damaged[0].problem} (the points before it are shown)", 10000)
@@ -199,10 +218,12 @@ class TrainingActions:
             runs.append((self._name(self.comparison[0].folder, self.run.folder), self.comparison[0].checkpoints))
         return runs
 
-    def show_overview(self) -> OverviewWindow | None:
+    def show_overview(self):
         if self.context.require_current() is None:
             return None
         if self.overview_window is None:
+            from .overview_window import OverviewWindow  # its plots' library loads when first used
+
             self.overview_window = OverviewWindow(self.runs())
             self.overview_window.cell_opened.connect(self.open_variable_at)
         self.overview_window.show()  # computes what is new since it was last shown

@@ -15,10 +15,9 @@ comparison, gives no value and says why.
 from __future__ import annotations
 
 import os
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass
 
+from ..caching import BoundedCache
 from ..errors import CheckpointError, InputError
 from ..format.bundle_reader import CheckpointReader
 from ..format.readers import main_file, open_reader
@@ -55,27 +54,11 @@ class Trajectory:
     points: list[Point]
 
 
-class _Cache:
+class _Cache(BoundedCache):
     """Metric values by (checkpoint identity, variable, metric), bounded, shared by the GUI's threads."""
 
-    def __init__(self, capacity: int = 100_000):
-        self.capacity = capacity
-        self.values: OrderedDict = OrderedDict()
-        self.lock = threading.Lock()
-
-    def get(self, key):
-        with self.lock:
-            if key in self.values:
-                self.values.move_to_end(key)
-                return self.values[key]
-            return None
-
-    def put(self, key, value) -> None:
-        with self.lock:
-            self.values[key] = value
-            self.values.move_to_end(key)
-            while len(self.values) > self.capacity:
-                self.values.popitem(last=False)
+    def __init__(self):
+        super().__init__(capacity=100_000)
 
 
 CACHE = _Cache()

@@ -11,8 +11,6 @@ from ..errors import InspectorError, UsageError
 from . import comparing, graph_command, reading, training, writing
 from .output import EXIT_BAD_INPUT
 
-COMMANDS = ("list", "steps", "show", "trajectory", "export-csv", "export", "remap", "convert", "tensorboard", "diff",
-            "check", "scalars", "overview", "graph")
 
 
 class _Parser(argparse.ArgumentParser):

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from math import prod
 
-from ..errors import DecodeError
+from ..errors import CorruptCheckpointError, DecodeError
 from . import dtypes
 from .protowire import FIXED32, LENGTH_DELIMITED, VARINT, as_int64, expect, read_varint, typed_fields
 
@@ -22,20 +22,80 @@ class BundleHeader:
     producer: int  # TensorFlow's version of the writer's checkpoint format (VersionDef.producer)
 
 
-@dataclass(frozen=True)
 class BundleEntry:
-    """One stored tensor (or the full entry of a partitioned variable, whose data live in slices)."""
+    """One stored tensor (or the full entry of a partitioned variable, whose data live in slices).
 
-    name: str
-    key: bytes
-    dtype_number: int
-    shape: tuple[int, ...]
-    shard_id: int
-    offset: int
-    size: int
-    crc32c: int  # masked, as stored
-    # Per partition of a sliced variable: ((start, length), ...) per dimension; (0, -1) = whole dim.
-    slices: tuple[tuple[tuple[int, int], ...], ...] = ()
+    Immutable by convention. An entry listed from a checkpoint's index (`listed_entry`) has its name,
+    dtype and shape decoded at once and keeps the rest of its BundleEntryProto bytes: where its bytes are
+    (shard, offset, size, CRC, slices) is decoded, and checked, when first asked for. Listing thousands of
+    variables then costs a few Python operations each; reading one decodes one."""
+
+    __slots__ = ("name", "key", "dtype_number", "shape", "_where", "_value", "_source")
+
+    def __init__(self, name: str, key: bytes, dtype_number: int, shape: tuple[int, ...], shard_id: int,
+                 offset: int, size: int, crc32c: int,
+                 slices: tuple[tuple[tuple[int, int], ...], ...] = ()):
+        self.name = name
+        self.key = key
+        self.dtype_number = dtype_number
+        self.shape = shape
+        # Per partition of a sliced variable: ((start, length), ...) per dimension; (0, -1) = whole dim.
+        self._where = (shard_id, offset, size, crc32c, tuple(slices))
+        self._value = None
+        self._source = None
+
+    @property
+    def shard_id(self) -> int:
+        return (self._where or self._decode_where())[0]
+
+    @property
+    def offset(self) -> int:
+        return (self._where or self._decode_where())[1]
+
+    @property
+    def size(self) -> int:
+        return (self._where or self._decode_where())[2]
+
+    @property
+    def crc32c(self) -> int:
+        """Masked, as stored."""
+        return (self._where or self._decode_where())[3]
+
+    @property
+    def slices(self) -> tuple[tuple[tuple[int, int], ...], ...]:
+        return (self._where or self._decode_where())[4]
+
+    def _decode_where(self) -> tuple:
+        """Decode the listed entry's remaining fields; a damaged one raises CorruptCheckpointError naming
+        the index file (its source), as it would have when the whole index was decoded at open."""
+        source = self._source
+        try:
+            full = decode_entry(self.key, self.name, self._value)
+        except DecodeError as exc:
+            raise CorruptCheckpointError(source.path, f"damaged entry for {self.name!r} ({exc})") from None
+        if (full.dtype_number, full.shape) != (self.dtype_number, self.shape):  # a field given twice
+            raise CorruptCheckpointError(source.path, f"damaged entry for {self.name!r} (its dtype or shape "
+                                                      f"is given twice, differently)")
+        source.check(full)
+        self._where = full._where
+        return self._where
+
+    def _fields(self) -> tuple:
+        return (self.name, self.key, self.dtype_number, self.shape, *(self._where or self._decode_where()))
+
+    def __eq__(self, other):
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._fields() == other._fields()
+
+    def __hash__(self):
+        return hash(self._fields())
+
+    def __repr__(self):
+        shard_id, offset, size, crc, slices = self._where or self._decode_where()
+        return (f"BundleEntry(name={self.name!r}, key={self.key!r}, dtype_number={self.dtype_number!r}, "
+                f"shape={self.shape!r}, shard_id={shard_id!r}, offset={offset!r}, size={size!r}, "
+                f"crc32c={crc!r}, slices={slices!r})")
 
     @property
     def dtype(self) -> dtypes.DType | None:
@@ -120,9 +180,7 @@ def decode_entry(key: bytes, name: str, value: bytes) -> BundleEntry:
             if tag == 0x12:
                 shape = _SHAPES.get(body)
                 if shape is None:
-                    if len(_SHAPES) > 50_000:  # bounded, whatever a strange index holds
-                        _SHAPES.clear()
-                    shape = _SHAPES.setdefault(body, decode_shape(body))
+                    shape = _shape_of(body)
             else:
                 slices.append(decode_slice(body))
         elif tag == 0x35:  # crc32c (field 6), fixed32
@@ -155,10 +213,101 @@ def decode_entry(key: bytes, name: str, value: bytes) -> BundleEntry:
     return BundleEntry(name, key, dtype_number, shape, shard_id, offset, size, crc, tuple(slices))
 
 
+class EntrySource:
+    """The index file entries were listed from (named in their errors) and its number of data shards."""
+
+    __slots__ = ("path", "num_shards")
+
+    def __init__(self, path: str, num_shards: int):
+        self.path = path
+        self.num_shards = num_shards
+
+    def check(self, entry: BundleEntry) -> BundleEntry:
+        """Reject sizes that cannot be right before anything is allocated from them (shapes are checked
+        once per distinct shape, as they are decoded)."""
+        if entry.offset < 0 or entry.size < 0:
+            raise CorruptCheckpointError(self.path, f"{entry.name!r} has a negative offset or size")
+        if not entry.slices and not 0 <= entry.shard_id < self.num_shards:
+            raise CorruptCheckpointError(
+                self.path, f"{entry.name!r} points to shard {entry.shard_id}, but the checkpoint has "
+                           f"{self.num_shards}")
+        return entry
+
+
+SLICE_KEY_MARK = 0x00  # keys of partition slices start with this byte; the header key is empty
+
+
+def list_entries(rows: list[tuple[bytes, bytes]], source: EntrySource):
+    """({name: entry} in key order, the partition slices' rows) of an index's rows after its header.
+
+    This is what opening a checkpoint costs, once per variable, so it is one loop with no call per entry
+    in the common case: TensorFlow writes dtype and shape first (`08 dtype 12 len shape...`), and those are
+    all the listing needs; the rest stays encoded in the entry until used. A model has few distinct
+    (dtype, shape) heads, so each is decoded once and then looked up. Any other layout is decoded whole,
+    at once. Keys must increase strictly, as TensorFlow writes them."""
+    entries: dict[str, BundleEntry] = {}
+    slice_rows: list[tuple[bytes, bytes]] = []
+    heads = _HEADS
+    new = object.__new__
+    previous = b""
+    for number, (key, value) in enumerate(rows, 1):
+        if key <= previous:
+            problem = "has an empty key (only the header's is empty)" if not key else \
+                f"is out of order ({key[:80]!r} after {previous[:80]!r})"
+            raise CorruptCheckpointError(source.path, f"damaged index: entry {number} {problem}")
+        previous = key
+        if key[0] == SLICE_KEY_MARK:
+            slice_rows.append((key, value))
+            continue
+        name = key.decode("utf-8", "surrogateescape")
+        head = heads.get(value[:value[3] + 4] if len(value) > 3 else value)
+        if head is None:
+            head = _head_of(value, name, source)
+        if head is not False:
+            entry = new(BundleEntry)
+            entry.name = name
+            entry.key = key
+            entry.dtype_number, entry.shape = head
+            entry._where = None
+            entry._value = value
+            entry._source = source
+        else:
+            try:
+                entry = source.check(decode_entry(key, name, value))
+            except DecodeError as exc:
+                raise CorruptCheckpointError(source.path, f"damaged entry for {name!r} ({exc})") from None
+        entries[name] = entry
+    return entries, slice_rows
+
+
+def _head_of(value: bytes, name: str, source: EntrySource):
+    """(dtype number, shape) of an entry written the common way (`08 dtype 12 len shape`, single-byte
+    dtype and length), remembered by those bytes; False for any other layout (decoded whole)."""
+    if not (len(value) > 3 and value[0] == 0x08 and value[2] == 0x12 and value[1] < 0x80 and value[3] < 0x80
+            and value[3] + 4 <= len(value)):
+        return False
+    try:
+        head = (value[1], _shape_of(value[4:value[3] + 4]))
+    except DecodeError as exc:
+        raise CorruptCheckpointError(source.path, f"damaged entry for {name!r} ({exc})") from None
+    if len(_HEADS) > 50_000:  # bounded, whatever a strange index holds
+        _HEADS.clear()
+    _HEADS[value[:value[3] + 4]] = head
+    return head
+
+
+def _shape_of(body) -> tuple[int, ...]:
+    """The shape an encoded TensorShapeProto stands for, decoded once per distinct encoding."""
+    if len(_SHAPES) > 50_000:  # bounded, whatever a strange index holds
+        _SHAPES.clear()
+    return _SHAPES.setdefault(bytes(body), decode_shape(body))
+
+
 _VARINT_TAGS = {0x08, 0x18, 0x20, 0x28}  # dtype, shard_id, offset, size
 _MAX_ITEMSIZE = 16          # complex128, the widest dtype
 _MAX_BYTES = (1 << 63) - 1  # what numpy (and TensorFlow's int64 sizes) can address
 _SHAPES: dict[bytes, tuple[int, ...]] = {}
+_HEADS: dict[bytes, tuple[int, tuple[int, ...]]] = {}  # `08 dtype 12 len shape` -> (dtype, shape)
 
 
 def _field_length(buf, pos: int) -> int:

@@ -11,16 +11,18 @@ from dataclasses import dataclass
 from math import prod
 
 from . import dtypes
-from .bundle_entry import BIG_ENDIAN, LITTLE_ENDIAN, BundleEntry, BundleHeader, decode_entry, decode_header
+from .bundle_entry import (BIG_ENDIAN, LITTLE_ENDIAN, BundleEntry, BundleHeader, EntrySource, decode_entry,
+                           decode_header, list_entries)
+from ..collector import collector_paused
 from .checksum import crc32c, mask, unmask
 from .data_shards import DataShards
+from .index_cache import cached_listing, file_key, keep_listing
 from ..errors import (CheckpointError, ChecksumMismatchError, CorruptCheckpointError, DecodeError,
                       NotACheckpointError, UnsupportedDtypeError, VariableNotFoundError)
 from .ordered_code import decode_slice_key
 from .protowire import read_varint
-from .sstable import LFS_PROBLEM, is_lfs_pointer, read_table
+from .sstable import LFS_PROBLEM, is_lfs_pointer, parse_table, table_bytes
 
-_SLICE_KEY_MARK = 0x00  # keys of partition slices start with this byte; the header key is empty
 MAX_SHARDS = 99_999     # shard files are named with five digits: `.data-00000-of-00001`
 
 
@@ -43,6 +45,7 @@ class EntryListing:
     prefix: str
     _entries: dict[str, BundleEntry]
     warnings: list[str]
+    listing_key: tuple | None = None  # identifies what was listed, for caches of what is derived from it
 
     @property
     def entries(self) -> list[BundleEntry]:
@@ -95,46 +98,42 @@ class CheckpointReader(EntryListing):
         self.index_path = self.prefix + ".index"
         if not os.path.exists(self.index_path):
             raise NotACheckpointError(self.index_path, "no such file: not a checkpoint prefix")
-        rows = read_table(self.index_path)
+        # A second open of an unchanged index reuses its decoded listing (core.format.index_cache).
+        data = table_bytes(self.index_path)
+        self.listing_key = file_key(self.index_path, data)
+        listing = cached_listing(self.listing_key)
+        if listing is None:
+            with collector_paused():
+                listing = self._decode_index(data)
+            keep_listing(self.listing_key, listing)
+        self.header, self._entries, self._slice_rows, self._source = listing
+        self._slices: dict[bytes, list[Slice]] | None = None  # decoded on first partitioned read
+        self._shards = DataShards()
+        self.warnings: list[str] = []  # what is wrong but does not stop the listing (a damaged object graph)
+
+    def _decode_index(self, data: bytes) -> tuple[BundleHeader, dict[str, BundleEntry], list, EntrySource]:
+        """(header, entries by name, partition slices' rows, source) from the index file's bytes."""
+        rows = parse_table(data, self.index_path)
         if not rows or rows[0][0] != b"":
             raise NotACheckpointError(
                 self.index_path, "is a LevelDB table but not a TensorFlow checkpoint index "
                                  "(it has no bundle header entry)")
         try:
-            self.header: BundleHeader = decode_header(rows[0][1])
+            header = decode_header(rows[0][1])
         except DecodeError as exc:
             raise CorruptCheckpointError(self.index_path, f"damaged bundle header ({exc})") from None
-        if self.header.num_shards < 1:
+        if header.num_shards < 1:
             raise NotACheckpointError(
                 self.index_path, "is a LevelDB table but not a TensorFlow checkpoint index "
                                  "(its header names no data shards)")
-        if self.header.num_shards > MAX_SHARDS:
-            raise CorruptCheckpointError(self.index_path, f"damaged bundle header: it names {self.header.num_shards:,} "
+        if header.num_shards > MAX_SHARDS:
+            raise CorruptCheckpointError(self.index_path, f"damaged bundle header: it names {header.num_shards:,} "
                                                           f"data shards (TensorFlow's shard names allow {MAX_SHARDS:,})")
-        if self.header.endianness not in (LITTLE_ENDIAN, BIG_ENDIAN):
-            raise CorruptCheckpointError(self.index_path, f"damaged bundle header: endianness {self.header.endianness}")
-        self._entries: dict[str, BundleEntry] = {}
-        self._slice_rows: list[tuple[bytes, bytes]] = []
-        previous = b""
-        for number, (key, value) in enumerate(rows[1:], 1):
-            if key <= previous:  # TensorFlow writes keys strictly increasing; the header's is the empty one
-                problem = "has an empty key (only the header's is empty)" if not key else \
-                    f"is out of order ({key[:80]!r} after {previous[:80]!r})"
-                raise CorruptCheckpointError(self.index_path, f"damaged index: entry {number} {problem}")
-            previous = key
-            if key[0] == _SLICE_KEY_MARK:
-                self._slice_rows.append((key, value))
-                continue
-            name = key.decode("utf-8", "surrogateescape")
-            try:
-                entry = decode_entry(key, name, value)
-            except DecodeError as exc:
-                raise CorruptCheckpointError(self.index_path, f"damaged entry for {name!r} ({exc})") from None
-            self._check_entry(entry)
-            self._entries[name] = entry
-        self._slices: dict[bytes, list[Slice]] | None = None  # decoded on first partitioned read
-        self._shards = DataShards()
-        self.warnings: list[str] = []  # what is wrong but does not stop the listing (a damaged object graph)
+        if header.endianness not in (LITTLE_ENDIAN, BIG_ENDIAN):
+            raise CorruptCheckpointError(self.index_path, f"damaged bundle header: endianness {header.endianness}")
+        source = EntrySource(self.index_path, header.num_shards)
+        entries, slice_rows = list_entries(rows[1:], source)
+        return header, entries, slice_rows, source
 
     def data_files(self) -> list[str]:
         return [data_file_path(self.prefix, i, self.header.num_shards) for i in range(self.header.num_shards)]
@@ -209,16 +208,6 @@ class CheckpointReader(EntryListing):
             raise CorruptCheckpointError(
                 self.index_path, f"{entry.name!r} has {entry.size} bytes but a {dtype.name} tensor of "
                                  f"shape {list(shape)} needs {expected}")
-
-    def _check_entry(self, entry: BundleEntry) -> None:
-        """Reject sizes that cannot be right before anything is allocated from them (shapes are checked
-        once per distinct shape, as they are decoded: core.format.bundle_entry)."""
-        if entry.offset < 0 or entry.size < 0:
-            raise CorruptCheckpointError(self.index_path, f"{entry.name!r} has a negative offset or size")
-        if not entry.slices and not 0 <= entry.shard_id < self.header.num_shards:
-            raise CorruptCheckpointError(
-                self.index_path, f"{entry.name!r} points to shard {entry.shard_id}, but the "
-                                 f"checkpoint has {self.header.num_shards}")
 
     def _dtype_for_read(self, entry: BundleEntry) -> dtypes.DType:
         dtype = entry.dtype
@@ -323,7 +312,7 @@ class CheckpointReader(EntryListing):
                     entry = decode_entry(slice_key, name.decode("utf-8", "surrogateescape"), value)
                 except DecodeError as exc:
                     raise CorruptCheckpointError(self.index_path, f"damaged partition slice entry ({exc})") from None
-                self._check_entry(entry)
+                self._source.check(entry)
                 self._slices.setdefault(name, []).append(Slice(extents, entry))
         return self._slices.get(key, [])
 

@@ -10,6 +10,8 @@ savers, written once for every module that reads or rewrites keys.
 from __future__ import annotations
 
 import re
+from itertools import repeat
+from operator import itemgetter
 
 OBJECT_GRAPH_KEY = "_CHECKPOINTABLE_OBJECT_GRAPH"
 ATTRIBUTE_MARK = "/.ATTRIBUTES/"
@@ -68,6 +70,25 @@ def slot_of_key(key: str, names) -> tuple[str, str] | None:
         return variable, slot
     whole = _PARTITION_PART.sub("", variable)
     return (whole, slot) if whole != variable and whole in names else None
+
+
+# The last part of a name that a TF1 kind rule may apply to: an optimizer slot or an Adam beta power.
+_ROLE_LAST_PART = re.compile(r"(?:" + "|".join(TF1_SLOT_NAMES) + r"|beta1_power|beta2_power)(?:_\d+)?")
+
+
+def names_with_roles(names: list[str]) -> set[str]:
+    """A superset of the names that a kind rule (slot, optimizer state, bookkeeping, configuration) might
+    apply to; every other name is a plain variable by its shape alone. TF2 rules need `/.` in the name
+    (`/.ATTRIBUTES/`, `/.OPTIMIZER_SLOT/`); TF1 rules look at the last part, and a model has few distinct
+    last parts (`kernel`, `bias`), so each distinct one is matched once. The per-name work runs in C."""
+    found = set(BOOKKEEPING_KEYS)
+    if "/." in "\n".join(names):
+        found.update(name for name in names if "/." in name)
+    last_parts = list(map(itemgetter(2), map(str.rpartition, names, repeat("/"))))
+    with_roles = {part for part in set(last_parts) if _ROLE_LAST_PART.fullmatch(part)}
+    if with_roles:
+        found.update(name for name, part in zip(names, last_parts) if part in with_roles)
+    return found
 
 
 def optimizer_state_by_key(key: str) -> bool:

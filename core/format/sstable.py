@@ -37,12 +37,16 @@ NO_COMPRESSION, SNAPPY_COMPRESSION = 0, 1
 def read_table(path: str | os.PathLike) -> list[tuple[bytes, bytes]]:
     """Read a whole table file and return its (key, value) pairs in stored order."""
     path = os.fspath(path)
+    return parse_table(table_bytes(path), path)
+
+
+def table_bytes(path: str) -> bytes:
+    """The whole table file's bytes (an index is small: its values live in the data shards)."""
     try:
         with open(path, "rb") as f:
-            data = f.read()
+            return f.read()
     except IsADirectoryError:
         raise NotACheckpointError(path, "is a folder, not a checkpoint .index file") from None
-    return parse_table(data, path)
 
 
 def parse_table(data: bytes, path: str) -> list[tuple[bytes, bytes]]:
@@ -53,7 +57,7 @@ def parse_table(data: bytes, path: str) -> list[tuple[bytes, bytes]]:
     entries: list[tuple[bytes, bytes]] = []
     for _, offset, size in block_handles(view, path):
         block = _read_block(view, offset, size, path, f"data block at byte {offset}")
-        entries.extend(_iter_block(block, path, f"data block at byte {offset}"))
+        entries.extend(block_rows(block, path, f"data block at byte {offset}"))
     return entries
 
 
@@ -80,7 +84,7 @@ def block_handles(view: memoryview, path: str) -> list[tuple[bytes, int, int]]:
         raise CorruptCheckpointError(path, f"damaged table footer ({exc})") from None
     index_block = _read_block(view, index_offset, index_size, path, "index block")
     handles = []
-    for separator, handle in _iter_block(index_block, path, "index block"):
+    for separator, handle in block_rows(index_block, path, "index block"):
         try:
             offset, pos = read_varint(handle, 0)
             size, _ = read_varint(handle, pos)
@@ -113,7 +117,7 @@ class TableFile:
     def block(self, number: int) -> list[tuple[bytes, bytes]]:
         _, offset, size = self.handles[number]
         block = _read_block(self._view, offset, size, self.path, f"data block at byte {offset}")
-        return list(_iter_block(block, self.path, f"data block at byte {offset}"))
+        return block_rows(block, self.path, f"data block at byte {offset}")
 
     def get(self, key: bytes) -> bytes | None:
         """The value stored under key, or None."""
@@ -147,8 +151,11 @@ def _read_block(view: memoryview, offset: int, size: int, path: str, what: str):
     raise CorruptCheckpointError(path, f"{what} has unknown compression type {compression}")
 
 
-def _iter_block(block: memoryview, path: str, what: str):
-    """Yield (key, value) pairs of one block, undoing LevelDB's key prefix compression."""
+def block_rows(block: memoryview, path: str, what: str) -> list[tuple[bytes, bytes]]:
+    """The (key, value) pairs of one block, undoing LevelDB's key prefix compression.
+
+    Opening a checkpoint walks every entry of its index here, so the loop is flat: single-byte varints
+    (by far the common case) are read inline, and the pairs are built into a list, not yielded."""
     size = len(block)
     if size < 4:
         raise CorruptCheckpointError(path, f"{what} is too short to hold its restart array")
@@ -157,32 +164,31 @@ def _iter_block(block: memoryview, path: str, what: str):
     if limit < 0:
         raise CorruptCheckpointError(path, f"{what} claims more restart points than it can hold")
     data = bytes(block[:limit])  # bytes indexing is faster than memoryview for the hot loop below
+    rows: list[tuple[bytes, bytes]] = []
+    append = rows.append
     pos = 0
     key = b""
-    while pos < limit:
-        # Three varints; single-byte ones (by far the common case) are decoded inline for speed.
-        shared = data[pos]
-        if shared < 0x80:
-            pos += 1
-        else:
-            shared, pos = _varint(data, pos, path, what)
-        non_shared = data[pos] if pos < limit else 0x80
-        if non_shared < 0x80:
-            pos += 1
-        else:
-            non_shared, pos = _varint(data, pos, path, what)
-        value_length = data[pos] if pos < limit else 0x80
-        if value_length < 0x80:
-            pos += 1
-        else:
-            value_length, pos = _varint(data, pos, path, what)
-        key_end = pos + non_shared
-        value_end = key_end + value_length
-        if shared > len(key) or value_end > limit:
-            raise CorruptCheckpointError(path, f"damaged entry in {what}")
-        key = key[:shared] + data[pos:key_end]
-        yield key, data[key_end:value_end]
-        pos = value_end
+    try:
+        while pos < limit:
+            shared = data[pos]
+            non_shared = data[pos + 1]
+            value_length = data[pos + 2]
+            if (shared | non_shared | value_length) & 0x80:  # a longer varint among the three
+                shared, pos = _varint(data, pos, path, what)
+                non_shared, pos = _varint(data, pos, path, what)
+                value_length, pos = _varint(data, pos, path, what)
+            else:
+                pos += 3
+            key_end = pos + non_shared
+            value_end = key_end + value_length
+            if shared > len(key) or value_end > limit:
+                raise CorruptCheckpointError(path, f"damaged entry in {what}")
+            key = key[:shared] + data[pos:key_end]
+            append((key, data[key_end:value_end]))
+            pos = value_end
+    except IndexError:  # the three lengths run past the block's entries
+        raise CorruptCheckpointError(path, f"damaged entry in {what}") from None
+    return rows
 
 
 def _varint(data: bytes, pos: int, path: str, what: str) -> tuple[int, int]:

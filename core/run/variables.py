@@ -10,11 +10,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from ..caching import BoundedCache
+from ..collector import collector_paused
 from ..errors import CheckpointError
 from ..format.bundle_entry import BundleEntry
 from ..format.bundle_reader import CheckpointReader
-from ..format.checkpoint_keys import (BOOKKEEPING_KEYS, CONFIG_SUFFIX, TF1_OPTIMIZER_STATE, is_attribute_key, optimizer_state_by_key,
-                                     slot_of_key)
+from ..format.index_cache import MAX_ENTRIES, forget_all
+from ..format.checkpoint_keys import (BOOKKEEPING_KEYS, CONFIG_SUFFIX, TF1_OPTIMIZER_STATE, is_attribute_key,
+                                     names_with_roles, optimizer_state_by_key, slot_of_key)
 from ..format.object_graph import ObjectInfo, describe_keys, stored_object_graph
 
 
@@ -44,17 +47,63 @@ class VariableInfo:
         return self.object_path or self.name
 
 
+# Described listings by the reader's listing_key (an unchanged index describes the same), weighed by
+# their variables; the index cache (core.format.index_cache) holds their entries anyway.
+_DESCRIBED = BoundedCache(MAX_ENTRIES, weigh=lambda described: len(described[0]) + 1)
+
+
 def describe_variables(reader: CheckpointReader) -> list[VariableInfo]:
-    """One VariableInfo per listed entry, in key order."""
+    """One VariableInfo per listed entry, in key order. A second description of an unchanged index is
+    a lookup; the warnings the first one gave (a damaged object graph) are given again."""
+    key = reader.listing_key
+    described = _DESCRIBED.get(key) if key is not None else None
+    if described is None:
+        before = len(reader.warnings)
+        with collector_paused():
+            variables = _describe(reader)
+        described = (variables, tuple(reader.warnings[before:]))
+        if key is not None:
+            _DESCRIBED.put(key, described)
+    variables, warnings = described
+    for warning in warnings:
+        reader.warn(warning)
+    return list(variables)
+
+
+def forget_listings() -> None:
+    """Empty the caches of decoded indexes and of their descriptions (a benchmark of a first open)."""
+    forget_all()
+    _DESCRIBED.clear()
+
+
+def _describe(reader: CheckpointReader) -> list[VariableInfo]:
     graph = _object_graph(reader)
-    names = set(reader.names())
+    listed = reader.names()
+    names = None  # the set of names, made only if a name may be a TF1 slot of another
+    with_roles = names_with_roles(listed)
     result = []
+    described = []  # the variables that are more than plain ones
+    append = result.append
+    new = object.__new__
     for entry in reader.entries:
-        info = graph.get(entry.name)
+        name = entry.name
+        info = graph.get(name)
+        if info is None and name not in with_roles:
+            # A plain variable, the common case of a big checkpoint: built without the dataclass's
+            # __init__ (a frozen one sets each field through object.__setattr__, a microsecond per
+            # variable); the fields not set read their defaults from the class, as dataclasses keep them.
+            plain = new(VariableInfo)
+            fields = plain.__dict__
+            fields["entry"] = entry
+            fields["kind"] = "variable"
+            append(plain)
+            continue
         slot_of, slot_name = (info.slot_of, info.slot_name) if info else (None, None)
         if slot_of is None:
+            if names is None:
+                names = set(listed)
             slot_of, slot_name = slot_of_key(entry.name, names) or (None, None)
-        result.append(VariableInfo(
+        described.append(VariableInfo(
             entry=entry,
             kind=_kind(entry.name, slot_of, info),
             object_path=info.friendly_path if info else "",
@@ -63,7 +112,8 @@ def describe_variables(reader: CheckpointReader) -> list[VariableInfo]:
             slot_of=slot_of,
             slot_name=slot_name,
         ))
-    graph_names = [v.variable_name for v in result if v.object_path]
+        append(described[-1])
+    graph_names = [v.variable_name for v in described if v.object_path]  # plain ones have no object path
     if graph_names and all(graph_names) and len(set(graph_names)) == len(graph_names):
         result = [replace(v, use_variable_name=True) for v in result]
     return result

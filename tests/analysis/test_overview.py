@@ -67,14 +67,14 @@ def test_values_equal_the_trajectorys_and_share_its_cache(training_runs, monkeyp
     from core.format.bundle_reader import CheckpointReader
 
     run = discover(training_runs.tf2_run)
-    CACHE.values.clear()
+    CACHE.clear()
     overview = run_to_end(compute_overview(run.checkpoints, "update_ratio"))
-    CACHE.values.clear()
+    CACHE.clear()
     for row, name in enumerate(overview.variables):
         points = run_to_end(compute_trajectory(run.checkpoints, name, "update_ratio")).points
         np.testing.assert_allclose(overview.values[row], [np.nan if p.value is None else p.value for p in points],
                                    rtol=1e-12)
-    CACHE.values.clear()
+    CACHE.clear()
     overview = run_to_end(compute_overview(run.checkpoints, "update_ratio"))
     monkeypatch.setattr(CheckpointReader, "iter_chunks", lambda *a, **k: pytest.fail("read again"))
     monkeypatch.setattr(CheckpointReader, "read", lambda *a, **k: pytest.fail("read again"))
@@ -93,7 +93,7 @@ def test_streamed_tensors_give_the_same_values(training_runs, monkeypatch, tmp_p
         _damage(run_dir / "ckpt-300.data-00000-of-00001")
     run = discover(run_dir)
     whole = {m: run_to_end(compute_overview(run.checkpoints, m)).values for m in ("update_ratio", "dist_from_first")}
-    CACHE.values.clear()
+    CACHE.clear()
     monkeypatch.setattr(overview_module, "WHOLE_TENSOR_LIMIT", 0)
     streamed = {}
     for metric, values in whole.items():
@@ -146,8 +146,8 @@ def test_a_damaged_checkpoint_leaves_a_gap(training_runs, tmp_path):
 
 def test_cancelling_stops_between_variables(training_runs):
     run = discover(training_runs.exploding_run)
-    CACHE.values.clear()
+    CACHE.clear()
     job = compute_overview(run.checkpoints, "update_ratio")
     next(job), next(job)
     job.close()  # what the GUI's ✕ does
-    assert len(CACHE.values) < 12 * EXPLODING_SAVES
+    assert len(CACHE) < 12 * EXPLODING_SAVES

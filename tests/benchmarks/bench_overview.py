@@ -232,7 +232,7 @@ def ours_in_process(checkpoints):
     from core.analysis.overview import compute_overview
     from core.jobs import run_to_end
 
-    trajectory.CACHE.values.clear()
+    trajectory.CACHE.clear()
     return run_to_end(compute_overview(checkpoints, "update_ratio"))
 
 

@@ -377,7 +377,7 @@ def profile_ours(top: int) -> None:
     from core.analysis import trajectory
     from core.cli.entry import run
 
-    trajectory.CACHE.values.clear()
+    trajectory.CACHE.clear()
     profiler = cProfile.Profile()
     saved = sys.stdout
     sys.stdout = io.StringIO()  # the command's JSON, not wanted in the report
