@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import os
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction, QIcon, QKeySequence
 from PySide6.QtWidgets import QDockWidget, QMainWindow, QWidget
 
 from core.formatting import format_bytes, format_count
-from core.run.loading import LoadedCheckpoint, open_checkpoint, open_run
+from core.run.loading import open_checkpoint, open_run
 
 from . import dialogs, window_layout
 from .compare_actions import CompareActions
@@ -21,7 +21,6 @@ from .detail_panel import DetailPanel
 from .drop_hint import DropHint, DropTarget
 from .edit_actions import EditActions
 from .export_actions import ExportActions
-from .garbage_collection import settle as settle_garbage
 from .paths import APP_VERSION, ICON, SAMPLE_RUN  # a checkout or a PyInstaller bundle
 from .remap_panel import RemapPanel
 from .run_panel import RunPanel
@@ -31,12 +30,11 @@ from .tensorboard_actions import TensorBoardActions
 from .training_actions import TrainingActions
 from .variable_browser import VariableBrowser
 from .window_context import JobSlot, WindowContext
+from .window_loading import CheckpointLoading
 from .worker import JobRunner
 
 
-
 PLOT_QUESTION = 32  # plotting more variables than this at once asks first
-AFTER_FIRST_PAINT_MS = 50  # what waits for the variables' first paint starts this much after they are set
 
 
 def about_text() -> str:
@@ -44,7 +42,7 @@ def about_text() -> str:
             f"how it changed over training.")
 
 
-class MainWindow(DropTarget, QMainWindow):
+class MainWindow(CheckpointLoading, DropTarget, QMainWindow):
     loaded = Signal(object)       # LoadedCheckpoint, after it is shown
     run_changed = Signal(object)  # Run, when the watcher found checkpoints added or removed
     load_failed = Signal(str)     # the message shown
@@ -53,7 +51,7 @@ class MainWindow(DropTarget, QMainWindow):
         super().__init__()
         self.settings = settings or AppSettings()
         self.runner = JobRunner(self)
-        self.current: LoadedCheckpoint | None = None
+        self.current = None  # the LoadedCheckpoint shown (core.run.loading)
         self.current_path: str | None = None
         self.current_run_folder: str | None = None
         self._load_path: str | None = None
@@ -136,16 +134,6 @@ class MainWindow(DropTarget, QMainWindow):
             panel.clear()
             panel.set_checkpoints(self.current.run.checkpoints)
         self.training.trajectory_built(panel)
-
-    def build_deferred(self) -> None:
-        """Make what waited for the first paint: the plots (see gui.deferred)."""
-        self.trajectory_slot.widget  # noqa: B018  (building is the point)
-        self.detail.build_deferred()
-
-    def _after_first_paint(self) -> None:
-        if not self._deferred_scheduled:
-            self._deferred_scheduled = True
-            QTimer.singleShot(AFTER_FIRST_PAINT_MS, self.build_deferred)
 
     def _dock(self, title: str, name: str, widget: QWidget, area) -> QDockWidget:
         dock = QDockWidget(title, self)
@@ -246,91 +234,12 @@ class MainWindow(DropTarget, QMainWindow):
         self.cancel_loading()
         self._start_load(f"open {info.name}", lambda: open_checkpoint(run, info), self.current_path)
 
-    def _start_load(self, name: str, make_job, path: str) -> None:
-        self._load_path = path
-        self.loading.start(name, make_job, self._loaded, busy_text=f"Opening {path}…",
-                           on_failed=self._load_failed, on_cancelled=self._load_cancelled,
-                           on_error_shown=self._load_error_shown)
-
-    def cancel_loading(self) -> None:
-        self.loading.cancel()
-
     def cancel_all_work(self) -> None:
         """The status bar's cancel button: stops the load, export, save or launch in progress."""
         self.context.cancel_all()
 
     def show_progress(self, progress) -> None:
         self.status.show(progress)
-
-    def _loaded(self, loaded: LoadedCheckpoint) -> None:
-        self.close_if_first_load_fails = False  # it has shown something: it stays
-        path = self._load_path
-        self.current = loaded
-        self.current_path = path
-        if path != SAMPLE_RUN:
-            self.settings.add_recent(path)
-        new_run = self.current_run_folder != loaded.run.folder
-        if new_run:
-            if self.trajectory_slot.built:  # else it takes the run's checkpoints when made
-                self.trajectory.clear()
-                self.trajectory.set_checkpoints(loaded.run.checkpoints)
-            self.edits.switch_run(loaded.run.folder)
-            self.tensorboard.run_opened(loaded.run.folder)
-            self.training.run_opened(loaded.run)
-        self.current_run_folder = loaded.run.folder
-        self.run_panel.show_run(loaded.run, loaded.checkpoint.prefix)
-        self.browser.set_variables(loaded.variables)
-        if new_run:
-            self.browser.fit_columns()
-        step = "" if loaded.checkpoint.step is None else f" · step {loaded.checkpoint.step:,}"
-        self.setWindowTitle(f"{loaded.checkpoint.name}{step} — {loaded.run.folder} — Checkpoint Inspector [*]")
-        self.edits.refresh()
-        self._update_status()
-        summary = loaded.reader.model_summary()
-        self.statusBar().clearMessage()  # a note about the checkpoint shown before is not about this one
-        for message in ([summary] if summary else []) + loaded.run.warnings + loaded.reader.warnings:
-            self.statusBar().showMessage(message, 10000)  # a warning, shown last, stays in sight
-        wanted, self._select_after_load = self._select_after_load, None
-        if wanted is not None and wanted[0] == loaded.checkpoint.prefix:
-            self.browser.select_name(wanted[1])
-        self._after_first_paint()
-        # What this load made is kept out of later collections (gui.garbage_collection), after the paint.
-        QTimer.singleShot(AFTER_FIRST_PAINT_MS, settle_garbage)
-        self.loaded.emit(loaded)
-
-    def _load_failed(self, message: str) -> None:
-        self._select_after_load = None
-        self._after_first_paint()
-        self._update_status()
-        self.load_failed.emit(message)
-
-    def _load_cancelled(self) -> None:
-        self._select_after_load = None
-        self.close_if_first_load_fails = False  # the person stopped it: the window is theirs now
-        self._update_status()
-
-    def _load_error_shown(self) -> None:
-        if self.close_if_first_load_fails and self.current is None:
-            self.close()
-
-    def open_checkpoint_prefix(self, prefix: str) -> None:
-        row = self.checkpoint_model.row_of(prefix)
-        if row >= 0 and (self.current is None or prefix != self.current.checkpoint.prefix):
-            self.open_checkpoint_row(row)
-
-    def open_variable_at(self, prefix: str, name: str) -> None:
-        """Show `name` at checkpoint `prefix` (of this run, or of another run, which then opens). The
-        name waits in `_select_after_load` for that load only: a failed or superseded one drops it."""
-        self.raise_()
-        self.activateWindow()
-        if self.current is not None and prefix == self.current.checkpoint.prefix:
-            self.browser.select_name(name)
-            return
-        if self.checkpoint_model.row_of(prefix) >= 0:
-            self.open_checkpoint_prefix(prefix)
-        else:
-            self.open_path(prefix)
-        self._select_after_load = (prefix, name)
 
     def add_selected_to_trajectory(self) -> None:
         """“+ selected”: every selected variable goes on the plot (Shift/Ctrl-click several first)."""
@@ -432,3 +341,4 @@ class MainWindow(DropTarget, QMainWindow):
         self.runner.cancel_all()
         self.runner.wait(5000)
         super().closeEvent(event)
+

@@ -10,7 +10,8 @@ from core.errors import FilterError
 from core.run.variables import VariableInfo
 
 from .variable_model import (BYTES, DTYPE, ELEMENTS, NAME, SHAPE, VARIABLE_ROLE, cell_text, FlatVariableModel,
-                             TreeVariableModel, VisibleSet)
+                             TreeVariableModel)
+from .visible_set import VisibleSet
 from .scope_selection import MAX_SELECTED, commonest_leaves, scope_of, selected_infos, variables_in_scope
 
 
@@ -90,9 +91,11 @@ class VariableBrowser(QWidget):
     def model(self):
         return self.tree_model if self.tree_box.isChecked() else self.flat_model
 
-    def set_variables(self, variables: list[VariableInfo]) -> None:
-        """New contents (another checkpoint): filter, toggles and selection stay where names still exist."""
-        self.visible_set = VisibleSet(variables)
+    def set_variables(self, variables: list[VariableInfo], visible_set: VisibleSet | None = None) -> None:
+        """New contents (another checkpoint): filter, toggles and selection stay where names still exist.
+        visible_set: made for these variables already (VisibleSet.prepared, on the load's worker)."""
+        self.visible_set = visible_set if visible_set is not None and visible_set.variables is variables \
+            else VisibleSet(variables)
         self.refresh()
 
     def refresh(self) -> None:

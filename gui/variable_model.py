@@ -1,19 +1,22 @@
 """Item models of the variable browser: a flat sortable table and a lazily built tree by scope.
 
-Both show the same columns and the same visible set, computed in Python lists (filtering 100,000
-variables is one list comprehension, see core.run.variable_filter) and handed to Qt with one model reset.
+Both show the same columns and the same visible set (gui.visible_set), computed in Python lists and
+handed to Qt with one model reset.
 The tree builds a scope's children only when Qt asks for them, so a reset costs one grouping pass
 over the top level, not a full tree of 100,000 nodes.
 """
 from __future__ import annotations
 
 import weakref
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QAbstractItemModel, QAbstractTableModel, QModelIndex, Qt, Signal
 
 from core.formatting import format_bytes, format_count, format_shape
-from core.run.variable_filter import matching_indexes, search_text
 from core.run.variables import VariableInfo
+
+if TYPE_CHECKING:  # the visible set reads this module's columns; the models only hold one
+    from .visible_set import VisibleSet
 
 COLUMNS = ("Name", "Shape", "Dtype", "Elements", "Bytes", "Stored key")
 NAME, SHAPE, DTYPE, ELEMENTS, BYTES, KEY = range(len(COLUMNS))
@@ -46,53 +49,6 @@ def sort_key(column: int):
         BYTES: lambda v: v.entry.nbytes,
         KEY: lambda v: v.name,
     }[column]
-
-
-class VisibleSet:
-    """Which variables show, given the filter and the 'show optimizer slots and bookkeeping' toggle.
-
-    Everything a keystroke needs is computed once per checkpoint here (search texts, name parts, which
-    variable each slot belongs to, sort ranks per column), so a keystroke is one list comprehension."""
-
-    def __init__(self, variables: list[VariableInfo]):
-        self.variables = variables
-        self.haystacks = [search_text(v.display_name, v.name, v.variable_name) for v in variables]
-        self.parts = [tuple(p for p in v.display_name.split("/") if p) or (v.display_name,) for v in variables]
-        self.position = position = {v.name: i for i, v in enumerate(variables)}
-        self.slots_of: dict[str, list[int]] = {}
-        self.slot_parent = [-1] * len(variables)  # index of the variable a slot belongs to
-        for i, v in enumerate(variables):
-            if v.slot_of:
-                self.slots_of.setdefault(v.slot_of, []).append(i)
-                self.slot_parent[i] = position.get(v.slot_of, -1)
-        self.slot_set = frozenset(i for i, parent in enumerate(self.slot_parent) if parent >= 0)
-        self.plain = [i for i, v in enumerate(variables) if v.kind == "variable"]
-        self.plain_haystacks = [self.haystacks[i] for i in self.plain]
-        self._ranks: dict[int, list[int]] = {}
-
-    def compute(self, text: str, use_regex: bool, show_hidden: bool) -> list[int]:
-        """Indexes of the visible variables (raises core.errors.FilterError on a bad regex)."""
-        if show_hidden:
-            return matching_indexes(self.haystacks, text, use_regex)
-        plain = self.plain
-        if not text:
-            return list(plain)
-        return [plain[j] for j in matching_indexes(self.plain_haystacks, text, use_regex)]
-
-    def rank(self, column: int) -> list[int]:
-        """Each variable's position in the order of `column` (computed once, then sorting is a lookup)."""
-        ranks = self._ranks.get(column)
-        if ranks is None:
-            key = sort_key(column)
-            order = sorted(range(len(self.variables)), key=lambda i: key(self.variables[i]))
-            ranks = [0] * len(order)
-            for position, i in enumerate(order):
-                ranks[i] = position
-            self._ranks[column] = ranks
-        return ranks
-
-    def visible_slots(self, name: str, chosen: set[int]) -> list[int]:
-        return [s for s in self.slots_of.get(name, []) if s in chosen]
 
 
 class _VariableColumns:
@@ -163,7 +119,7 @@ class FlatVariableModel(_VariableColumns, QAbstractTableModel):
                            reverse=self._sort[1] == Qt.DescendingOrder)
         self.visible = visible
         self.order = order
-        self.rows = [visible.variables[i] for i in order]
+        self.rows = list(map(visible.variables.__getitem__, order))
         self._row_of = None
         self.endResetModel()
 
@@ -278,15 +234,21 @@ class TreeVariableModel(_VariableColumns, QAbstractItemModel):
                           info=visible.variables[s], children=[])
                     for row, s in enumerate(visible.visible_slots(node.info.name, self.chosen))]
         depth = node.depth
-        all_parts = visible.parts
+        # The labels and lengths at this depth with map (in C); then one tight pass groups them.
+        parts_of = list(map(visible.parts.__getitem__, node.pending))
+        lengths = list(map(len, parts_of))
         scopes: dict[str, list[int]] = {}
         leaves: list[tuple[str, int]] = []
-        for i in node.pending:
-            parts = all_parts[i]
-            if len(parts) == depth + 1:
+        for i, parts, length in zip(node.pending, parts_of, lengths):
+            if length == depth + 1:
                 leaves.append((parts[depth], i))
             else:
-                scopes.setdefault(parts[depth], []).append(i)
+                label = parts[depth]
+                group = scopes.get(label)
+                if group is None:
+                    scopes[label] = [i]
+                else:
+                    group.append(i)
         children = []
         for label in sorted(scopes):
             children.append(_Node(node, len(children), label, pending=scopes[label], count=len(scopes[label]),

@@ -27,13 +27,17 @@ def compile_filter(text: str, use_regex: bool) -> Callable[[str], bool]:
     return lambda s: needle in s.casefold()
 
 
-def search_text(*names: str) -> str:
-    """What the filter looks at for one variable: its names, one per line, case-folded once."""
-    return "\n".join(n for n in names if n).casefold()
+def search_texts(shown: list[str], stored: list[str], variable_names: list[str]) -> list[str]:
+    """What the filter looks at for each variable: the name shown, the stored key and the variable's own
+    name when it has one, one per line, case-folded once. Built column by column (map and zip run in C):
+    for 100,000 variables this is part of opening the checkpoint."""
+    texts = list(map("\n".join, zip(shown, stored)))
+    texts = [f"{text}\n{own}" if own else text for text, own in zip(texts, variable_names)]
+    return list(map(str.casefold, texts))
 
 
 def matching_indexes(haystacks: list[str], text: str, use_regex: bool) -> list[int]:
-    """Indexes of the search texts (made by search_text) the filter accepts, in order."""
+    """Indexes of the search texts (made by search_texts) the filter accepts, in order."""
     if not text:
         return list(range(len(haystacks)))
     if not use_regex:
