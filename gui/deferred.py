@@ -10,6 +10,8 @@ from collections.abc import Callable
 
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
+AFTER_FIRST_PAINT_MS = 50  # what waits for the variables' first paint starts this much after they are set
+
 
 class Deferred(QWidget):
     def __init__(self, factory: Callable[[], QWidget], build_when_shown: bool = False,

@@ -16,6 +16,7 @@ from core.run.discovery import discover
 from core.run.training_logs import read_training_logs
 
 from . import dialogs, errors
+from .deferred import AFTER_FIRST_PAINT_MS
 from .window_context import JobSlot
 
 
@@ -85,8 +86,9 @@ class TrainingActions:
         if self.trajectory_slot.built:  # else it gets them when made (trajectory_built)
             self.trajectory.run_names[0] = self._name(run.folder)
             self.trajectory.set_logs(None)
-        # after the variables are shown: the logs (and protobuf's first import) wait for the first paint
-        QTimer.singleShot(0, lambda: self.run is run and self._read_logs(run))
+        # after the variables are shown: the logs (and numpy's and protobuf's first imports, which hold the
+        # interpreter's lock) wait for the first paint
+        QTimer.singleShot(AFTER_FIRST_PAINT_MS, lambda: self.run is run and self._read_logs(run))
         if self.overview_window is not None:
             self.overview_window.set_runs(self.runs())
 

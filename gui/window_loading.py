@@ -10,11 +10,10 @@ from PySide6.QtCore import QTimer
 
 from core.run.loading import LoadedCheckpoint
 
+from .deferred import AFTER_FIRST_PAINT_MS
 from .garbage_collection import settle as settle_garbage
 from .paths import SAMPLE_RUN
 from .visible_set import VisibleSet
-
-AFTER_FIRST_PAINT_MS = 50  # what waits for the variables' first paint starts this much after they are set
 
 
 class CheckpointLoading:

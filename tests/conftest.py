@@ -34,7 +34,7 @@ def gc_in_gui_thread():
 
     Python's cyclic collector runs in whichever thread happens to allocate; if that is a worker thread
     and the garbage holds Qt widgets of an earlier test, Qt destroys them off the GUI thread and
-    crashes. The app does the same with pyqtgraph's GarbageCollector (see gui/app.py)."""
+    crashes. The app does the same with its own timer (gui/garbage_collection.py)."""
     import gc
 
     gc.collect()

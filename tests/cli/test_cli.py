@@ -103,3 +103,13 @@ def test_bad_input_is_one_line_on_stderr_and_exit_2(tf_ckpts, tmp_path, args, me
     assert result.stdout == ""
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and message in lines[0] and "Traceback" not in result.stderr
+
+
+def test_the_command_names_main_py_knows_are_the_parsers():
+    """main.py tells a command from a path by core.cli.COMMANDS without importing the commands."""
+    from core.cli import COMMANDS
+    from core.cli.entry import build_parser
+
+    parser = build_parser()
+    choices = next(a for a in parser._actions if a.dest == "command").choices
+    assert set(COMMANDS) == set(choices)

@@ -54,9 +54,9 @@ def render(out: Path, many_vars: Path | None, views=VIEWS, keras_run: Path | Non
 
     if QApplication.instance() is None:
         _render.app = QApplication([])
-    from pyqtgraph.util.garbage_collector import GarbageCollector
+    from gui.garbage_collection import GarbageCollection
 
-    _render.collector = GarbageCollector(interval=1.0)  # garbage collected in the GUI thread, as in the app
+    _render.collector = GarbageCollection()  # garbage collected in the GUI thread, as in the app
     from gui import dialogs, errors
     from gui.main_window import MainWindow
     from gui.settings import AppSettings
