@@ -234,13 +234,12 @@ class TreeVariableModel(_VariableColumns, QAbstractItemModel):
                           info=visible.variables[s], children=[])
                     for row, s in enumerate(visible.visible_slots(node.info.name, self.chosen))]
         depth = node.depth
-        # The labels and lengths at this depth with map (in C); then one tight pass groups them.
-        parts_of = list(map(visible.parts.__getitem__, node.pending))
-        lengths = list(map(len, parts_of))
+        all_parts = visible.parts
         scopes: dict[str, list[int]] = {}
         leaves: list[tuple[str, int]] = []
-        for i, parts, length in zip(node.pending, parts_of, lengths):
-            if length == depth + 1:
+        for i in node.pending:  # one tight pass: 100,000 at the top of a big model, a handful lower down
+            parts = all_parts[i]
+            if len(parts) == depth + 1:
                 leaves.append((parts[depth], i))
             else:
                 label = parts[depth]

@@ -15,6 +15,7 @@ from ..collector import collector_paused
 from ..errors import CheckpointError
 from ..format.bundle_entry import BundleEntry
 from ..format.bundle_reader import CheckpointReader
+from ..format.checksum import crc32c
 from ..format.index_cache import MAX_ENTRIES, forget_all
 from ..format.checkpoint_keys import (BOOKKEEPING_KEYS, CONFIG_SUFFIX, TF1_OPTIMIZER_STATE, is_attribute_key,
                                      names_with_roles, optimizer_state_by_key, slot_of_key)
@@ -47,27 +48,43 @@ class VariableInfo:
         return self.object_path or self.name
 
 
-# Described listings by the reader's listing_key (an unchanged index describes the same), weighed by
-# their variables; the index cache (core.format.index_cache) holds their entries anyway.
+# Described listings by the reader's listing_key (an unchanged index describes the same) and the CRC
+# of the object graph's bytes (they live in a data shard, which the index key does not cover), weighed
+# by their variables; the index cache (core.format.index_cache) holds their entries anyway.
 _DESCRIBED = BoundedCache(MAX_ENTRIES, weigh=lambda described: len(described[0]) + 1)
 
 
 def describe_variables(reader: CheckpointReader) -> list[VariableInfo]:
-    """One VariableInfo per listed entry, in key order. A second description of an unchanged index is
-    a lookup; the warnings the first one gave (a damaged object graph) are given again."""
-    key = reader.listing_key
-    described = _DESCRIBED.get(key) if key is not None else None
+    """One VariableInfo per listed entry, in key order. A second description of an unchanged checkpoint
+    is a lookup (its object graph is read again, a small string, and must be the same); the warnings the
+    first one gave are given again."""
+    named = reader.naming()
+    if named is not None:  # a Keras file names its weights itself (core.format.keras_reader)
+        return _described(reader, named)
+    try:
+        data = stored_object_graph(reader)
+    except CheckpointError as exc:
+        return _described(reader, exc)
+    if reader.listing_key is None:  # nothing to know it again by
+        return _described(reader, data)
+    key = (reader.listing_key, crc32c(data) if data is not None else None)
+    described = _DESCRIBED.get(key)
     if described is None:
         before = len(reader.warnings)
-        with collector_paused():
-            variables = _describe(reader)
+        variables = _described(reader, data)
         described = (variables, tuple(reader.warnings[before:]))
-        if key is not None:
-            _DESCRIBED.put(key, described)
+        _DESCRIBED.put(key, described)
     variables, warnings = described
     for warning in warnings:
         reader.warn(warning)
     return list(variables)
+
+
+def _described(reader: CheckpointReader, graph) -> list[VariableInfo]:
+    """The variables described with `graph`: a reader's own naming, the stored graph's bytes (None when
+    there is none), or the CheckpointError reading them gave."""
+    with collector_paused():
+        return _describe(reader, _object_graph(reader, graph))
 
 
 def forget_listings() -> None:
@@ -76,8 +93,7 @@ def forget_listings() -> None:
     _DESCRIBED.clear()
 
 
-def _describe(reader: CheckpointReader) -> list[VariableInfo]:
-    graph = _object_graph(reader)
+def _describe(reader: CheckpointReader, graph: dict[str, ObjectInfo]) -> list[VariableInfo]:
     listed = reader.names()
     names = None  # the set of names, made only if a name may be a TF1 slot of another
     with_roles = names_with_roles(listed)
@@ -119,13 +135,13 @@ def _describe(reader: CheckpointReader) -> list[VariableInfo]:
     return result
 
 
-def _object_graph(reader: CheckpointReader) -> dict[str, ObjectInfo]:
-    named = reader.naming()
-    if named is not None:  # a Keras file names its weights itself (core.format.keras_reader)
-        return named
+def _object_graph(reader: CheckpointReader, graph) -> dict[str, ObjectInfo]:
+    if isinstance(graph, dict):
+        return graph
     try:
-        data = stored_object_graph(reader)
-        return describe_keys(data) if data is not None else {}
+        if isinstance(graph, CheckpointError):
+            raise graph
+        return describe_keys(graph) if graph is not None else {}
     except CheckpointError as exc:
         # A damaged object graph must not hide the variables: stored names only, and say so.
         reader.warn(f"{reader.prefix}: the TF2 object graph cannot be read ({exc.problem}); variables are "

@@ -100,3 +100,26 @@ def test_described_kinds_equal_the_rule_for_each_name(tmp_path):
         assert (v.kind, v.slot_of) == kind_of_name(v.name, names), v.name
         if v.kind == "variable" and v.slot_of is None:  # built the fast way: equal to one built the slow way
             assert v == VariableInfo(v.entry, "variable") and v.display_name == v.name
+
+
+def test_a_damaged_object_graph_is_seen_though_the_index_is_unchanged(tf_ckpts, tmp_path):
+    """The description is cached by the index and the graph's bytes: the graph lives in a data shard."""
+    folder = tmp_path / "keras"
+    folder.mkdir()
+    prefix = str(folder / "ckpt")
+    source = tf_ckpts.tf2_keras_run / "ckpt-4"
+    shutil.copy(str(source) + ".index", prefix + ".index")
+    for shard in data_files(source):
+        shutil.copy(shard, prefix + str(shard)[len(str(source)):])
+    first = describe_variables(CheckpointReader(prefix))
+    assert any(v.object_path for v in first)
+    graph = CheckpointReader(prefix).entry("_CHECKPOINTABLE_OBJECT_GRAPH")
+    shard = prefix + f".data-{graph.shard_id:05d}-of-{CheckpointReader(prefix).header.num_shards:05d}"
+    with open(shard, "r+b") as f:
+        f.seek(graph.offset + 5)
+        byte = f.read(1)
+        f.seek(graph.offset + 5)
+        f.write(bytes([byte[0] ^ 0xFF]))
+    reader = CheckpointReader(prefix)
+    again = describe_variables(reader)
+    assert not any(v.object_path for v in again) and "object graph cannot be read" in reader.warnings[0]
