@@ -101,11 +101,11 @@ class CheckpointReader(EntryListing):
         # A second open of an unchanged index reuses its decoded listing (core.format.index_cache).
         data = table_bytes(self.index_path)
         self.listing_key = file_key(self.index_path, data)
-        listing = cached_listing(self.listing_key)
+        listing = cached_listing(self.listing_key, data)
         if listing is None:
             with collector_paused():
                 listing = self._decode_index(data)
-            keep_listing(self.listing_key, listing)
+            keep_listing(self.listing_key, data, listing)
         self.header, self._entries, self._slice_rows, self._source = listing
         self._slices: dict[bytes, list[Slice]] | None = None  # decoded on first partitioned read
         self._shards = DataShards()
@@ -131,7 +131,8 @@ class CheckpointReader(EntryListing):
                                                           f"data shards (TensorFlow's shard names allow {MAX_SHARDS:,})")
         if header.endianness not in (LITTLE_ENDIAN, BIG_ENDIAN):
             raise CorruptCheckpointError(self.index_path, f"damaged bundle header: endianness {header.endianness}")
-        source = EntrySource(self.index_path, header.num_shards)
+        # Named by its absolute path: the listing may be reused by a reader opened from another folder.
+        source = EntrySource(os.path.abspath(self.index_path), header.num_shards)
         entries, slice_rows = list_entries(rows[1:], source)
         return header, entries, slice_rows, source
 

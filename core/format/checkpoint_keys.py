@@ -82,8 +82,11 @@ def names_with_roles(names: list[str]) -> set[str]:
     (`/.ATTRIBUTES/`, `/.OPTIMIZER_SLOT/`); TF1 rules look at the last part, and a model has few distinct
     last parts (`kernel`, `bias`), so each distinct one is matched once. The per-name work runs in C."""
     found = set(BOOKKEEPING_KEYS)
-    if "/." in "\n".join(names):
+    text = "\n".join(names)
+    if "/." in text:
         found.update(name for name in names if "/." in name)
+    if text.count("\n") > len(names) - 1:  # the rules' `$` also matches before a name's final newline
+        found.update(name for name in names if "\n" in name)
     last_parts = list(map(itemgetter(2), map(str.rpartition, names, repeat("/"))))
     with_roles = {part for part in set(last_parts) if _ROLE_LAST_PART.fullmatch(part)}
     if with_roles:

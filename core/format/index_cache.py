@@ -1,7 +1,8 @@
 """Decoded checkpoint indexes kept in memory, so that a second open of an unchanged index is a lookup.
 
-An index is known by its path, size, modification time, inode and the CRC32C of its bytes. The file is
-read at every open (a few hundred KB, a millisecond), so the CRC costs microseconds and catches what the
+An index is known by its path, size, modification time, inode and the CRC32C of its bytes, and a listing
+is reused only for the very bytes it was decoded from. The file is read at every open anyway (a few
+hundred KB, a millisecond), so the CRC and the comparison cost microseconds, and they catch what the
 times cannot: file times tick in jiffies, and a program that rewrites an index in place within one
 tick (tests do) leaves size, time and inode as they were. What is kept is immutable once decoded (the header, the entries, the rows of
 partition slices); readers share it. Bounded by the variables held: a run of many big checkpoints
@@ -15,7 +16,8 @@ from .checksum import crc32c
 
 MAX_ENTRIES = 1_000_000  # ~300 bytes each: a few hundred MB at worst, for 250 indexes of 4,000 variables
 
-_INDEXES = BoundedCache(MAX_ENTRIES, weigh=lambda listing: len(listing[1]) + len(listing[2]) + 1)
+# key -> (the index's bytes, its listing); weighed by the listing's entries and slice rows
+_INDEXES = BoundedCache(MAX_ENTRIES, weigh=lambda kept: len(kept[1][1]) + len(kept[1][2]) + 1)
 
 
 def file_key(path: str, data: bytes) -> tuple | None:
@@ -30,13 +32,15 @@ def file_key(path: str, data: bytes) -> tuple | None:
     return (os.path.abspath(path), stat.st_size, stat.st_mtime_ns, stat.st_ino, stat.st_dev, crc32c(data))
 
 
-def cached_listing(key: tuple | None):
-    return _INDEXES.get(key) if key is not None else None
+def cached_listing(key: tuple | None, data: bytes):
+    """The listing decoded from exactly these bytes under this key, or None."""
+    kept = _INDEXES.get(key) if key is not None else None
+    return kept[1] if kept is not None and kept[0] == data else None
 
 
-def keep_listing(key: tuple | None, listing) -> None:
+def keep_listing(key: tuple | None, data: bytes, listing) -> None:
     if key is not None:
-        _INDEXES.put(key, listing)
+        _INDEXES.put(key, (data, listing))
 
 
 def forget_all() -> None:

@@ -78,7 +78,7 @@ def test_an_index_rewritten_in_place_within_one_tick_is_read_again(tf_ckpts, tmp
         CheckpointReader(prefix)
 
 
-NAMES = ["dense/kernel", "dense/kernel/Adam", "dense/kernel/Adam_1", "dense/bias/Momentum", "beta1_power",
+NAMES = ["dense/kernel", "dense/kernel/Adam\n", "beta1_power\n", "dense/kernel/Adam", "dense/kernel/Adam_1", "dense/bias/Momentum", "beta1_power",
          "scope/beta2_power_3", "global_step", "save_counter/.ATTRIBUTES/VARIABLE_VALUE", "Adam", "Adamish/w",
          "w/part_0/Ftrl", "w", "layer/.OPTIMIZER_SLOT/opt/m/.ATTRIBUTES/VARIABLE_VALUE", "layer/.ATTRIBUTES/VARIABLE_VALUE",
          "optimizer/iter/.ATTRIBUTES/VARIABLE_VALUE", "x/.ATTRIBUTES/OBJECT_CONFIG_JSON", "plain\nAdam", "ExponentialMovingAverage"]
@@ -123,3 +123,14 @@ def test_a_damaged_object_graph_is_seen_though_the_index_is_unchanged(tf_ckpts, 
     reader = CheckpointReader(prefix)
     again = describe_variables(reader)
     assert not any(v.object_path for v in again) and "object graph cannot be read" in reader.warnings[0]
+
+
+def test_a_listing_is_reused_only_for_the_same_bytes(tmp_path, monkeypatch):
+    """Bytes that differ but collide on everything the key holds (CRC32C is easy to forge) are decoded."""
+    import core.format.bundle_reader as bundle_reader
+
+    monkeypatch.setattr(bundle_reader, "file_key", lambda path, data: ("one key for every file",))
+    first = _index_of_one(tmp_path, "same", _entry_proto(1, [4], 0, 16))
+    assert CheckpointReader(first).entry("w").shape == (4,)
+    other = _index_of_one(tmp_path, "other", _entry_proto(1, [8], 0, 32))
+    assert CheckpointReader(other).entry("w").shape == (8,)
