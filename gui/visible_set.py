@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from functools import cached_property
 from itertools import compress, repeat
-from operator import attrgetter
 
+from core.jobs import Progress
 from core.run.variable_filter import matching_indexes, search_texts
 from core.run.variables import VariableInfo
 
@@ -25,7 +25,7 @@ class VisibleSet:
         # every open, and the filter's texts wait for the first keystroke.
         self.variables = variables
         count = len(variables)
-        self.shown = list(map(attrgetter("display_name"), variables))
+        self.shown = [v.display_name for v in variables]
         self.slots_of: dict[str, list[int]] = {}
         self.slot_parent = [-1] * count  # index of the variable a slot belongs to
         slot_ofs = [v.slot_of for v in variables]
@@ -41,12 +41,19 @@ class VisibleSet:
 
     @classmethod
     def prepared(cls, variables: list[VariableInfo]) -> "VisibleSet":
-        """One with every column made now: the load job makes it on its worker thread, so the GUI
-        thread only resets its models (and the first keystroke finds its texts ready)."""
+        """One with every column the models need made now: the load job makes it on its worker thread,
+        so the GUI thread only resets its models. The filter's texts follow (filter_texts)."""
         visible = cls(variables)
-        for column in ("stored", "position", "parts", "haystacks", "plain_haystacks"):
+        for column in ("stored", "position", "parts"):
             getattr(visible, column)
+        visible.rank(NAME)  # the table's default order
         return visible
+
+    def filter_texts(self):
+        """Job (core.jobs): the filter's texts, made on a worker once the variables show; a keystroke
+        that comes first waits for them (cached_property makes them once)."""
+        yield Progress(0, 1, "Indexing the names for the filter")
+        self.plain_haystacks  # noqa: B018  (making it is the point)
 
     @cached_property
     def stored(self) -> list[str]:
@@ -61,6 +68,10 @@ class VisibleSet:
     def parts(self) -> list[tuple[str, ...]]:
         """The shown name's '/'-separated parts (the tree's scopes), empty parts left out."""
         split = list(map(tuple, map(str.split, self.shown, repeat("/"))))
+        text = "\n".join(self.shown)
+        if "//" not in text and "\n/" not in text and "/\n" not in text and not text.startswith("/") \
+                and not text.endswith("/"):
+            return split  # no name has an empty part: nothing to leave out
         return [parts if "" not in parts else (tuple(p for p in parts if p) or (name,))
                 for parts, name in zip(split, self.shown)]
 

@@ -45,6 +45,7 @@ class CheckpointLoading:
         self.current_run_folder = loaded.run.folder
         self.run_panel.show_run(loaded.run, loaded.checkpoint.prefix)
         self.browser.set_variables(loaded.variables, visible_set)
+        self.runner.start("filter texts", visible_set.filter_texts)
         if new_run:
             self.browser.fit_columns()
         step = "" if loaded.checkpoint.step is None else f" · step {loaded.checkpoint.step:,}"
