@@ -88,7 +88,8 @@ class TrainingActions:
             self.trajectory.set_logs(None)
         # after the variables are shown: the logs (and numpy's and protobuf's first imports, which hold the
         # interpreter's lock) wait for the first paint
-        QTimer.singleShot(AFTER_FIRST_PAINT_MS, lambda: self.run is run and self._read_logs(run))
+        # (the runner as the timer's context: a window closed meanwhile starts nothing)
+        QTimer.singleShot(AFTER_FIRST_PAINT_MS, self.context.runner, lambda: self.run is run and self._read_logs(run))
         if self.overview_window is not None:
             self.overview_window.set_runs(self.runs())
 
@@ -112,7 +113,10 @@ class TrainingActions:
         self._logs_job = handle
 
     def _logs_read(self, handle, logs) -> None:
-        if handle is not self._logs_job:
+        from shiboken6 import isValid
+
+        # A job that ended as its window closed arrives after the window's widgets are gone.
+        if handle is not self._logs_job or handle.is_cancelled or not isValid(self.trajectory_slot):
             return
         self._logs_job = None
         self.logs = logs if logs.scalars or logs.histograms else None

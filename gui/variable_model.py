@@ -165,7 +165,7 @@ class _Node:
     by reference counting at once instead of piling up as cyclic garbage (100,000 nodes per keystroke
     would otherwise make the collector pause the window)."""
 
-    __slots__ = ("_parent", "row", "label", "info", "pending", "children", "count", "depth", "__weakref__")
+    __slots__ = ("_parent", "row", "label", "info", "pending", "children", "count", "depth", "lookup", "__weakref__")
 
     def __init__(self, parent, row: int, label: str, info: VariableInfo | None = None, pending=None,
                  children=None, count: int = 0, depth: int = 0):
@@ -177,6 +177,7 @@ class _Node:
         self.children = children      # None until built
         self.count = count            # variables under a scope, for its tooltip
         self.depth = depth            # which part of the names this scope's children are
+        self.lookup = None            # its children by ("variable", name) / ("scope", label), once asked
 
     @property
     def parent(self):
@@ -193,7 +194,6 @@ class TreeVariableModel(_VariableColumns, QAbstractItemModel):
         self.root = _Node(None, 0, "", children=[])
         self.visible: VisibleSet | None = None
         self.chosen: set[int] = set()
-        self._built: dict[tuple, _Node] = {}
 
     def set_rows(self, visible: VisibleSet, indexes: list[int]) -> None:
         self.beginResetModel()
@@ -205,27 +205,24 @@ class TreeVariableModel(_VariableColumns, QAbstractItemModel):
             parent = visible.slot_parent
             pending = [i for i in indexes if parent[i] < 0 or parent[i] not in self.chosen]
         self.root = _Node(None, 0, "", pending=pending, count=len(pending))
-        # Every row built so far, by scope path or variable: finding thousands of variables (selecting a
-        # scope's kernels) must not scan the siblings of each one.
-        self._built: dict[tuple, _Node] = {}
         self.endResetModel()
 
     def _children(self, node: _Node) -> list[_Node]:
         if node.children is None:
             node.children = self._build_children(node)
             node.pending = []
-            for child in node.children:
-                key = ("variable", child.info.name) if child.info is not None else ("scope", id(node), child.label)
-                self._built[key] = child
         return node.children
 
     def _child(self, node: _Node, label: str, info) -> _Node | None:
-        """The child row of `node` for a scope `label` (info None) or for the variable `info`."""
-        self._children(node)
-        if info is not None:
-            child = self._built.get(("variable", info.name))
-            return child if child is not None and child.parent is node else None
-        return self._built.get(("scope", id(node), label))
+        """The child row of `node` for a scope `label` (info None) or for the variable `info`. Each node's
+        children are looked up by a dict made on the first such question: finding thousands of variables
+        (selecting a scope's kernels) must not scan the siblings of each one, and an expandAll, which
+        asks none, must not pay for it."""
+        children = self._children(node)
+        if node.lookup is None:
+            node.lookup = {("variable", child.info.name) if child.info is not None else ("scope", child.label): child
+                           for child in children}
+        return node.lookup.get(("variable", info.name) if info is not None else ("scope", label))
 
     def _build_children(self, node: _Node) -> list[_Node]:
         visible = self.visible
@@ -264,8 +261,10 @@ class TreeVariableModel(_VariableColumns, QAbstractItemModel):
     def _node(self, index: QModelIndex) -> _Node:
         return index.internalPointer() if index.isValid() else self.root
 
+    # index, parent and rowCount run for every row an expandAll opens: the built case is inlined.
     def index(self, row, column, parent=QModelIndex()):
-        children = self._children(self._node(parent))
+        node = parent.internalPointer() if parent.isValid() else self.root
+        children = node.children if node.children is not None else self._children(node)
         if not 0 <= row < len(children) or not 0 <= column < len(COLUMNS):
             return QModelIndex()
         return self.createIndex(row, column, children[row])
@@ -273,15 +272,19 @@ class TreeVariableModel(_VariableColumns, QAbstractItemModel):
     def parent(self, index):
         if not index.isValid():
             return QModelIndex()
-        node = index.internalPointer()
-        if node.parent is None or node.parent is self.root:
+        up = index.internalPointer().parent
+        if up is None or up is self.root:
             return QModelIndex()
-        return self.createIndex(node.parent.row, 0, node.parent)
+        return self.createIndex(up.row, 0, up)
 
     def rowCount(self, parent=QModelIndex()):
-        if parent.isValid() and parent.column() != 0:
+        if not parent.isValid():
+            node = self.root
+        elif parent.column() != 0:
             return 0
-        return len(self._children(self._node(parent)))
+        else:
+            node = parent.internalPointer()
+        return len(node.children if node.children is not None else self._children(node))
 
     def hasChildren(self, parent=QModelIndex()):
         node = self._node(parent)

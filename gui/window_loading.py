@@ -106,7 +106,7 @@ class CheckpointLoading:
     def _after_first_paint(self) -> None:
         if not self._deferred_scheduled:
             self._deferred_scheduled = True
-            QTimer.singleShot(AFTER_FIRST_PAINT_MS, self.build_deferred)
+            QTimer.singleShot(AFTER_FIRST_PAINT_MS, self, self.build_deferred)  # not if the window is gone
 
 
 

@@ -23,13 +23,14 @@ Targets, printed as met / not met for information (nothing is asserted): start-u
 least 5x faster than TensorFlow's listing process; the models built (worker + GUI thread) under 300 ms;
 every keystroke under 100 ms, collections included. `--profile` adds a cProfile of one pass of each
 in-process measurement. `--before REV` also times the start-up of that revision of the code
-(tests/benchmarks/baseline.py), side by side.
+(tests/benchmarks/baseline.py), and `--bundle PROGRAM` that of the packaged app (`packaging/build`),
+side by side; the bundle's target is within 10% of the checkout's.
 
 Run by hand from the repository root:
 
     .venv/bin/python tests/benchmarks/bench_gui.py [--reps 5] [--process-reps 5] [--variables 100000]
                                                    [--skip-startup] [--skip-filter] [--profile] [--rebuild]
-                                                   [--before REV]
+                                                   [--before REV] [--bundle PROGRAM]
 """
 from __future__ import annotations
 
@@ -77,6 +78,7 @@ from gui.visible_set import VisibleSet  # noqa: E402
 STARTUP_TARGET_S = 0.8
 STARTUP_TARGET_SPEEDUP = 5   # at least this many times faster than TF's whole-process listing
 MODELS_TARGET_MS = 300.0     # the models of 100,000 variables built (worker + GUI thread)
+BUNDLE_TARGET = 1.10         # the packaged app's start-up at most this many times the checkout's
 KEYSTROKE_TARGET_MS = 100.0
 PROCESS_TIMEOUT_S = 120.0  # any one subprocess; the slowest, TF's listing, takes a few seconds
 
@@ -115,8 +117,10 @@ def child_env(config_home: str) -> dict[str, str]:
     return env
 
 
-def spawn_smoke_test(prefix: str, env: dict[str, str], root: Path = ROOT) -> StartUp:
-    argv = [sys.executable, str(root / "main.py"), prefix, "--smoke-test"]
+def spawn_smoke_test(prefix: str, env: dict[str, str], root: Path = ROOT, program: Path | None = None) -> StartUp:
+    """The checkout's main.py under `root`, or a built `program` (the PyInstaller bundle's)."""
+    argv = [str(program)] if program is not None else [sys.executable, str(root / "main.py")]
+    argv += [prefix, "--smoke-test"]
     # stderr to a file, not a pipe: nobody reads it while the process runs, and a full pipe would block it.
     with tempfile.TemporaryFile() as stderr:
         start = time.perf_counter()
@@ -172,7 +176,7 @@ def interleaved_results(methods: dict[str, Callable[[], object]], reps: int) -> 
     return results
 
 
-def bench_startup(prefix: str, reps: int, before: Path | None) -> dict[str, list]:
+def bench_startup(prefix: str, reps: int, before: Path | None, bundle: Path | None = None) -> dict[str, list]:
     with tempfile.TemporaryDirectory(prefix="bench_gui_config_") as config_home:
         env = child_env(config_home)
         import_tf = [sys.executable, "-c", "import tensorflow"]
@@ -184,6 +188,8 @@ def bench_startup(prefix: str, reps: int, before: Path | None) -> dict[str, list
         }
         if before is not None:
             methods["before"] = lambda: spawn_smoke_test(prefix, env, before)
+        if bundle is not None:
+            methods["bundle"] = lambda: spawn_smoke_test(prefix, env, program=bundle)
         return interleaved_results(methods, reps)
 
 
@@ -198,6 +204,10 @@ def report_startup(results: dict[str, list]) -> list[tuple[str, ...]]:
     before = results.get("before")
     if before:
         print_line(f'before ({results["before_label"]}) the same', [r.to_line for r in before])
+    bundle = results.get("bundle")
+    if bundle:
+        print_line("bundle (PyInstaller) the same", [r.to_line for r in bundle],
+                   f"target within {BUNDLE_TARGET - 1:.0%} of the checkout's")
     print_line("ours  in-app figure on that line", [r.in_app for r in ours])
     print_line("ours  spawn -> process exit (info)", [r.to_exit for r in ours])
     print_line('TF    python -c "import tensorflow"', import_tf)
@@ -216,6 +226,11 @@ def report_startup(results: dict[str, list]) -> list[tuple[str, ...]]:
          f"(>= {STARTUP_TARGET_SPEEDUP}x: {verdict(ratio_list >= STARTUP_TARGET_SPEEDUP)})"),
         ("  tensorflow imported", ", ".join(tensorflow), "", "", verdict(tensorflow == ["no"]) + " (must be no)"),
     ]
+    if bundle:
+        seconds = [r.to_line for r in bundle]
+        ratio = median(seconds) / median(to_line)
+        rows.append(("  packaged app", ms(median(seconds)), ms(min(seconds)), ms(max(seconds)),
+                     f"{ratio:.2f}x the checkout's (<= {BUNDLE_TARGET}: {verdict(ratio <= BUNDLE_TARGET)})"))
     if before:
         seconds = [r.to_line for r in before]
         rows.append((f"  before ({results['before_label']})", ms(median(seconds)), ms(min(seconds)), ms(max(seconds)),
@@ -605,6 +620,8 @@ def main() -> int:
     parser.add_argument("--profile", action="store_true", help="also cProfile one pass of each part-2 measurement")
     parser.add_argument("--rebuild", action="store_true", help="rewrite bench_reader's cached checkpoint")
     parser.add_argument("--before", metavar="REV", help="also time the start-up of this revision of the code")
+    parser.add_argument("--bundle", type=Path, metavar="PROGRAM",
+                        help="also time the start-up of a built app (dist/checkpoint-inspector/checkpoint-inspector)")
     args = parser.parse_args()
     before = export_revision(args.before) if args.before else None
 
@@ -615,7 +632,7 @@ def main() -> int:
         how = f"written now in {write_seconds:.1f} s" if written_now else "cached"
         print(f"\n[1] start-up of `main.py {os.path.relpath(PREFIX, ROOT)} --smoke-test` (offscreen; checkpoint "
               f"{how}), wall time, median of {args.process_reps} after one warm-up, interleaved", flush=True)
-        results = bench_startup(str(PREFIX), args.process_reps, before)
+        results = bench_startup(str(PREFIX), args.process_reps, before, args.bundle)
         results["before_label"] = label(before) if before is not None else ""
         summary += report_startup(results)
     if not args.skip_filter:
