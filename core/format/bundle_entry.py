@@ -2,6 +2,8 @@
 
 Decoded with core.format.protowire; field numbers per shared/docs/checkpoint-format.md. An entry also knows
 what can be derived from it without reading data: element count, byte size, whether it is partitioned.
+Listing a whole index (list_entries) decodes each entry's dtype and shape only; the rest waits in the
+entry until it is used, and its damage is named then.
 """
 from __future__ import annotations
 
@@ -25,7 +27,7 @@ class BundleHeader:
 class BundleEntry:
     """One stored tensor (or the full entry of a partitioned variable, whose data live in slices).
 
-    Immutable by convention. An entry listed from a checkpoint's index (`listed_entry`) has its name,
+    Immutable by convention. An entry listed from a checkpoint's index (list_entries) has its name,
     dtype and shape decoded at once and keeps the rest of its BundleEntryProto bytes: where its bytes are
     (shard, offset, size, CRC, slices) is decoded, and checked, when first asked for. Listing thousands of
     variables then costs a few Python operations each; reading one decodes one."""
