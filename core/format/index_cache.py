@@ -14,7 +14,10 @@ import os
 from ..caching import BoundedCache
 from .checksum import crc32c
 
-MAX_ENTRIES = 1_000_000  # ~300 bytes each: a few hundred MB at worst, for 250 indexes of 4,000 variables
+# Entries kept, here and in the cache of their descriptions (core.run.variables): a variable listed and
+# described holds ~600 bytes, so ~120 MB at worst, 50 indexes of 4,000 variables (a trajectory over a
+# long run opens them all; the most recently opened stay).
+MAX_ENTRIES = 200_000
 
 # key -> (the index's bytes, its listing); weighed by the listing's entries and slice rows
 _INDEXES = BoundedCache(MAX_ENTRIES, weigh=lambda kept: len(kept[1][1]) + len(kept[1][2]) + 1)
