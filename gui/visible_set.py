@@ -29,13 +29,16 @@ class VisibleSet:
         self.slots_of: dict[str, list[int]] = {}
         self.slot_parent = [-1] * count  # index of the variable a slot belongs to
         slot_ofs = [v.slot_of for v in variables]
+        slot_set = []
         if any(slot_ofs):
             position = self.position
             for i, slot_of in enumerate(slot_ofs):
                 if slot_of:
                     self.slots_of.setdefault(slot_of, []).append(i)
-                    self.slot_parent[i] = position.get(slot_of, -1)
-        self.slot_set = frozenset(i for i, parent in enumerate(self.slot_parent) if parent >= 0)
+                    parent = self.slot_parent[i] = position.get(slot_of, -1)
+                    if parent >= 0:
+                        slot_set.append(i)
+        self.slot_set = frozenset(slot_set)
         self.plain = list(compress(range(count), map("variable".__eq__, [v.kind for v in variables])))
         self._ranks: dict[int, list[int]] = {}
 

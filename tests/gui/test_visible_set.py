@@ -28,3 +28,4 @@ def test_columns_equal_the_per_variable_definitions():
     assert visible.slot_parent[slot] == visible.position["dense/kernel"] and visible.slot_set == {slot}
     assert visible.plain == [i for i, v in enumerate(infos) if v.kind == "variable"]
     assert visible.compute("KERNEL", False, True) == [i for i, v in enumerate(infos) if "kernel" in v.name]
+
