@@ -4,9 +4,9 @@ An index is known by its path, size, modification time, inode and the CRC32C of 
 is reused only for the very bytes it was decoded from. The file is read at every open anyway (a few
 hundred KB, a millisecond), so the CRC and the comparison cost microseconds, and they catch what the
 times cannot: file times tick in jiffies, and a program that rewrites an index in place within one
-tick (tests do) leaves size, time and inode as they were. What is kept is immutable once decoded (the header, the entries, the rows of
-partition slices); readers share it. Bounded by the variables held: a run of many big checkpoints
-evicts the least recently opened."""
+tick (tests do) leaves size, time and inode as they were. What is kept is immutable once decoded (the
+header, the entries, the rows of partition slices); readers share it. Bounded by the variables held: a
+run of many big checkpoints evicts the least recently opened."""
 from __future__ import annotations
 
 import os
