@@ -33,6 +33,10 @@ class Deferred(QWidget):
     @property
     def widget(self) -> QWidget:
         """The widget, made now if it was not yet."""
+        return self.build()
+
+    def build(self) -> QWidget:
+        """Make the widget if it was not yet; return it."""
         if self._widget is None:
             self._widget = self._factory()
             self._layout.addWidget(self._widget)
@@ -50,4 +54,4 @@ class Deferred(QWidget):
     def showEvent(self, event) -> None:
         super().showEvent(event)
         if self._build_when_shown:
-            self.widget  # noqa: B018  (building is the point)
+            self.build()

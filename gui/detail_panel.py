@@ -141,8 +141,8 @@ class DetailPanel(QWidget):
         return self.histogram_slot.widget
 
     def build_deferred(self) -> None:
-        self.heatmap_slot.widget  # noqa: B018  (building is the point)
-        self.histogram_slot.widget  # noqa: B018
+        self.heatmap_slot.build()
+        self.histogram_slot.build()
 
     # ---- showing a variable ----------------------------------------------------------------------
     def show_variable(self, reader, info: VariableInfo | None) -> None:

@@ -100,7 +100,7 @@ class CheckpointLoading:
 
     def build_deferred(self) -> None:
         """Make what waited for the first paint: the plots (see gui.deferred)."""
-        self.trajectory_slot.widget  # noqa: B018  (building is the point)
+        self.trajectory_slot.build()
         self.detail.build_deferred()
 
     def _after_first_paint(self) -> None:

@@ -46,26 +46,12 @@ class BundleEntry:
         self._value = None
         self._source = None
 
-    @property
-    def shard_id(self) -> int:
-        return (self._where or self._decode_where())[0]
-
-    @property
-    def offset(self) -> int:
-        return (self._where or self._decode_where())[1]
-
-    @property
-    def size(self) -> int:
-        return (self._where or self._decode_where())[2]
-
-    @property
-    def crc32c(self) -> int:
-        """Masked, as stored."""
-        return (self._where or self._decode_where())[3]
-
-    @property
-    def slices(self) -> tuple[tuple[tuple[int, int], ...], ...]:
-        return (self._where or self._decode_where())[4]
+    # Where the bytes are: decoded from the stored entry on first use (see _decode_where).
+    shard_id = property(lambda self: (self._where or self._decode_where())[0])
+    offset = property(lambda self: (self._where or self._decode_where())[1])
+    size = property(lambda self: (self._where or self._decode_where())[2])
+    crc32c = property(lambda self: (self._where or self._decode_where())[3], doc="Masked, as stored.")
+    slices = property(lambda self: (self._where or self._decode_where())[4])
 
     def _decode_where(self) -> tuple:
         """Decode the listed entry's remaining fields; a damaged one raises CorruptCheckpointError naming

@@ -60,31 +60,24 @@ def describe_variables(reader: CheckpointReader) -> list[VariableInfo]:
     first one gave are given again."""
     named = reader.naming()
     if named is not None:  # a Keras file names its weights itself (core.format.keras_reader)
-        return _described(reader, named)
+        return _describe(reader, named)
     try:
         data = stored_object_graph(reader)
     except CheckpointError as exc:
-        return _described(reader, exc)
+        return _describe(reader, _unreadable_graph(reader, exc))
     if reader.listing_key is None:  # nothing to know it again by
-        return _described(reader, data)
+        return _describe(reader, _graph_of(reader, data))
     key = (reader.listing_key, crc32c(data) if data is not None else None)
     described = _DESCRIBED.get(key)
     if described is None:
         before = len(reader.warnings)
-        variables = _described(reader, data)
+        variables = _describe(reader, _graph_of(reader, data))
         described = (variables, tuple(reader.warnings[before:]))
         _DESCRIBED.put(key, described)
     variables, warnings = described
     for warning in warnings:
         reader.warn(warning)
     return list(variables)
-
-
-def _described(reader: CheckpointReader, graph) -> list[VariableInfo]:
-    """The variables described with `graph`: a reader's own naming, the stored graph's bytes (None when
-    there is none), or the CheckpointError reading them gave."""
-    with collector_paused():
-        return _describe(reader, _object_graph(reader, graph))
 
 
 def forget_listings() -> None:
@@ -94,6 +87,11 @@ def forget_listings() -> None:
 
 
 def _describe(reader: CheckpointReader, graph: dict[str, ObjectInfo]) -> list[VariableInfo]:
+    with collector_paused():
+        return _variables(reader, graph)
+
+
+def _variables(reader: CheckpointReader, graph: dict[str, ObjectInfo]) -> list[VariableInfo]:
     listed = reader.names()
     names = None  # the set of names, made only if a name may be a TF1 slot of another
     with_roles = names_with_roles(listed)
@@ -135,18 +133,19 @@ def _describe(reader: CheckpointReader, graph: dict[str, ObjectInfo]) -> list[Va
     return result
 
 
-def _object_graph(reader: CheckpointReader, graph) -> dict[str, ObjectInfo]:
-    if isinstance(graph, dict):
-        return graph
+def _graph_of(reader: CheckpointReader, data: bytes | None) -> dict[str, ObjectInfo]:
+    """What the stored object graph (None: none is stored) says of each key."""
     try:
-        if isinstance(graph, CheckpointError):
-            raise graph
-        return describe_keys(graph) if graph is not None else {}
+        return describe_keys(data) if data is not None else {}
     except CheckpointError as exc:
-        # A damaged object graph must not hide the variables: stored names only, and say so.
-        reader.warn(f"{reader.prefix}: the TF2 object graph cannot be read ({exc.problem}); variables are "
-                    f"shown by their stored keys, without object paths or optimizer slots")
-        return {}
+        return _unreadable_graph(reader, exc)
+
+
+def _unreadable_graph(reader: CheckpointReader, exc: CheckpointError) -> dict[str, ObjectInfo]:
+    # A damaged object graph must not hide the variables: stored names only, and say so.
+    reader.warn(f"{reader.prefix}: the TF2 object graph cannot be read ({exc.problem}); variables are "
+                f"shown by their stored keys, without object paths or optimizer slots")
+    return {}
 
 
 def kind_of_name(name: str, names) -> tuple[str, str | None]:
