@@ -13,6 +13,7 @@ the GUI shows its message as is. Subclasses say the cause:
     │   │   └── DecodeError        bytes a low-level decoder rejects (no file yet: its caller adds it)
     │   ├── MissingShardError      a data shard is missing or shorter than the index says
     │   ├── UnsupportedDtypeError  a dtype this reader cannot turn into numbers
+    │   ├── StorageError           a remote store refused or failed (credentials, bucket, timeout)
     │   └── VariableNotFoundError  no such variable (also a KeyError, as in h5py)
     │       └── AmbiguousNameError a name that fits several variables
     ├── InputError                 what a person typed or loaded is not usable
@@ -42,6 +43,16 @@ class InspectorError(Exception):
 
     def __str__(self) -> str:  # KeyError would quote the message; the family reads the same everywhere
         return self.message
+
+    def __reduce__(self):  # pickled whole (a Dask worker sends its errors back): args alone lose `problem`
+        return _rebuilt, (type(self), dict(self.__dict__))
+
+
+def _rebuilt(kind: type, state: dict) -> InspectorError:
+    error = kind.__new__(kind)
+    error.__dict__.update(state)
+    Exception.__init__(error, error.message)
+    return error
 
 
 class CheckpointError(InspectorError):
@@ -83,6 +94,11 @@ class MissingShardError(CheckpointError):
 
 class UnsupportedDtypeError(CheckpointError):
     """A tensor's dtype is unknown to this reader or cannot be turned into a numpy array."""
+
+
+class StorageError(CheckpointError):
+    """A file behind a URL could not be read or written: no credentials, no such bucket, access denied,
+    a timeout, an unreachable server, or the library for its protocol is not installed."""
 
 
 class VariableNotFoundError(CheckpointError, KeyError):

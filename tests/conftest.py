@@ -1,6 +1,7 @@
 """Fixtures shared by the whole test suite."""
 
 import os
+from pathlib import Path
 
 import pytest
 
@@ -75,3 +76,44 @@ def training_runs(tmp_path_factory: pytest.TempPathFactory):
     from tests.training_fixtures import write_training_runs
 
     return write_training_runs(tmp_path_factory.mktemp("training_runs"))
+
+
+@pytest.fixture(scope="session")
+def s3_server():
+    """A real S3 server (moto in server mode, tests.remote_fixtures) for the session, with the standard
+    AWS settings pointing at it for this process and its children."""
+    pytest.importorskip("moto.server", reason="the S3 tests need moto[server] (requirements-dev.txt)")
+    from core.storage import remote
+    from tests.remote_fixtures import S3Server, s3_environment
+
+    server = S3Server()
+    with s3_environment(server):
+        remote.forget_filesystems()  # made before the settings pointed here, they would look elsewhere
+        yield server
+    remote.forget_filesystems()
+    server.stop()
+
+
+@pytest.fixture
+def remote_cache(tmp_path, monkeypatch):
+    """An empty read-through cache folder, and no listing or index remembered from earlier tests."""
+    from core.format import index_cache
+    from core.run import variables
+
+    monkeypatch.setenv("CHECKPOINT_INSPECTOR_CACHE_DIR", str(tmp_path / "remote-cache"))
+    index_cache.forget_all()
+    variables.forget_listings()
+    yield tmp_path / "remote-cache"
+    index_cache.forget_all()
+    variables.forget_listings()
+
+
+@pytest.fixture(scope="session")
+def remote_ckpts(s3_server, tf_ckpts):
+    """Every TensorFlow-written fixture uploaded to the S3 server: `remote_ckpts.url(local_path)` is the
+    s3:// URL of a fixture's file, folder or prefix."""
+    from tests.remote_fixtures import RemoteCopy
+
+    root = Path(tf_ckpts.tf1_run).parent
+    s3_server.make_bucket("runs")
+    return RemoteCopy(root, s3_server.upload(root, "runs", "ckpts"))

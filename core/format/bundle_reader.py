@@ -22,6 +22,8 @@ from ..errors import (CheckpointError, ChecksumMismatchError, CorruptCheckpointE
 from .ordered_code import decode_slice_key
 from .protowire import read_varint
 from .sstable import LFS_PROBLEM, is_lfs_pointer, parse_table, table_bytes
+from .tensor_ranges import TensorRange, stream_range
+from ..storage import files, paths
 
 MAX_SHARDS = 99_999     # shard files are named with five digits: `.data-00000-of-00001`
 
@@ -96,7 +98,7 @@ class CheckpointReader(EntryListing):
     def __init__(self, prefix: str | os.PathLike):
         self.prefix = os.fspath(prefix)
         self.index_path = self.prefix + ".index"
-        if not os.path.exists(self.index_path):
+        if not files.exists(self.index_path):
             raise NotACheckpointError(self.index_path, "no such file: not a checkpoint prefix")
         # A second open of an unchanged index reuses its decoded listing (core.format.index_cache).
         data = table_bytes(self.index_path)
@@ -132,7 +134,7 @@ class CheckpointReader(EntryListing):
         if header.endianness not in (LITTLE_ENDIAN, BIG_ENDIAN):
             raise CorruptCheckpointError(self.index_path, f"damaged bundle header: endianness {header.endianness}")
         # Named by its absolute path: the listing may be reused by a reader opened from another folder.
-        source = EntrySource(os.path.abspath(self.index_path), header.num_shards)
+        source = EntrySource(paths.abspath(self.index_path), header.num_shards)
         entries, slice_rows = list_entries(rows[1:], source)
         return header, entries, slice_rows, source
 
@@ -153,8 +155,6 @@ class CheckpointReader(EntryListing):
         and is checked before the last chunk is given out: a damaged tensor raises instead of finishing.
         A chunk is a view of a reused buffer, valid until the next one is asked for. Partitioned
         variables are reassembled whole first (their slices are not in value order)."""
-        import numpy as np
-
         entry = self.entry(name)
         dtype = self._dtype_for_read(entry)
         if entry.slices or dtype.is_string:
@@ -163,25 +163,19 @@ class CheckpointReader(EntryListing):
             for start in range(0, flat.size, step):
                 yield flat[start:start + step]
             return
+        yield from stream_range(self.tensor_range(name), chunk_bytes, self._shards)
+
+    def tensor_range(self, name: str) -> TensorRange | None:
+        """Where the plain numeric tensor `name` is stored, for reading it elsewhere (a thread, a Dask
+        worker: core.format.tensor_ranges); None for a partitioned or string tensor, which need the reader."""
+        entry = self.entry(name)
+        dtype = self._dtype_for_read(entry)
+        if entry.slices or dtype.is_string:
+            return None
         self._check_size(entry, dtype, entry.shape)
-        numpy_dtype = dtype.numpy_dtype()
-        swap = self.header.endianness == BIG_ENDIAN and dtype.itemsize > 1
-        chunk_bytes = max(chunk_bytes - chunk_bytes % dtype.itemsize, dtype.itemsize)
-        path = data_file_path(self.prefix, entry.shard_id, self.header.num_shards)
-        self._shards.open(path, entry)
-        crc = 0
-        done = 0
-        buffer = np.empty(min(chunk_bytes, entry.size), dtype=np.uint8)
-        while done < entry.size:
-            view = buffer[:min(chunk_bytes, entry.size - done)]
-            self._shards.read_into(path, entry, view, entry.offset + done)
-            crc = crc32c(view, crc)
-            done += view.size
-            if done == entry.size and crc != unmask(entry.crc32c):
-                raise ChecksumMismatchError(path, f"checksum mismatch in the data of {entry.name!r}: "
-                                                  f"the file is damaged")
-            values = view.view(numpy_dtype)
-            yield values.byteswap() if swap else values
+        return TensorRange(data_file_path(self.prefix, entry.shard_id, self.header.num_shards), entry.offset,
+                           entry.size, entry.dtype_number, entry.crc32c, self.header.endianness == BIG_ENDIAN,
+                           entry.name)
 
     def read_element(self, name: str, flat_index: int):
         """One value at a flat (row-major) index, read on its own: a positioned read of one item.
@@ -338,7 +332,7 @@ def bundle_problem(prefix: str) -> str | None:
                 needed[entry.shard_id] = (entry.offset + entry.size, entry.name)
         for shard_id, (end, name) in needed.items():  # the shards the entries use, not all the header names
             path = data_file_path(reader.prefix, shard_id, reader.header.num_shards)
-            size = os.path.getsize(path) if os.path.exists(path) else None
+            size = files.getsize(path) if files.exists(path) else None
             if size is None:
                 return f"{path}: data shard missing (needed for {name!r})"
             if is_lfs_pointer(path):

@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..errors import CorruptCheckpointError
+from ..storage import files, paths
 
 STATE_FILE_NAME = "checkpoint"
 _FIELD = re.compile(r'\s*([A-Za-z_]+)\s*:\s*("(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|[^\s#]+)')
@@ -40,10 +41,10 @@ class CheckpointState:
 def read_state_file(path: str) -> CheckpointState:
     """Parse a `checkpoint` file; raise CorruptCheckpointError naming it if it is not one."""
     try:
-        with open(path, "rb") as f:
+        with files.open_binary(path) as f:
             raw = f.read((1 << 20) + 1)
     except OSError as exc:
-        raise CorruptCheckpointError(path, f"cannot read the checkpoint state file ({exc.strerror})") from None
+        raise CorruptCheckpointError(path, f"cannot read the checkpoint state file ({exc.strerror or exc})") from None
     if len(raw) > 1 << 20 or b"\x00" in raw:
         raise CorruptCheckpointError(path, "is not a checkpoint state file (binary or over 1 MiB)")
     text = raw.decode("utf-8", "surrogateescape")
@@ -69,11 +70,11 @@ def read_state_file(path: str) -> CheckpointState:
 def resolve(raw_path: str, folder: str) -> str:
     """Where a path from the state file is on this machine: relative to the folder, as written if it
     exists, else the same basename inside the folder (a run copied from another machine)."""
-    if not os.path.isabs(raw_path):
-        return os.path.normpath(os.path.join(folder, raw_path))
-    if os.path.exists(raw_path + ".index"):
-        return os.path.normpath(raw_path)
-    return os.path.join(folder, os.path.basename(raw_path))
+    if not paths.isabs(raw_path):
+        return paths.normpath(paths.join(folder, raw_path))
+    if paths.is_url(raw_path) == paths.is_url(folder) and files.exists(raw_path + ".index"):
+        return paths.normpath(raw_path)
+    return paths.join(folder, paths.basename(raw_path.replace("\\", "/")))
 
 
 def _unquote(value: str, path: str, line_number: int) -> str:

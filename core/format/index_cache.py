@@ -12,6 +12,8 @@ from __future__ import annotations
 import os
 
 from ..caching import BoundedCache
+from ..storage import files
+from ..storage.paths import is_url
 from .checksum import crc32c
 
 # Entries kept, here and in the cache of their descriptions (core.run.variables): a variable listed and
@@ -26,6 +28,12 @@ _INDEXES = BoundedCache(MAX_ENTRIES, weigh=lambda kept: len(kept[1][1]) + len(ke
 def file_key(path: str, data: bytes) -> tuple | None:
     """What identifies this version of the file whose bytes were just read, or None when it cannot be
     looked at (or changed size while it was read)."""
+    if is_url(path):  # (URL, size, ETag): an object is rewritten whole, never in place
+        try:
+            version = files.version(path)
+        except OSError:
+            return None
+        return version + (crc32c(data),) if version[1] == len(data) else None
     try:
         stat = os.stat(path)
     except OSError:

@@ -22,6 +22,7 @@ import zipfile
 import zlib
 
 from ..errors import CorruptCheckpointError, NotACheckpointError
+from ..storage import files
 
 HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
 ZIP_SIGNATURE = b"PK\x03\x04"
@@ -41,7 +42,7 @@ def has_keras_name(path: str) -> bool:
 def file_kind(path: str) -> str | None:
     """"zip" or "hdf5" by the file's first bytes (whatever its name), None for anything else."""
     try:
-        with open(path, "rb") as f:
+        with files.open_binary(path) as f:
             head = f.read(8)
             if head.startswith(ZIP_SIGNATURE):
                 return "zip"

@@ -18,6 +18,7 @@ import zipfile
 from math import prod
 
 from ..errors import CorruptCheckpointError, NotACheckpointError, VariableNotFoundError
+from ..storage import files
 from . import dtypes
 from .bundle_entry import LITTLE_ENDIAN, BundleEntry, BundleHeader
 from .bundle_reader import EntryListing
@@ -203,13 +204,13 @@ def _json_attr(h5, key: str) -> dict:
 
 def is_keras_file(path: str) -> bool:
     """A .keras archive or an HDF5 file, by its first bytes (whether it is Keras inside is the reader's)."""
-    return os.path.isfile(path) and file_kind(path) is not None
+    return files.isfile(path) and file_kind(path) is not None
 
 
 def holds_keras_weights(path: str) -> bool:
     """Whether a file in a run folder is a Keras checkpoint: a zip, or an HDF5 file laid out as Keras
     writes (other HDF5 files, datasets say, are not listed as checkpoints)."""
-    kind = file_kind(path) if os.path.isfile(path) else None
+    kind = file_kind(path) if files.isfile(path) else None
     if kind != "hdf5":
         return kind == "zip"
     import h5py

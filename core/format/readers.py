@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 
+from ..storage import files
+
 
 def open_reader(prefix: str | os.PathLike):
     """A CheckpointReader for a V2 bundle, a V1Reader for a V1 checkpoint, a KerasReader for a Keras file
@@ -16,7 +18,7 @@ def open_reader(prefix: str | os.PathLike):
     prefix = os.fspath(prefix)
     if is_keras_file(prefix):
         return KerasReader(prefix)
-    if not os.path.exists(prefix + ".index") and is_v1_file(v1_files(prefix)[0]):
+    if not files.exists(prefix + ".index") and is_v1_file(v1_files(prefix)[0]):
         return V1Reader(prefix)
     return CheckpointReader(prefix)
 
@@ -28,7 +30,7 @@ def main_file(prefix: str | os.PathLike) -> str:
     from .v1_table import v1_files
 
     prefix = os.fspath(prefix)
-    if os.path.exists(prefix + ".index"):
+    if files.exists(prefix + ".index"):
         return prefix + ".index"
     return prefix if is_keras_file(prefix) else v1_files(prefix)[0]
 
@@ -47,7 +49,7 @@ def checkpoint_problem(prefix: str) -> str | None:
         except CheckpointError as exc:
             return str(exc)
         return None
-    if os.path.exists(prefix + ".index") or not is_v1_file(v1_files(prefix)[0]):
+    if files.exists(prefix + ".index") or not is_v1_file(v1_files(prefix)[0]):
         return bundle_problem(prefix)
     try:
         V1Reader(prefix)

@@ -10,6 +10,8 @@ import os
 import struct
 
 from . import snappy
+from ..storage import files, read_cache
+from ..storage.paths import is_url
 from .checksum import crc32c, unmask
 from ..errors import ChecksumMismatchError, CorruptCheckpointError, DecodeError, NotACheckpointError
 from .protowire import read_varint
@@ -23,10 +25,9 @@ def is_lfs_pointer(path: str) -> bool:
     """A fresh clone of a repository that keeps checkpoints in Git LFS has ~130-byte text files in
     their place."""
     try:
-        if not os.path.isfile(path) or os.path.getsize(path) > 1024:  # a pipe could block the open forever
+        if not files.isfile(path) or files.getsize(path) > 1024:  # a pipe could block the open forever
             return False
-        with open(path, "rb") as f:
-            return f.read(len(LFS_POINTER_START)) == LFS_POINTER_START
+        return files.read_bytes(path, 0, len(LFS_POINTER_START)) == LFS_POINTER_START
     except OSError:
         return False
 FOOTER_SIZE = 48
@@ -41,8 +42,11 @@ def read_table(path: str | os.PathLike) -> list[tuple[bytes, bytes]]:
 
 
 def table_bytes(path: str) -> bytes:
-    """The whole table file's bytes (an index is small: its values live in the data shards)."""
+    """The whole table file's bytes (an index is small: its values live in the data shards). A remote
+    index is one request, or none when the local cache holds this version (core.storage.read_cache)."""
     try:
+        if is_url(path):
+            return read_cache.cached_bytes(files.version(path))
         with open(path, "rb") as f:
             return f.read()
     except IsADirectoryError:
@@ -103,9 +107,12 @@ class TableFile:
 
         self.path = path
         try:
-            with open(path, "rb") as f:
-                size = os.fstat(f.fileno()).st_size
-                self._map = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
+            if is_url(path):  # no mapping of a remote object: a V1 file is read whole (they are small, old)
+                self._map = files.read_bytes(path)
+            else:
+                with open(path, "rb") as f:
+                    size = os.fstat(f.fileno()).st_size
+                    self._map = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
         except IsADirectoryError:
             raise NotACheckpointError(path, "is a folder, not a checkpoint file") from None
         if bytes(self._map[:len(LFS_POINTER_START)]) == LFS_POINTER_START:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from ..errors import (CorruptCheckpointError, DecodeError, NotACheckpointError, UnsupportedDtypeError,
                       VariableNotFoundError)
+from ..storage import files
 from . import dtypes
 from .bundle_entry import LITTLE_ENDIAN, BundleEntry, BundleHeader, decode_shape, decode_slice
 from .bundle_reader import EntryListing, Slice
@@ -36,15 +37,13 @@ _SAVED_SLICE_FIELDS = {1: LENGTH_DELIMITED, 2: LENGTH_DELIMITED, 3: LENGTH_DELIM
 
 def is_v1_file(path: str) -> bool:
     """A table file that is not a V2 `.index`: the V1 format (its tail is the table magic)."""
-    if path.endswith(".index") or not os.path.isfile(path):
+    if path.endswith(".index") or not files.isfile(path):
         return False
     try:
-        with open(path, "rb") as f:
-            f.seek(0, os.SEEK_END)
-            if f.tell() < 48:
-                return False
-            f.seek(-8, os.SEEK_END)
-            tail = f.read(8)
+        size = files.getsize(path)
+        if size < 48:
+            return False
+        tail = files.read_bytes(path, size - 8, size)
     except OSError:
         return False
     return int.from_bytes(tail, "little") == TABLE_MAGIC
@@ -81,7 +80,7 @@ class V1Reader(EntryListing):
         self.index_path = self.files[0]
         self.warnings: list[str] = []
         for path in self.files:
-            if not os.path.exists(path):
+            if not files.exists(path):
                 raise NotACheckpointError(path, "no such file: a shard of this V1 checkpoint is missing")
         if len(self.files) > 99_999:
             raise CorruptCheckpointError(self.prefix, "names more shards than TensorFlow's shard names allow")
@@ -147,7 +146,7 @@ class V1Reader(EntryListing):
         dtype = dtypes.from_number(entry.dtype_number)
         if dtype is None or dtype.number not in VALUE_FIELDS:
             raise UnsupportedDtypeError(self.prefix, f"{name!r} has dtype {entry.dtype_name}, which V1 cannot hold")
-        if entry.num_elements > sum(os.path.getsize(path) for path in self.files):
+        if entry.num_elements > sum(files.getsize(path) for path in self.files):
             # Every value takes at least a byte in the table: a shape the files cannot back is damage,
             # refused before anything that size is allocated.
             raise CorruptCheckpointError(self.prefix, f"{name!r} has shape {list(entry.shape)}, more values "

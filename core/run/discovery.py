@@ -1,7 +1,7 @@
 """Finding a run and all its checkpoints from whatever path a person gives.
 
 Accepted: a run folder, a checkpoint prefix, its `.index`, `.data-*` or `.meta` file, the `checkpoint`
-state file, or a SavedModel folder. A run is one folder: the prefixes its state file lists (relative or
+state file, or a SavedModel folder; locally or behind a URL (core.storage). A run is one folder: the prefixes its state file lists (relative or
 stale absolute paths) plus every prefix on disk (kept-every-N-hours ones the state file dropped,
 unnumbered ones). Sub-folders that hold checkpoints are runs of their own, found a few levels down.
 Only file names and sizes are looked at, except for a prefix without `-N` in its name, whose global
@@ -24,6 +24,7 @@ from ..format.sstable import LFS_PROBLEM, is_lfs_pointer
 from ..format.v1_table import is_v1_file, v1_files, v1_prefix_of
 from ..format.checkpoint_keys import STEP_KEYS
 from ..format.checkpoint_state import STATE_FILE_NAME, CheckpointState, read_state_file, resolve
+from ..storage import files, paths
 
 _DATA_SUFFIX = re.compile(r"\.data-\d{5}-of-\d{5}$")
 _NOT_V1_SUFFIXES = (".index", ".meta", ".json", ".txt", ".md", ".py", ".pb", ".pbtxt", ".png", ".jpg", ".csv", ".npy",
@@ -33,7 +34,6 @@ _STEP_SUFFIX = re.compile(r"-(\d+)$")
 # trusted only after the step variables, since `weights.05-0.42` also holds a loss.
 _STEP_IN_NAME = re.compile(r"(?:^|[-_.])(?:cp|ckpt|epoch|step|weights|model|iter|it)[-_.]?(\d+)", re.IGNORECASE)
 _ITERATION_KEYS = ("optimizer/iter/.ATTRIBUTES/VARIABLE_VALUE", "optimizer/_iterations/.ATTRIBUTES/VARIABLE_VALUE")
-_SAVED_MODEL_VARIABLES = os.path.join("variables", "variables")
 _MAX_SUBRUN_DEPTH = 4
 _MAX_FOLDERS_SCANNED = 2000  # a person may point us at their home folder: stop looking after this many
 
@@ -57,9 +57,9 @@ class CheckpointInfo:
 
     @property
     def name(self) -> str:
-        if self.prefix.endswith(os.sep + _SAVED_MODEL_VARIABLES):  # a SavedModel: its folder (a version)
-            return os.path.basename(os.path.dirname(os.path.dirname(self.prefix)))
-        return os.path.basename(self.prefix)
+        if self.prefix.endswith(paths.join(paths.sep_of(self.prefix), "variables", "variables")):  # a SavedModel: its version
+            return paths.basename(paths.dirname(paths.dirname(self.prefix)))
+        return paths.basename(self.prefix)
 
     def open_reader(self) -> CheckpointReader:
         """The checkpoint's reader (parsing its index now unless discovery already did)."""
@@ -104,7 +104,7 @@ class Run:
             raise NotACheckpointError(self.folder, "holds no checkpoint")
         if len(candidates) == 1:
             return candidates[0]
-        names = [os.path.relpath(r.folder, self.folder) for r in candidates]
+        names = [paths.relpath(r.folder, self.folder) for r in candidates]
         if take_first:
             chosen = candidates[0]
             chosen.warnings.append(f"{self.folder} holds {len(candidates)} runs ({', '.join(names)}): showing "
@@ -141,63 +141,65 @@ def prefix_of_file(path: str) -> str | None:
 
 
 def saved_model_prefix(folder: str) -> str | None:
-    prefix = os.path.join(folder, _SAVED_MODEL_VARIABLES)
-    return prefix if os.path.exists(prefix + ".index") else None
+    if not files.isdir(paths.join(folder, "variables")):  # from the folder's listing: no request remotely
+        return None
+    prefix = paths.join(folder, "variables", "variables")
+    return prefix if files.exists(prefix + ".index") else None
 
 
 def discover(path: str | os.PathLike) -> Run:
     """The run that `path` belongs to, with all its checkpoints; raises CheckpointError if none."""
-    path = os.path.abspath(os.fspath(path))
-    if os.path.exists(path) and not (os.path.isdir(path) or os.path.isfile(path)):
+    path = paths.abspath(os.fspath(path))  # a file:// URL becomes its path; other URLs stay as they are
+    if files.exists(path) and not (files.isdir(path) or files.isfile(path)):
         # A named pipe or a device: opening it to look inside could wait forever.
         raise NotACheckpointError(path, "is neither a file nor a folder (a pipe or a device?)")
-    if os.path.isdir(path):
+    if files.isdir(path):
         serving = _serving_run(path)
         if serving is not None:
             return serving
         saved_model = saved_model_prefix(path)
         if saved_model and not _has_index_files(path):
-            return _discover_folder(os.path.dirname(saved_model), selected=saved_model, depth=0)
+            return _discover_folder(paths.dirname(saved_model), selected=saved_model, depth=0)
         return _with_checkpoints(_discover_folder(path, selected=None, depth=0), path)
-    if os.path.basename(path) == STATE_FILE_NAME and os.path.isfile(path):
-        return _with_checkpoints(_discover_folder(os.path.dirname(path), selected=None, depth=0, state_path=path), path)
-    if os.path.isfile(path) and (has_keras_name(path) or is_keras_file(path)) and not path.endswith(".index"):
+    if paths.basename(path) == STATE_FILE_NAME and files.isfile(path):
+        return _with_checkpoints(_discover_folder(paths.dirname(path), selected=None, depth=0, state_path=path), path)
+    if files.isfile(path) and (has_keras_name(path) or is_keras_file(path)) and not path.endswith(".index"):
         if not is_keras_file(path):
             raise NotACheckpointError(path, LFS_PROBLEM if is_lfs_pointer(path) else
                                       "is named as a Keras file but is neither a .keras (zip) archive nor HDF5")
-        return _discover_folder(os.path.dirname(path), selected=path, depth=0, scan_subruns=False)
-    prefix = prefix_of_file(path) if os.path.isfile(path) else None
+        return _discover_folder(paths.dirname(path), selected=path, depth=0, scan_subruns=False)
+    prefix = prefix_of_file(path) if files.isfile(path) else None
     if prefix is None:
         prefix = v1_prefix_of(path) if is_v1_file(path) else path
-    if not os.path.exists(prefix + ".index") and not is_v1_file(v1_files(prefix)[0]):
-        if path.endswith(".meta") and os.path.isfile(path):
+    if not files.exists(prefix + ".index") and not is_v1_file(v1_files(prefix)[0]):
+        if path.endswith(".meta") and files.isfile(path):
             raise NotACheckpointError(path, f"is a TF1 graph whose checkpoint data is not there (no "
-                                            f"{os.path.basename(prefix)}.index nor a V1 file {os.path.basename(prefix)})")
+                                            f"{paths.basename(prefix)}.index nor a V1 file {paths.basename(prefix)})")
         if is_lfs_pointer(path):
             raise NotACheckpointError(path, LFS_PROBLEM)
-        if os.path.exists(path):
+        if files.exists(path):
             raise NotACheckpointError(path, "is not a checkpoint file (expected a .index, .data-*, "
                                             ".meta or `checkpoint` file, a run folder or a SavedModel)")
         raise NotACheckpointError(path, "no such file or folder")
-    return _discover_folder(os.path.dirname(prefix), selected=prefix, depth=0, scan_subruns=False)
+    return _discover_folder(paths.dirname(prefix), selected=prefix, depth=0, scan_subruns=False)
 
 
 def _serving_run(folder: str) -> Run | None:
     """A TF Serving base folder (`model/00000123/`, `model/00000124/`, each a SavedModel): one run whose
     versions are its steps, the highest version the latest."""
     try:
-        names = sorted(os.listdir(folder))
+        names = sorted(files.listdir(folder))
     except OSError:
         return None
-    versions = [(int(n), saved_model_prefix(os.path.join(folder, n))) for n in names if n.isdigit()]
+    versions = [(int(n), saved_model_prefix(paths.join(folder, n))) for n in names if n.isdigit()]
     versions = [(version, prefix) for version, prefix in versions if prefix]
     if not versions or _has_index_files(folder):
         return None
     run = Run(folder=folder, checkpoints=[])
     newest = max(version for version, _ in versions)
     for version, prefix in versions:
-        variables_folder = os.path.dirname(prefix)
-        data = _data_files_by_prefix(variables_folder, sorted(os.listdir(variables_folder)))
+        variables_folder = paths.dirname(prefix)
+        data = _data_files_by_prefix(variables_folder, sorted(files.listdir(variables_folder)))
         info = _describe(prefix, None, False, version == newest, data.get(prefix, []), run)
         info.step, info.step_source = version, "version"
         run.checkpoints.append(info)
@@ -218,7 +220,7 @@ def _with_checkpoints(run: Run, path: str) -> Run:
 
 def _has_index_files(folder: str) -> bool:
     try:
-        return any(name.endswith(".index") for name in os.listdir(folder))
+        return any(name.endswith(".index") for name in files.listdir(folder))
     except OSError:
         return False
 
@@ -228,15 +230,15 @@ def _discover_folder(folder: str, selected: str | None, depth: int, state_path: 
     budget = budget if budget is not None else [_MAX_FOLDERS_SCANNED]
     budget[0] -= 1
     try:
-        names = sorted(os.listdir(folder))
+        names = sorted(files.listdir(folder))
     except PermissionError:
         raise NotACheckpointError(folder, "permission denied: cannot list this folder") from None
     run = Run(folder=folder, checkpoints=[], selected_prefix=selected)
     state = _read_state(folder, state_path, run)
-    on_disk = [os.path.join(folder, n[:-len(".index")]) for n in names if n.endswith(".index")]
+    on_disk = [paths.join(folder, n[:-len(".index")]) for n in names if n.endswith(".index")]
     on_disk += _v1_prefixes(folder, names)
-    on_disk += [os.path.join(folder, n) for n in names if has_keras_name(n) and not n.startswith(".")
-                and holds_keras_weights(os.path.join(folder, n))]
+    on_disk += [paths.join(folder, n) for n in names if has_keras_name(n) and not n.startswith(".")
+                and holds_keras_weights(paths.join(folder, n))]
     if selected is not None and selected not in on_disk and is_keras_file(selected):
         on_disk.append(selected)  # a Keras file opened by name, whatever its extension
     listed = _listed_prefixes(state, folder)
@@ -244,7 +246,7 @@ def _discover_folder(folder: str, selected: str | None, depth: int, state_path: 
     prefixes = list(dict.fromkeys(on_disk))
     for prefix in listed:
         if prefix not in prefixes:
-            run.warnings.append(f"{state.path}: lists {os.path.basename(prefix)}, which is not on disk")
+            run.warnings.append(f"{state.path}: lists {paths.basename(prefix)}, which is not on disk")
     _report_interrupted_saves(folder, names, run)
     data_files = _data_files_by_prefix(folder, names)
     for prefix in prefixes:
@@ -253,8 +255,8 @@ def _discover_folder(folder: str, selected: str | None, depth: int, state_path: 
     _sort_oldest_first(run.checkpoints)
     if scan_subruns and depth < _MAX_SUBRUN_DEPTH:
         for name in names:
-            child = os.path.join(folder, name)
-            if name.startswith(".") or not os.path.isdir(child) or os.path.islink(child) or budget[0] <= 0:
+            child = paths.join(folder, name)
+            if name.startswith(".") or not files.isdir(child) or files.islink(child) or budget[0] <= 0:
                 continue
             sub = _discover_folder(child, None, depth + 1, budget=budget)
             if sub.checkpoints or sub.subruns:
@@ -276,8 +278,8 @@ def _report_interrupted_saves(folder: str, names: list[str], run: Run) -> None:
 
 
 def _read_state(folder: str, state_path: str | None, run: Run) -> CheckpointState | None:
-    state_path = state_path or os.path.join(folder, STATE_FILE_NAME)
-    if not os.path.isfile(state_path):
+    state_path = state_path or paths.join(folder, STATE_FILE_NAME)
+    if not files.isfile(state_path):
         return None
     run.state_file = state_path
     try:
@@ -300,7 +302,7 @@ def _data_files_by_prefix(folder: str, names: list[str]) -> dict[str, list[str]]
     found: dict[str, list[str]] = {}
     for name in names:
         if _DATA_SUFFIX.search(name):
-            found.setdefault(os.path.join(folder, _DATA_SUFFIX.sub("", name)), []).append(os.path.join(folder, name))
+            found.setdefault(paths.join(folder, _DATA_SUFFIX.sub("", name)), []).append(paths.join(folder, name))
     return found
 
 
@@ -312,7 +314,7 @@ def _v1_prefixes(folder: str, names: list[str]) -> list[str]:
         if name.startswith(".") or name == STATE_FILE_NAME or name + ".index" in indexes \
                 or name.endswith(_NOT_V1_SUFFIXES) or name.startswith("events.out.") or _DATA_SUFFIX.search(name):
             continue
-        path = os.path.join(folder, name)
+        path = paths.join(folder, name)
         if is_v1_file(path):
             found.append(v1_prefix_of(path))
     return list(dict.fromkeys(found))
@@ -320,11 +322,12 @@ def _v1_prefixes(folder: str, names: list[str]) -> list[str]:
 
 def _describe(prefix: str, state: CheckpointState | None, listed: bool, is_latest: bool,
               data_files: list[str], run: Run) -> CheckpointInfo:
-    index_stat = os.stat(main_file(prefix))
-    if os.path.exists(prefix + ".index"):
-        size = index_stat.st_size + sum(_size(p) for p in data_files)
+    main = main_file(prefix)
+    main_size, mtime = files.getsize(main), files.modified_time(main)
+    if files.exists(prefix + ".index"):
+        size = main_size + sum(_size(p) for p in data_files)
     elif is_keras_file(prefix):
-        data_files, size = [prefix], index_stat.st_size
+        data_files, size = [prefix], main_size
     else:
         data_files = v1_files(prefix)
         size = sum(_size(p) for p in data_files)
@@ -338,15 +341,15 @@ def _describe(prefix: str, state: CheckpointState | None, listed: bool, is_lates
     timestamp = None
     if state is not None:
         for raw in state.all_paths:
-            if resolve(raw, os.path.dirname(prefix)) == prefix:
+            if resolve(raw, paths.dirname(prefix)) == prefix:
                 timestamp = state.timestamp_of(raw)
-    return CheckpointInfo(prefix, step, source, listed, is_latest, timestamp, index_stat.st_mtime, size, data_files,
+    return CheckpointInfo(prefix, step, source, listed, is_latest, timestamp, mtime, size, data_files,
                           reader)
 
 
 def _size(path: str) -> int:
     try:
-        return os.stat(path).st_size
+        return files.getsize(path)
     except OSError:
         return 0
 
@@ -361,11 +364,11 @@ def keras_name_parts(path: str) -> tuple[str, str]:
 
 def _keras_stem(path: str) -> str:
     """`weights.05-0.42.weights.h5` -> `weights.05-0.42`."""
-    return os.path.basename(keras_name_parts(path)[0])
+    return paths.basename(keras_name_parts(path)[0])
 
 
 def _step_from_name(prefix: str) -> tuple[int | None, str | None]:
-    stem = _keras_stem(prefix) if has_keras_name(prefix) else os.path.basename(prefix)
+    stem = _keras_stem(prefix) if has_keras_name(prefix) else paths.basename(prefix)
     match = _STEP_SUFFIX.search(stem.split("-?????-of-")[0])
     return (int(match.group(1)), "name") if match else (None, None)
 
@@ -382,7 +385,7 @@ def _step_from_variables(prefix: str, run: Run) -> tuple[int | None, str | None,
                     return int(reader.read(name)), source, reader
     except CheckpointError as exc:
         run.warnings.append(str(exc))
-    match = _STEP_IN_NAME.search(os.path.basename(prefix).split("-?????-of-")[0])
+    match = _STEP_IN_NAME.search(paths.basename(prefix).split("-?????-of-")[0])
     return (int(match.group(1)), "name", reader) if match else (None, None, reader)
 
 

@@ -1,0 +1,165 @@
+"""Where the independent pieces of long work run: in threads (the default), one after another, or on a
+Dask distributed cluster.
+
+A long job (a trajectory, a diff of values, an export of a whole run) is made of pieces that need
+nothing from each other: "the statistics of this byte range of that file". The job hands the pieces
+and a module-level function to `Executor.map_unordered`, and gets back `(index, outcome)` pairs as the
+pieces finish, in any order; an outcome is the function's result, or the exception it raised (one bad
+checkpoint must not end a trajectory). Closing the generator cancels what has not run yet, so a job
+cancelled from the window or the CLI stops its pieces too.
+
+Threads overlap the waiting on remote storage (and numpy and CRC32C release the GIL). On a cluster
+(`--dask tcp://scheduler:8786`, or `--dask local[N]` for a LocalCluster of N worker processes) the
+workers get the function and the piece, which name URLs and byte ranges, read the bytes themselves and
+send back only the small result; a piece lost with a dying worker is run again by Dask. dask[distributed]
+is an optional extra: without it, asking for a cluster is a clear error and everything else runs as is.
+"""
+from __future__ import annotations
+
+import os
+import re
+import threading
+from collections.abc import Callable, Iterable, Iterator
+
+from .errors import InputError
+
+_LOCAL_CLUSTER = re.compile(r"^local\[(\d+)\]$")
+
+
+class Executor:
+    name = "executor"
+
+    def map_unordered(self, function: Callable, pieces: Iterable) -> Iterator[tuple[int, object]]:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Let go of threads or the cluster (safe to call twice)."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        self.close()
+
+
+def run_piece(function: Callable, piece):
+    """The function's result for the piece, or the exception it raised (sent back, not raised)."""
+    try:
+        return function(piece)
+    except Exception as exc:  # noqa: BLE001 - handed to the job, which decides what a failure means
+        return exc
+
+
+class SequentialExecutor(Executor):
+    """Every piece in the calling thread, in order (the measure the threads are compared with)."""
+
+    name = "sequential"
+
+    def map_unordered(self, function, pieces):
+        for index, piece in enumerate(pieces):
+            yield index, run_piece(function, piece)
+
+
+class ThreadExecutor(Executor):
+    """Pieces on a pool of threads of this process; at most `2 * workers` queued at once."""
+
+    def __init__(self, workers: int | None = None):
+        self.workers = workers or default_thread_count()
+        self.name = f"{self.workers} threads"
+
+    def map_unordered(self, function, pieces):
+        from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+
+        pool = ThreadPoolExecutor(self.workers, thread_name_prefix="piece")
+        pending: dict = {}
+        try:
+            queue = iter(enumerate(pieces))
+            exhausted = False
+            while pending or not exhausted:
+                while not exhausted and len(pending) < 2 * self.workers:
+                    try:
+                        index, piece = next(queue)
+                    except StopIteration:
+                        exhausted = True
+                        break
+                    pending[pool.submit(run_piece, function, piece)] = index
+                if not pending:
+                    break
+                done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for future in done:
+                    yield pending.pop(future), future.result()
+        finally:  # closed early (cancelled): drop what has not started, do not wait for it
+            for future in pending:
+                future.cancel()
+            pool.shutdown(wait=False, cancel_futures=True)
+
+
+class DaskExecutor(Executor):
+    """Pieces as tasks on a Dask distributed cluster: a scheduler's address, or `local[N]` for a
+    LocalCluster of N single-threaded worker processes started here (and stopped by close())."""
+
+    def __init__(self, address: str):
+        try:
+            from distributed import Client, LocalCluster
+        except ImportError:
+            raise InputError(address, "a Dask cluster needs dask[distributed]: "
+                                      "pip install 'dask[distributed]'") from None
+        self.address = address
+        self._cluster = None
+        match = _LOCAL_CLUSTER.match(address)
+        try:
+            if match:
+                self._cluster = LocalCluster(n_workers=max(int(match.group(1)), 1), threads_per_worker=1,
+                                             processes=True, dashboard_address=None)
+                self.client = Client(self._cluster)
+            else:
+                self.client = Client(address, timeout="20s")
+        except (OSError, TimeoutError) as exc:
+            self.close()
+            raise InputError(address, f"cannot reach the Dask scheduler ({exc})") from None
+        self.name = f"Dask {address}"
+        self._lock = threading.Lock()
+
+    def map_unordered(self, function, pieces):
+        from distributed import as_completed
+
+        futures = {}
+        for index, piece in enumerate(pieces):
+            futures[self.client.submit(run_piece, function, piece, pure=False)] = index
+        try:
+            for future in as_completed(list(futures)):
+                yield futures[future], future.result()
+        finally:
+            self.client.cancel(list(futures))
+
+    def worker_count(self) -> int:
+        return len(self.client.scheduler_info()["workers"])
+
+    def close(self) -> None:
+        client, cluster = getattr(self, "client", None), self._cluster
+        self.client = self._cluster = None
+        if client is not None:
+            client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+def default_thread_count() -> int:
+    """Enough threads to keep several remote reads in flight; on local disks a few per core."""
+    return max(8, 2 * (os.cpu_count() or 1))
+
+
+def executor_for(setting: str | None) -> Executor:
+    """The executor a `--dask` option or the window's setting names: None or "" for threads, "sequential",
+    "threads:N", "local[N]" or a scheduler address (tcp://host:8786) for Dask."""
+    setting = (setting or "").strip()
+    if not setting or setting == "threads":
+        return ThreadExecutor()
+    if setting == "sequential":
+        return SequentialExecutor()
+    if setting.startswith("threads:") and setting[len("threads:"):].isdigit():
+        return ThreadExecutor(int(setting[len("threads:"):]))
+    if _LOCAL_CLUSTER.match(setting) or "://" in setting:
+        return DaskExecutor(setting)
+    raise InputError(setting, "not an executor: use local[N] or a Dask scheduler address such as "
+                              "tcp://scheduler:8786")

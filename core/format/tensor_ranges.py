@@ -1,0 +1,55 @@
+"""A stored tensor named by where its bytes are (file or URL, offset, size, dtype, CRC), so it can be
+read anywhere: by a thread of this process, or by a Dask worker on another machine that was handed
+only this small description, never the array.
+
+`stream_range` yields the tensor's values as flat numpy chunks, with the CRC32C run along and checked
+before the last chunk is given out; it is how CheckpointReader.iter_chunks reads a plain numeric
+tensor. A process reading ranges without a reader (a worker) keeps its few shards open in one place.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import ChecksumMismatchError
+from . import dtypes
+from .checksum import crc32c, unmask
+from .data_shards import DataShards
+
+
+@dataclass(frozen=True)
+class TensorRange:
+    path: str           # the data shard: a local path or a URL
+    offset: int
+    size: int
+    dtype_number: int
+    crc32c: int         # masked, as stored in the index
+    big_endian: bool
+    name: str           # the variable, for messages (offset, size and name are what DataShards checks)
+
+
+_WORKER_SHARDS = DataShards()  # shards opened by range reads made without a reader (threads, workers)
+
+
+def stream_range(piece: TensorRange, chunk_bytes: int, shards: DataShards | None = None):
+    """The tensor's values in flat chunks of at most chunk_bytes; a chunk is a view of a reused buffer,
+    valid until the next one is asked for. ChecksumMismatchError (naming the shard) if the bytes are damaged."""
+    import numpy as np
+
+    shards = shards if shards is not None else _WORKER_SHARDS
+    dtype = dtypes.from_number(piece.dtype_number)
+    numpy_dtype = dtype.numpy_dtype()
+    swap = piece.big_endian and dtype.itemsize > 1
+    chunk_bytes = max(chunk_bytes - chunk_bytes % dtype.itemsize, dtype.itemsize)
+    shards.open(piece.path, piece)
+    crc = done = 0
+    buffer = np.empty(min(chunk_bytes, piece.size), dtype=np.uint8)
+    while done < piece.size:
+        view = buffer[:min(chunk_bytes, piece.size - done)]
+        shards.read_into(piece.path, piece, view, piece.offset + done)
+        crc = crc32c(view, crc)
+        done += view.size
+        if done == piece.size and crc != unmask(piece.crc32c):
+            raise ChecksumMismatchError(piece.path, f"checksum mismatch in the data of {piece.name!r}: "
+                                                    f"the file is damaged")
+        values = view.view(numpy_dtype)
+        yield values.byteswap() if swap else values

@@ -1,0 +1,92 @@
+"""Paths that may be URLs: what a name looks like, not what is behind it.
+
+A local path goes to `os.path` as it always did; a URL (`s3://bucket/run/ckpt-1`, `gs://...`,
+`https://...`, any fsspec protocol) is split, joined and normalised on its path part only, so `s3://`
+never collapses into `s3:/` and the bucket is never climbed out of. `file://` URLs are local paths.
+"""
+from __future__ import annotations
+
+import os
+import posixpath
+import re
+
+_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]+)://")  # two letters at least: `C://` is a Windows drive
+
+
+def is_url(path) -> bool:
+    """True for a remote URL (not `file://`, which is local)."""
+    if not isinstance(path, str):
+        path = os.fspath(path)
+    if "://" not in path:
+        return False
+    match = _SCHEME.match(path)
+    return match is not None and match.group(1).lower() != "file"
+
+
+def local_form(path) -> str:
+    """The path as given, with a `file://` URL turned into the local path it names."""
+    path = os.fspath(path)
+    return path[len("file://"):] if path.lower().startswith("file://") else path
+
+
+def split_url(url: str) -> tuple[str, str]:
+    """(`s3://`, `bucket/run/ckpt-1`)."""
+    match = _SCHEME.match(url)
+    return url[:match.end()], url[match.end():]
+
+
+def join(base, *names: str) -> str:
+    base = os.fspath(base)
+    if not is_url(base):
+        return os.path.join(base, *names)
+    return posixpath.join(base, *names)
+
+
+def split(path) -> tuple[str, str]:
+    return dirname(path), basename(path)
+
+
+def dirname(path) -> str:
+    path = os.fspath(path)
+    if not is_url(path):
+        return os.path.dirname(path)
+    scheme, rest = split_url(path)
+    rest = rest.rstrip("/")
+    return scheme + (posixpath.dirname(rest) if "/" in rest else rest)  # the bucket has no parent
+
+
+def basename(path) -> str:
+    path = os.fspath(path)
+    if not is_url(path):
+        return os.path.basename(path)
+    return posixpath.basename(split_url(path)[1].rstrip("/"))
+
+
+def normpath(path) -> str:
+    path = os.fspath(path)
+    if not is_url(path):
+        return os.path.normpath(path)
+    scheme, rest = split_url(path)
+    return scheme + posixpath.normpath(rest).lstrip("/") if rest else path
+
+
+def abspath(path) -> str:
+    path = local_form(path)
+    return normpath(path) if is_url(path) else os.path.abspath(path)
+
+
+def isabs(path) -> bool:
+    path = os.fspath(path)
+    return is_url(path) or os.path.isabs(path)
+
+
+def relpath(path, start) -> str:
+    path, start = os.fspath(path), os.fspath(start)
+    if not is_url(path):
+        return os.path.relpath(path, start)
+    return posixpath.relpath(split_url(path)[1], split_url(start)[1])
+
+
+def sep_of(path) -> str:
+    """The separator a path's parts are joined with."""
+    return "/" if is_url(path) else os.sep
