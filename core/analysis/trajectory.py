@@ -14,24 +14,25 @@ comparison, gives no value and says why.
 """
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 from ..caching import BoundedCache
 from ..errors import CheckpointError, InputError
+from ..executor import Executor, ThreadExecutor
 from ..format.bundle_reader import CheckpointReader
 from ..format.readers import main_file, open_reader
 from ..jobs import Job, Progress
 from ..run.discovery import CheckpointInfo
-from .scratch import thread_scratch
-from .statistics import StatisticsAccumulator, histogram_counts, histogram_edges
+from ..storage import files
+from .metric_pieces import (CHUNK_BYTES, distance_of_chunks, distance_piece, l2_of_chunks, l2_piece, run_pieces,
+                            source_of, statistics_of_chunks, statistics_piece)
+from .statistics import histogram_counts, histogram_edges
 
 SINGLE_METRICS = ("mean", "std", "min", "max", "l2", "abs_mean", "zero_frac", "nan_count", "inf_count")
 PAIR_METRICS = ("update_ratio", "dist_from_first")
 METRICS = SINGLE_METRICS + PAIR_METRICS + ("element",)
 STAT_FIELD = {"mean": "mean", "std": "std", "min": "min", "max": "max", "l2": "l2", "abs_mean": "abs_mean",
                "zero_frac": "zero_fraction", "nan_count": "nan_count", "inf_count": "inf_count"}
-CHUNK_BYTES = 256 << 10  # small enough that a chunk and its float64 copy stay in the CPU's L2 cache
 
 
 @dataclass(frozen=True)
@@ -65,21 +66,31 @@ CACHE = _Cache()
 
 
 def checkpoint_identity(prefix: str) -> tuple:
-    """What makes a cached value still valid: its main file's (the index, or the V1 file) path, size and time."""
-    stat = os.stat(main_file(prefix))
-    return (prefix, stat.st_size, stat.st_mtime_ns)
+    """What makes a cached value still valid: its main file's (the index, or the V1 file) size and time
+    (its ETag, behind a URL)."""
+    return (prefix,) + files.version(main_file(prefix))[1:]
 
 
 def compute_trajectory(checkpoints: list[CheckpointInfo], name: str, metric: str, element: int = 0,
-                       readers: dict | None = None, single_metric: bool = False) -> Job[Trajectory]:
-    """Job (see core.jobs): the metric at every checkpoint, oldest first. Each point is also yielded as
-    soon as it is computed, in a PointProgress, so a plot can grow while the rest is computed.
+                       readers: dict | None = None, single_metric: bool = False,
+                       executor: Executor | None = None) -> Job[Trajectory]:
+    """Job (see core.jobs): the metric at every checkpoint, oldest first. The tensors are read and
+    reduced as independent pieces on the executor (threads by default, a Dask cluster when given), then
+    each point is yielded in a PointProgress as it is put together.
 
     single_metric: compute just this metric where a lighter pass exists (l2: a sum of squares), for a
     caller that will not switch metrics (the CLI); the GUI computes every statistic in one pass."""
     if metric not in METRICS:
         raise InputError(metric, f"unknown metric; choose one of {', '.join(METRICS)}")
     readers = {} if readers is None else readers
+    if metric != "element":
+        yield from _open_readers(checkpoints, readers)
+        wanted = _pieces_wanted(checkpoints, name, metric, readers, single_metric)
+        if wanted:
+            outcomes = yield from run_pieces(wanted, executor, f"{metric} of {name}")
+            for key, outcome in outcomes.items():
+                if not isinstance(outcome, BaseException):  # a failed piece fails again below, with its reason
+                    CACHE.put(key, outcome)
     points: list[Point] = []
     first: tuple | None = None      # (prefix, shape) of the first checkpoint holding the variable
     previous: tuple | None = None   # the same for the last checkpoint holding it
@@ -91,6 +102,49 @@ def compute_trajectory(checkpoints: list[CheckpointInfo], name: str, metric: str
         points.append(point)
         yield PointProgress(done + 1, len(checkpoints), f"{info.name}: {metric} of {name}", point)
     return Trajectory(name, metric, points)
+
+
+def _open_readers(checkpoints: list[CheckpointInfo], readers: dict) -> Job[None]:
+    """Every checkpoint's reader, opened in threads (remote indexes arrive together, not in turn); one
+    that fails is left out, and its point says why."""
+    missing = [info.prefix for info in checkpoints if info.prefix not in readers]
+    if len(missing) < 2:
+        return
+    yield Progress(0, len(missing), f"opening {len(missing)} checkpoints")
+    for done, (index, outcome) in enumerate(ThreadExecutor().map_unordered(open_reader, missing), 1):
+        if not isinstance(outcome, BaseException):
+            readers[missing[index]] = outcome
+        yield Progress(done, len(missing), f"opened {done} of {len(missing)} checkpoints")
+
+
+def _pieces_wanted(checkpoints: list[CheckpointInfo], name: str, metric: str, readers: dict,
+                   single_metric: bool) -> dict:
+    """{cache key: (piece function, piece)} of what the points need and the cache does not hold; the
+    checkpoints are walked as _point walks them (the first and previous holders, their shapes)."""
+    wanted: dict = {}
+    first = previous = None  # (identity, shape, source)
+    for info in checkpoints:
+        reader = readers.get(info.prefix)
+        try:
+            if reader is None or name not in reader or not reader.entry(name).is_numeric:
+                continue
+            shape = reader.entry(name).shape
+            holder = (checkpoint_identity(info.prefix), shape, source_of(reader, info.prefix, name))
+        except (CheckpointError, OSError):
+            continue
+        identity, _, source = holder
+        if metric == "l2" and single_metric and CACHE.get(("stats", identity, name)) is None:
+            wanted[("l2", identity, name)] = (l2_piece, source)
+        elif metric in SINGLE_METRICS:
+            wanted[("stats", identity, name)] = (statistics_piece, source)
+        else:
+            other = previous if metric == "update_ratio" else first
+            if other is not None and other[1] == shape:
+                wanted[("distance", identity, other[0], name)] = (distance_piece, (source, other[2]))
+                if metric == "update_ratio" and CACHE.get(("all_l2", other[0], name)) is None:
+                    wanted[("stats", other[0], name)] = (statistics_piece, other[2])
+        first, previous = first or holder, holder
+    return {key: work for key, work in wanted.items() if CACHE.get(key) is None}
 
 
 def _point(info: CheckpointInfo, name: str, metric: str, element: int, first, previous, readers,
@@ -149,46 +203,15 @@ def cached(key, compute):
 
 
 def stream_statistics(reader: CheckpointReader, name: str):
-    import numpy as np
-
-    accumulator = StatisticsAccumulator()
-    for chunk in reader.iter_chunks(name, CHUNK_BYTES):
-        accumulator.add(np.abs(chunk) if chunk.dtype.kind == "c" else chunk)
-    return accumulator.result()
+    return statistics_of_chunks(reader.iter_chunks(name, CHUNK_BYTES))
 
 
 def _stream_l2(reader: CheckpointReader, name: str) -> float:
-    """The L2 norm of the finite values, as the statistics give it, in one light pass."""
-    import numpy as np
-
-    total, scratch = 0.0, thread_scratch()
-    for chunk in reader.iter_chunks(name, CHUNK_BYTES):
-        wide = scratch.get("l2", chunk.size, np.float64)  # reused: no fresh mapping per chunk
-        np.copyto(wide, np.abs(chunk) if chunk.dtype.kind == "c" else chunk, casting="unsafe")
-        squares = float(np.einsum("i,i->", wide, wide))
-        if not np.isfinite(squares):  # NaN or Inf in the chunk: count the finite values only
-            finite = wide[np.isfinite(wide)]
-            squares = float(np.einsum("i,i->", finite, finite))
-        total += squares
-    return total ** 0.5
+    return l2_of_chunks(reader.iter_chunks(name, CHUNK_BYTES))
 
 
 def _stream_distance(reader: CheckpointReader, other: CheckpointReader, name: str) -> float:
-    """||a - b|| over all elements, the two tensors streamed chunk by chunk side by side."""
-    import numpy as np
-
-    total, scratch = 0.0, thread_scratch()
-    for a, b in zip(reader.iter_chunks(name, CHUNK_BYTES), other.iter_chunks(name, CHUNK_BYTES)):
-        if a.dtype.kind == "c" or b.dtype.kind == "c":
-            difference = np.abs(a.astype(np.complex128) - b.astype(np.complex128))
-        else:  # widened into reused work arrays: no fresh mapping per chunk
-            difference = scratch.get("distance_a", a.size, np.float64)
-            np.copyto(difference, a, casting="unsafe")
-            other_wide = scratch.get("distance_b", b.size, np.float64)
-            np.copyto(other_wide, b, casting="unsafe")
-            np.subtract(difference, other_wide, out=difference)
-        total += float(np.einsum("i,i->", difference, difference))  # no BLAS threads
-    return total ** 0.5
+    return distance_of_chunks(reader.iter_chunks(name, CHUNK_BYTES), other.iter_chunks(name, CHUNK_BYTES))
 
 
 def all_l2(stats) -> float:

@@ -51,6 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     trajectory.add_argument("--element", type=int, default=0, help="flat index, for --metric element")
     trajectory.add_argument("--csv", metavar="OUT", help="write step, prefix, value to a CSV file")
     trajectory.add_argument("--json", action="store_true")
+    _add_dask_option(trajectory)
     trajectory.set_defaults(handler=reading.command_trajectory)
 
     table = commands.add_parser("export-csv", help="the variable table as CSV (one checkpoint, or --all-steps)")
@@ -152,6 +153,12 @@ def build_parser() -> argparse.ArgumentParser:
     board.add_argument("--no-browser", action="store_true", help="only print the URL")
     board.set_defaults(handler=writing.command_tensorboard)
     return parser
+
+
+def _add_dask_option(command) -> None:
+    command.add_argument("--dask", metavar="ADDRESS",
+                         help="read and reduce the tensors on a Dask cluster: a scheduler (tcp://host:8786) or "
+                              "local[N] for N local worker processes (needs dask[distributed]; default: threads)")
 
 
 def run(argv: list[str]) -> int:

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 
 from ..format.bundle_reader import CheckpointReader
@@ -10,6 +9,7 @@ from ..formatting import format_bytes, format_count, format_shape
 from ..run.discovery import CheckpointInfo, discover
 from ..run.loading import checkpoint_at
 from ..run.variables import describe_variables
+from ..storage import paths
 from .output import path_note, print_table, run_record, variable_record, written_time
 
 
@@ -49,7 +49,7 @@ def command_steps(args) -> int:
     for each in run.all_runs():
         if not each.checkpoints:
             continue
-        print(f"{each.folder}" + (f"  (state file: {os.path.basename(each.state_file)})" if each.state_file else ""))
+        print(f"{each.folder}" + (f"  (state file: {paths.basename(each.state_file)})" if each.state_file else ""))
         rows = []
         for c in each.checkpoints:
             marks = ("latest" if c.is_latest else "") + ("" if c.listed or not each.state_file else " not in state file")
@@ -84,6 +84,7 @@ def command_show(args) -> int:
 
 def command_trajectory(args) -> int:
     from ..analysis.trajectory import compute_trajectory
+    from ..executor import executor_for
     from ..export.tables import write_csv
     from ..jobs import run_to_end
     from ..run.names import resolve_in_run
@@ -91,8 +92,9 @@ def command_trajectory(args) -> int:
     run = discover(args.path).single_run()
     readers: dict[str, CheckpointReader] = {}
     name = resolve_in_run(run, args.name, readers)
-    trajectory = run_to_end(compute_trajectory(run.checkpoints, name, args.metric, args.element, readers,
-                                               single_metric=True))
+    with executor_for(args.dask) as executor:
+        trajectory = run_to_end(compute_trajectory(run.checkpoints, name, args.metric, args.element, readers,
+                                                   single_metric=True, executor=executor))
     points = [{"step": p.step, "prefix": p.prefix, "value": p.value} | ({"reason": p.reason} if p.reason else {})
               for p in trajectory.points]
     if args.csv:
@@ -102,7 +104,7 @@ def command_trajectory(args) -> int:
     if args.json:
         print(json.dumps({"name": name, "metric": args.metric, "points": points}))
         return 0
-    rows = [("-" if p.step is None else str(p.step), os.path.basename(p.prefix),
+    rows = [("-" if p.step is None else str(p.step), paths.basename(p.prefix),
              "-" if p.value is None else f"{p.value:.7g}", p.reason) for p in trajectory.points]
     print(f"{args.metric} of {name}")
     print_table(("step", "checkpoint", args.metric, ""), rows)

@@ -26,6 +26,8 @@ import os
 import struct
 from dataclasses import dataclass
 
+from ..storage import files
+from ..storage.paths import is_url
 from .checksum import MASK_DELTA as _MASK_DELTA, raw_crc32c
 from .event_protos import LoggedHistogram, classes, decode_histogram, tensor_scalar
 
@@ -77,6 +79,11 @@ class EventStream:
         """Read one more file (in the order written); OSError only for a file that cannot be opened
         (ValueError for one that shrinks to nothing while it is mapped)."""
         report = FileReport(os.fspath(path))
+        if is_url(report.path):  # a remote log is fetched whole: there is nothing to map
+            data = files.read_bytes(report.path)
+            for event in _events(data, len(data), report):
+                self._add(event, report)
+            return report
         with open(report.path, "rb") as f:
             if os.fstat(f.fileno()).st_size == 0:
                 return report

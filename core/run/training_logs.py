@@ -16,6 +16,7 @@ import os
 import re
 from dataclasses import dataclass, field
 
+from ..storage import files, paths
 from ..errors import InputError, NotACheckpointError
 from ..format.event_files import EventStream, FileReport, is_event_file
 from ..format.event_protos import LoggedHistogram
@@ -62,23 +63,24 @@ def find_event_files(path: str | os.PathLike) -> tuple[str, list[str]]:
     """(the folder the logs belong to, its event files in reading order). `path` is a run folder, a
     checkpoint prefix or file in one, or one event file."""
     path = os.fspath(path)
-    if os.path.isfile(path) and is_event_file(path):
-        return os.path.dirname(path) or ".", [path]
-    if os.path.isdir(path):
+    if files.isfile(path) and is_event_file(path):
+        return paths.dirname(path) or ".", [path]
+    if files.isdir(path):
         folder = path
-    elif os.path.isfile(path) or _is_prefix(path):  # a checkpoint file or prefix: its folder's logs
-        folder = os.path.dirname(path) or "."
+    elif files.isfile(path) or _is_prefix(path):  # a checkpoint file or prefix: its folder's logs
+        folder = paths.dirname(path) or "."
     else:  # a typo must not read whatever lies around it
         raise NotACheckpointError(path, "no such file or folder")
     found: list[str] = []
-    base_depth = folder.rstrip(os.sep).count(os.sep)
-    for here, folders, files in os.walk(folder):
+    sep = paths.sep_of(folder)
+    base_depth = folder.rstrip(sep).count(sep)
+    for here, folders, names in files.walk(folder):
         folders[:] = sorted(f for f in folders if not f.startswith(".") and f != HISTORY_FOLDER_NAME)
-        if here.rstrip(os.sep).count(os.sep) - base_depth >= MAX_DEPTH:
+        if here.rstrip(sep).count(sep) - base_depth >= MAX_DEPTH:
             folders[:] = []
-        for name in sorted(files):
-            full = os.path.join(here, name)
-            if is_event_file(name) and os.path.isfile(full):  # a regular file: a pipe would block
+        for name in sorted(names):
+            full = paths.join(here, name)
+            if is_event_file(name) and files.isfile(full):  # a regular file: a pipe would block
                 found.append(full)
         if len(found) > MAX_FILES:
             raise InputError(folder, f"holds more than {MAX_FILES:,} event files; point at one run's folder")
@@ -88,7 +90,9 @@ def find_event_files(path: str | os.PathLike) -> tuple[str, list[str]]:
 def _is_prefix(path: str) -> bool:
     import glob
 
-    return (os.path.isfile(path + ".index") or os.path.isfile(path + ".meta")
+    if paths.is_url(path):
+        return files.isfile(path + ".index") or files.isfile(path + ".meta")
+    return (files.isfile(path + ".index") or files.isfile(path + ".meta")
             or bool(glob.glob(glob.escape(path) + ".data-*")))
 
 
@@ -109,15 +113,15 @@ def read_training_logs(path: str | os.PathLike, tag: str | None = None, histogra
     import numpy as np
 
     wants = tag_matcher(tag)
-    folder, paths = find_event_files(path)
+    folder, event_paths = find_event_files(path)
     logs = TrainingLogs(folder)
-    sizes = [_size(p) for p in paths]
+    sizes = [_size(p) for p in event_paths]
     total, done = sum(sizes), 0
     streams: dict[str, EventStream] = {}  # one per folder: TensorBoard's run
-    for path_, size in zip(paths, sizes):
-        relative = os.path.relpath(os.path.dirname(path_), folder)
-        run = "" if relative == "." else relative.replace(os.sep, "/")
-        yield Progress(done, total, f"reading {os.path.basename(path_)}")
+    for path_, size in zip(event_paths, sizes):
+        relative = paths.relpath(paths.dirname(path_), folder)
+        run = "" if relative == "." else relative.replace(os.sep, "/")  # (a URL's is "/" already)
+        yield Progress(done, total, f"reading {paths.basename(path_)}")
         stream = streams.get(run)
         if stream is None:
             named = (lambda t, run=run: wants(_named(run, t))) if wants is not None else None
@@ -183,6 +187,6 @@ def _named(run: str, tag: str) -> str:
 
 def _size(path: str) -> int:
     try:
-        return os.path.getsize(path)
+        return files.getsize(path)
     except OSError:
         return 0

@@ -110,3 +110,15 @@ def refresh(folder: str) -> None:
     """Let the next look at a remote folder see what changed there (nothing to do locally)."""
     if is_url(folder):
         remote.refresh(folder)
+
+
+def walk(folder: str):
+    """(folder, sub-folder names, file names) from the top down, as os.walk; the caller may prune the
+    sub-folder list in place."""
+    if not is_url(folder):
+        yield from os.walk(folder)
+        return
+    fs, path = remote.filesystem(folder)
+    scheme = folder[:folder.index("://") + 3]
+    for here, folders, names in remote.call(folder, lambda: fs.walk(path, topdown=True)):
+        yield scheme + here.rstrip("/"), folders, names
