@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable, Iterator
 from .errors import InputError
 
 _LOCAL_CLUSTER = re.compile(r"^local\[(\d+)\]$")
+SCHEDULER_TIMEOUT_S = 10  # to reach a scheduler; a wrong address is said after this, not hung on
 
 
 class Executor:
@@ -113,7 +114,7 @@ class DaskExecutor(Executor):
                                              processes=True, dashboard_address=None)
                 self.client = Client(self._cluster)
             else:
-                self.client = Client(address, timeout="20s")
+                self.client = Client(address, timeout=f"{SCHEDULER_TIMEOUT_S}s")
         except (OSError, TimeoutError) as exc:
             self.close()
             raise InputError(address, f"cannot reach the Dask scheduler ({exc})") from None

@@ -27,6 +27,7 @@ from ..format.object_graph_edit import rewrite
 from ..jobs import Job, Progress
 from ..run.discovery import CheckpointInfo
 from ..run.variables import describe_variables
+from ..storage import files, paths
 from .operations import Planned
 from .plan import RemapPlan, preview
 
@@ -63,7 +64,10 @@ def save_remapped(reader: CheckpointReader, plan: RemapPlan, destination: str, o
                   state_file: bool = True, make_latest: bool = False) -> Job[SaveReport]:
     """Job: write the remapped checkpoint to `destination` (a prefix); returns a SaveReport.
     state_file: name it in its folder's `checkpoint` file where that changes no existing run (see
-    _name_in_state_file); make_latest: also where it does, as the person asked."""
+    _name_in_state_file); make_latest: also where it does, as the person asked. A URL destination is
+    written locally, then uploaded (core.edit.remote_save)."""
+    if paths.is_url(destination):
+        return (yield from _save_to_url(reader, plan, destination, overwrite, state_file, make_latest))
     destination = os.path.abspath(destination)
     if reader.naming() is not None:  # a Keras file: an edited copy of the same kind
         from .keras_save import save_keras_remapped
@@ -106,6 +110,21 @@ def save_remapped(reader: CheckpointReader, plan: RemapPlan, destination: str, o
         raise
     if state_file:
         _name_in_state_file(destination, reader.prefix, make_latest, report)
+    return report
+
+
+def _save_to_url(reader, plan: RemapPlan, destination: str, overwrite: bool, state_file: bool,
+                 make_latest: bool) -> Job[SaveReport]:
+    from .remote_save import check_remote_destination, staged
+
+    check_remote_destination(reader.prefix, destination, overwrite)
+    state_there = files.exists(paths.join(paths.dirname(destination), STATE_FILE_NAME))
+    name_it = state_file and not state_there  # a new folder gets its state file, an existing one is kept
+    report = yield from staged(lambda local: save_remapped(reader, plan, local, False, name_it), destination)
+    report.prefix = destination
+    if state_file and state_there:
+        report.notes.append(f"{paths.dirname(destination)} has a `checkpoint` state file already: it was left "
+                            f"as it is" + (" (--make-latest is not done on remote folders)" if make_latest else ""))
     return report
 
 
@@ -217,6 +236,15 @@ def _convert(values, dtype: dtypes.DType, planned: Planned, report: SaveReport):
 def save_remapped_run(checkpoints: list[CheckpointInfo], plan: RemapPlan, destination_folder: str,
                       overwrite: bool = False) -> Job[list[SaveReport]]:
     """Job: the same plan applied to every checkpoint of a run, into a new folder with its state file."""
+    if paths.is_url(destination_folder):
+        from .remote_save import check_remote_destination, staged
+
+        for info in checkpoints:
+            check_remote_destination(info.prefix, paths.join(destination_folder, info.name), overwrite)
+        reports = yield from staged(lambda local: save_remapped_run(checkpoints, plan, local), destination_folder)
+        for report in reports:
+            report.prefix = paths.join(destination_folder, paths.basename(report.prefix))
+        return reports
     os.makedirs(destination_folder, exist_ok=True)
     reports = []
     for index, info in enumerate(checkpoints):

@@ -13,6 +13,8 @@ from __future__ import annotations
 import errno
 import os
 
+from ..storage import files
+from ..storage.paths import is_url
 from ..atomic_write import AtomicFile
 from . import dtypes
 from .bundle_commit import WRITTEN_DATA_SUFFIX, put_in_place, recover
@@ -148,7 +150,14 @@ class BundleWriter:
 
     def _copy_range(self, source_path: str, start: int, size: int) -> None:
         """Append bytes [start, start + size) of source_path: in the kernel (copy_file_range) where the
-        platform and file systems allow, else through a buffer."""
+        platform and file systems allow, else through a buffer; from a URL, in ranged reads."""
+        if is_url(source_path):
+            for offset in range(start, start + size, COPY_CHUNK):
+                block = files.read_bytes(source_path, offset, min(offset + COPY_CHUNK, start + size))
+                if len(block) != min(COPY_CHUNK, start + size - offset):
+                    raise OSError(f"{source_path}: ended before byte {start + size}")
+                self._write_all(block)
+            return
         with open(source_path, "rb", buffering=0) as source:
             done = 0
             if hasattr(os, "copy_file_range"):

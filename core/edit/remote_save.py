@@ -1,0 +1,69 @@
+"""Saving to a URL: the checkpoint is written and checked in a local staging folder first, then each
+file is uploaded under a temporary name beside its place and moved onto it, the data shards first, the
+`.index` files after them and the `checkpoint` state file last. A reader of the bucket (TensorFlow, a
+training job, this app) therefore never sees an index whose data is not all there, and an upload cut
+short leaves only hidden `.partial` objects, which no checkpoint pattern matches.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+
+from ..atomic_write import temporary_name
+from ..errors import DestinationError
+from ..format.checkpoint_state import STATE_FILE_NAME
+from ..jobs import Job, Progress
+from ..storage import files, paths, remote
+
+
+def check_remote_destination(source_prefix: str, destination: str, overwrite: bool) -> None:
+    if paths.normpath(source_prefix) == paths.normpath(destination):
+        raise DestinationError(destination, "that is the source checkpoint; save to a new place")
+    if files.exists(destination + ".index"):
+        if not overwrite:
+            raise DestinationError(destination, "a checkpoint exists there already (confirm to overwrite it)")
+        if paths.dirname(destination) == paths.dirname(source_prefix):
+            raise DestinationError(destination, "is another checkpoint of the source's run: replacing it "
+                                                "would change that run; save under a new name")
+
+
+def staged(save, destination: str) -> Job:
+    """Job: run `save(local_destination)` (a job writing into a fresh staging folder, named as the URL's
+    last part), upload what it wrote to the URL's folder, and return the save's result."""
+    staging = tempfile.mkdtemp(prefix="checkpoint-inspector-upload-")
+    try:
+        result = yield from save(os.path.join(staging, paths.basename(destination)))
+        yield from upload_folder(staging, paths.dirname(destination))
+        return result
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def upload_folder(local_folder: str, url_folder: str) -> Job[None]:
+    """Job: every file under local_folder to the same place under url_folder, in the order that keeps a
+    reader from seeing half a checkpoint (data, then indexes, then the state file)."""
+    uploads = []
+    for here, _, names in os.walk(local_folder):
+        for name in names:
+            local = os.path.join(here, name)
+            relative = os.path.relpath(local, local_folder).replace(os.sep, "/")
+            uploads.append((local, paths.join(url_folder, relative)))
+    uploads.sort(key=lambda pair: (_upload_rank(pair[1]), pair[1]))
+    total = max(sum(os.path.getsize(local) for local, _ in uploads), 1)
+    done = 0
+    for local, url in uploads:
+        yield Progress(done, total, f"Uploading {paths.basename(url)}")
+        hidden = temporary_name(url)
+        remote.put_file(local, hidden)
+        remote.move(hidden, url)
+        done += os.path.getsize(local)
+    files.refresh(url_folder)
+    yield Progress(total, total, "Uploaded")
+
+
+def _upload_rank(url: str) -> int:
+    name = paths.basename(url)
+    if name == STATE_FILE_NAME:
+        return 2
+    return 1 if name.endswith(".index") else 0
