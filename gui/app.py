@@ -16,6 +16,8 @@ import os
 import sys
 import time
 
+from core.storage import paths as storage_paths
+
 from .paths import APP_ID, ICON, SAMPLE_RUN
 
 NEW_WINDOW_OFFSET = 32  # pixels a new window sits right of and below the active one, so both show
@@ -38,7 +40,7 @@ def parse_gui_args(argv: list[str]) -> argparse.Namespace:
 
 def run_gui(argv: list[str], started: float | None = None) -> int:
     args = parse_gui_args(argv)
-    paths = [os.path.abspath(p) for p in args.paths]
+    paths = [storage_paths.abspath(p) for p in args.paths]  # URLs stay as they are
     single_instance = not (args.smoke_test or args.new_instance)
     if single_instance:
         from .single_instance import send_paths

@@ -13,9 +13,11 @@ from PySide6.QtWidgets import QDockWidget, QMainWindow, QWidget
 
 from core.formatting import format_bytes, format_count
 from core.run.loading import open_checkpoint, open_run
+from core.storage import paths
 
 from . import dialogs, window_layout
 from .compare_actions import CompareActions
+from .compute_choice import ComputeChoice
 from .deferred import Deferred
 from .detail_panel import DetailPanel
 from .drop_hint import DropHint, DropTarget
@@ -87,6 +89,8 @@ class MainWindow(CheckpointLoading, DropTarget, QMainWindow):
             show_message=lambda text, ms: self.statusBar().showMessage(text, ms))
         self.loading = JobSlot(self.context, "Cannot open", "Opening cancelled",
                                failure_intro="Cannot open this checkpoint.")
+        self.compute = ComputeChoice(self.runner, self.settings, self)
+        self.compute.start_saved()
         self.edits = RemapPanel(self.context)
         self.edits_dock = self._dock("Edits", "edits", self.edits, Qt.RightDockWidgetArea)
         self.tabifyDockWidget(self.detail_dock, self.edits_dock)
@@ -124,7 +128,7 @@ class MainWindow(CheckpointLoading, DropTarget, QMainWindow):
     def _make_trajectory(self):
         from .trajectory_panel import TrajectoryPanel  # pyqtgraph, imported here: after the first paint
 
-        panel = TrajectoryPanel(self.runner)
+        panel = TrajectoryPanel(self.runner, executor=lambda: self.compute.current)
         panel.add_button.clicked.connect(self.add_selected_to_trajectory)
         panel.checkpoint_clicked.connect(self.open_checkpoint_prefix)
         return panel
@@ -146,6 +150,7 @@ class MainWindow(CheckpointLoading, DropTarget, QMainWindow):
         file_menu = self.menuBar().addMenu("&File")
         self._action(file_menu, "&Open Folder…", self.open_folder_dialog, QKeySequence.Open)
         self._action(file_menu, "Open &Files…", self.open_files_dialog, "Ctrl+Shift+O")
+        self._action(file_menu, "Open &URL…", self.open_url_dialog, "Ctrl+L")
         self.recent_menu = file_menu.addMenu("Open &Recent")
         self.recent_menu.aboutToShow.connect(
             lambda: dialogs.fill_recent_menu(self.recent_menu, self.settings, self.open_path))
@@ -188,6 +193,8 @@ class MainWindow(CheckpointLoading, DropTarget, QMainWindow):
         self.comparing.build_menu(tools_menu)
         self.training.build_menu(tools_menu)
         self.tensorboard.build_menu(tools_menu)
+        tools_menu.addSeparator()
+        self._action(tools_menu, "Compute &On…", self.compute_on_dialog)
         help_menu = self.menuBar().addMenu("&Help")
         self._action(help_menu, "&About", self._about)
 
@@ -204,6 +211,21 @@ class MainWindow(CheckpointLoading, DropTarget, QMainWindow):
         if folder:
             self.open_path(folder)
 
+    def open_url_dialog(self) -> None:
+        """A run in cloud storage (s3://, gs://, az://, https://): read off the GUI thread like any path."""
+        url = dialogs.ask_text(self, "Open a URL", "Run folder or checkpoint URL (s3://bucket/run, gs://…, "
+                                                   "az://…, https://…):", "s3://")
+        if url and url.strip() not in ("", "s3://"):
+            self.open_path(url.strip())
+
+    def compute_on_dialog(self) -> None:
+        """Where trajectories run their pieces: threads here, or a Dask cluster (core.executor)."""
+        setting = dialogs.ask_text(self, "Compute on", "Empty for threads in this app; a Dask scheduler "
+                                                       "(tcp://host:8786) or local[N] for N worker processes:",
+                                   self.settings.executor_setting())
+        if setting is not None:
+            self.compute.choose(setting.strip())
+
     def open_files_dialog(self) -> None:
         path = dialogs.open_file(self, "Open a checkpoint", folder=self.current_run_folder or "",
                                  pattern=dialogs.CHECKPOINT_PATTERN)
@@ -216,14 +238,14 @@ class MainWindow(CheckpointLoading, DropTarget, QMainWindow):
 
     def open_path(self, path: str) -> None:
         """Open a run, checkpoint file or SavedModel on a worker thread; the window stays usable."""
-        path = os.path.abspath(path)
+        path = paths.abspath(path)  # a URL stays as it is
         self.cancel_loading()
         self._start_load(f"open {path}", lambda: open_run(path), path)
 
     def reload(self) -> None:
         if self.current_path:
             prefix = self.current.checkpoint.prefix if self.current else None
-            self._start_load("reload", lambda: open_run(prefix if prefix and os.path.exists(prefix + ".index")
+            self._start_load("reload", lambda: open_run(prefix if prefix and (paths.is_url(prefix) or os.path.exists(prefix + ".index"))
                                                         else self.current_path), self.current_path)
 
     def open_checkpoint_row(self, row: int) -> None:
@@ -340,5 +362,6 @@ class MainWindow(CheckpointLoading, DropTarget, QMainWindow):
         window_layout.save(self)
         self.runner.cancel_all()
         self.runner.wait(5000)
+        self.compute.close()  # a local Dask cluster stops with the window
         super().closeEvent(event)
 

@@ -9,11 +9,10 @@ from PySide6.QtWidgets import QAbstractItemView, QApplication, QMenu, QTableView
 
 from core.jobs import Progress
 from core.run.health import check_checkpoints
-from core.run.watch import RunWatcher
+from core.run.watch import LOCAL_INTERVAL_MS, RunWatcher
 
 from .checkpoint_list import CheckpointListModel
 
-WATCH_INTERVAL_MS = 2000  # how often the open run folder is looked at for new checkpoints
 
 
 class RunPanel(QTableView):
@@ -45,7 +44,7 @@ class RunPanel(QTableView):
         self._check_job = None
         self._checked_prefixes: tuple | None = None
         self.watch_timer = QTimer(self)
-        self.watch_timer.setInterval(WATCH_INTERVAL_MS)
+        self.watch_timer.setInterval(LOCAL_INTERVAL_MS)  # the watcher's own, once a run is shown
         self.watch_timer.timeout.connect(self._poll)
 
     def show_run(self, run, current_prefix: str) -> None:
@@ -55,6 +54,7 @@ class RunPanel(QTableView):
         self.resizeColumnsToContents()
         if self.watcher is None or self.watcher.folder != run.folder:
             self.watcher = RunWatcher(run)
+        self.watch_timer.setInterval(self.watcher.interval_ms)
         self.watch_timer.start()
         self._check(run)
 

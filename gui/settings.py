@@ -7,6 +7,8 @@ import os
 
 from PySide6.QtCore import QByteArray, QSettings
 
+from core.storage import paths as storage_paths
+
 MAX_RECENT = 10
 
 
@@ -19,15 +21,22 @@ class AppSettings:
         stored = self.qsettings.value("recent/paths", [])
         if isinstance(stored, str):  # QSettings returns a lone string for a one-item list
             stored = [stored]
-        existing = [p for p in stored or [] if os.path.exists(p)]
+        existing = [p for p in stored or [] if storage_paths.is_url(p) or os.path.exists(p)]  # a URL is not checked here
         if existing != list(stored or []):
             self._store_recent(existing)
         return existing
 
     def add_recent(self, path: str) -> None:
-        path = os.path.abspath(path)
-        paths = [path] + [p for p in self.recent_paths() if p != path]
-        self._store_recent(paths[:MAX_RECENT])
+        path = storage_paths.abspath(path)
+        recent = [path] + [p for p in self.recent_paths() if p != path]
+        self._store_recent(recent[:MAX_RECENT])
+
+    def executor_setting(self) -> str:
+        """Where trajectories compute (gui.compute_choice): "" for threads, else a Dask address."""
+        return str(self.qsettings.value("compute/executor", "") or "")
+
+    def set_executor_setting(self, setting: str) -> None:
+        self.qsettings.setValue("compute/executor", setting)
 
     def clear_recent(self) -> None:
         self._store_recent([])

@@ -24,6 +24,8 @@ import re
 import sys
 import time
 
+from core.storage import paths as storage_paths
+
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtNetwork import QLocalServer, QLocalSocket
 
@@ -68,7 +70,7 @@ def send_paths(paths: list[str], name: str | None = None, reply_timeout_ms: int 
     if not socket.waitForConnected(CONNECT_TIMEOUT_MS):
         return False
     try:
-        message = json.dumps({"paths": [os.path.abspath(p) for p in paths]}).encode("utf-8") + b"\n"
+        message = json.dumps({"paths": [storage_paths.abspath(p) for p in paths]}).encode("utf-8") + b"\n"
         socket.write(message)
         # Push it out without waiting: waitForBytesWritten() says False when the bytes have already gone,
         # and the reply loop below notices a message that never arrived (no answer by the deadline).

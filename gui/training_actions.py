@@ -14,6 +14,7 @@ from PySide6.QtGui import QKeySequence
 from core.jobs import Progress
 from core.run.discovery import discover
 from core.run.training_logs import read_training_logs
+from core.storage import paths
 
 from . import dialogs, errors
 from .deferred import AFTER_FIRST_PAINT_MS
@@ -138,7 +139,7 @@ class TrainingActions:
             return
         if self._comparison_job is not None:
             self._comparison_job.cancel()
-        path = os.path.abspath(path)
+        path = paths.abspath(path)
 
         def job():
             yield Progress(0, 0, f"Opening {path}")

@@ -31,9 +31,10 @@ class TrajectoryPanel(QWidget):
     checkpoint_clicked = Signal(str)  # prefix
     updated = Signal()                # every computation in flight has finished
 
-    def __init__(self, runner, parent=None):
+    def __init__(self, runner, parent=None, executor=None):
         super().__init__(parent)
         self.runner = runner
+        self.executor = executor or (lambda: None)  # where the pieces run (gui.compute_choice); None: threads
         self.checkpoints = []
         self.series: dict[str, dict] = {}  # stored name -> {"label", "points": {prefix: Point}, "curve"}
         self.comparison_checkpoints = []
@@ -240,7 +241,8 @@ class TrajectoryPanel(QWidget):
                 self._redraw()
             self.status.setText(step.message)
 
-        self.start_job(f"trajectory {name}", lambda: compute_trajectory(checkpoints, name, metric, element),
+        self.start_job(f"trajectory {name}", lambda: compute_trajectory(checkpoints, name, metric, element,
+                                                                              executor=self.executor()),
                        on_progress=progress, on_failed=self.report_failure)
 
     def start_job(self, name: str, make_job, on_progress=None, **callbacks):

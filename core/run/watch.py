@@ -9,7 +9,11 @@ from __future__ import annotations
 
 from ..errors import CheckpointError
 from ..format.readers import checkpoint_problem
+from ..storage import files, paths
 from .discovery import Run, discover
+
+LOCAL_INTERVAL_MS = 2000
+REMOTE_INTERVAL_MS = 30000  # a listing request per poll: every 30 s is enough for checkpoints minutes apart
 
 
 class RunWatcher:
@@ -19,8 +23,10 @@ class RunWatcher:
     def __init__(self, run: Run):
         self.folder = run.folder
         self.known = {c.prefix for c in run.checkpoints}
+        self.interval_ms = REMOTE_INTERVAL_MS if paths.is_url(run.folder) else LOCAL_INTERVAL_MS
 
     def poll(self) -> Run | None:
+        files.refresh(self.folder)  # a remote folder's listing is cached: look again
         try:
             run = discover(self.folder)
         except CheckpointError:

@@ -18,7 +18,7 @@ from .paths import dirname, split_url
 CONNECT_TIMEOUT_S = 10
 READ_TIMEOUT_S = 60
 ATTEMPTS = 3            # botocore's retries: a request is tried at most this many times
-PARALLEL_RANGE_BYTES = 16 << 20  # a bigger read is split into ranges of this size, fetched at once
+PARALLEL_RANGE_BYTES = 8 << 20  # a bigger read is split into ranges of this size, fetched at once
 
 # What each protocol needs installed, for the message when it is not.
 _PACKAGES = {"s3": "s3fs", "s3a": "s3fs", "gs": "gcsfs", "gcs": "gcsfs", "az": "adlfs", "abfs": "adlfs",
