@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 
+from ..storage import files, paths
 from ..errors import UsageError
 from ..formatting import format_shape
 from ..run.discovery import discover
@@ -64,8 +65,8 @@ def command_tensorboard(args) -> int:
     from ..tensorboard import launcher
 
     run = discover(args.path)
-    path = os.path.abspath(args.path)
-    logdir = path if os.path.isdir(path) else run.folder
+    path = paths.abspath(args.path)  # a URL is handed to TensorBoard as it is
+    logdir = path if files.isdir(path) else run.folder
     board = None
     try:
         if args.write_history:

@@ -9,6 +9,7 @@ import os
 import sys
 import threading
 
+from ..storage import files as storage_files
 from ..errors import TensorBoardError
 from ..jobs import Job, run_to_end
 from .process import EXITED, START_TIMEOUT, STARTING, TensorBoard, spawn
@@ -17,7 +18,7 @@ from .process import EXITED, START_TIMEOUT, STARTING, TensorBoard, spawn
 def has_event_files(folder: str | os.PathLike) -> bool:
     """Whether any `events.out.tfevents.*` file lies in or below `folder` (what TensorBoard shows);
     without one the caller offers the checkpoint history instead of an empty board."""
-    for _, _, files in os.walk(os.fspath(folder)):
+    for _, _, files in storage_files.walk(os.fspath(folder)):
         if any(name.startswith("events.out.tfevents.") for name in files):
             return True
     return False
