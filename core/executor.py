@@ -115,7 +115,7 @@ class DaskExecutor(Executor):
                 self.client = Client(self._cluster)
             else:
                 self.client = Client(address, timeout=f"{SCHEDULER_TIMEOUT_S}s")
-        except (OSError, TimeoutError) as exc:
+        except (OSError, TimeoutError, ValueError) as exc:  # ValueError: an address Dask cannot parse
             self.close()
             raise InputError(address, f"cannot reach the Dask scheduler ({exc})") from None
         self.name = f"Dask {address}"
@@ -129,7 +129,11 @@ class DaskExecutor(Executor):
             futures[self.client.submit(run_piece, function, piece, pure=False)] = index
         try:
             for future in as_completed(list(futures)):
-                yield futures[future], future.result()
+                try:
+                    outcome = future.result()
+                except Exception as exc:  # noqa: BLE001 - a piece lost for good (KilledWorker), or cancelled
+                    outcome = exc
+                yield futures[future], outcome
         finally:
             self.client.cancel(list(futures))
 

@@ -28,13 +28,22 @@ def check_remote_destination(source_prefix: str, destination: str, overwrite: bo
                                                 "would change that run; save under a new name")
 
 
-def staged(save, destination: str) -> Job:
-    """Job: run `save(local_destination)` (a job writing into a fresh staging folder, named as the URL's
-    last part), upload what it wrote to the URL's folder, and return the save's result."""
+def staged(save, destination: str, folder: bool = False) -> Job:
+    """Job: run `save(local_destination)` (a job writing into a fresh staging folder: the prefix named as
+    the URL's last part, or with `folder` the staging folder itself), upload what it wrote to the URL's
+    folder (or the URL itself), and return the save's result. A checkpoint being replaced loses its
+    `.index` before any new data lands, so it is never the old index over new data."""
     staging = tempfile.mkdtemp(prefix="checkpoint-inspector-upload-")
     try:
-        result = yield from save(os.path.join(staging, paths.basename(destination)))
-        yield from upload_folder(staging, paths.dirname(destination))
+        result = yield from save(staging if folder else os.path.join(staging, paths.basename(destination)))
+        target = destination if folder else paths.dirname(destination)
+        for here, _, names in os.walk(staging):
+            for name in names:
+                if name.endswith(".index"):
+                    relative = os.path.relpath(os.path.join(here, name), staging).replace(os.sep, "/")
+                    if files.exists(paths.join(target, relative)):
+                        remote.remove(paths.join(target, relative))
+        yield from upload_folder(staging, target)
         return result
     finally:
         shutil.rmtree(staging, ignore_errors=True)

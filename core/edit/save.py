@@ -241,7 +241,8 @@ def save_remapped_run(checkpoints: list[CheckpointInfo], plan: RemapPlan, destin
 
         for info in checkpoints:
             check_remote_destination(info.prefix, paths.join(destination_folder, info.name), overwrite)
-        reports = yield from staged(lambda local: save_remapped_run(checkpoints, plan, local), destination_folder)
+        reports = yield from staged(lambda local: save_remapped_run(checkpoints, plan, local), destination_folder,
+                                    folder=True)
         for report in reports:
             report.prefix = paths.join(destination_folder, paths.basename(report.prefix))
         return reports

@@ -90,6 +90,9 @@ class RemoteShard:
         self.version = files.version(url)  # FileNotFoundError when the shard is not there
         self.size = self.version[1]
 
+    def close(self) -> None:
+        """Nothing is held open for a remote shard."""
+
     def size_now(self) -> int:
         files.refresh(dirname(self.url))
         self.version = files.version(self.url)

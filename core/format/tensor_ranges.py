@@ -4,7 +4,7 @@ only this small description, never the array.
 
 `stream_range` yields the tensor's values as flat numpy chunks, with the CRC32C run along and checked
 before the last chunk is given out; it is how CheckpointReader.iter_chunks reads a plain numeric
-tensor. A process reading ranges without a reader (a worker) keeps its few shards open in one place.
+tensor. Read without a reader (a piece on a thread or a Dask worker), the shard is opened for the tensor.
 """
 from __future__ import annotations
 
@@ -30,15 +30,14 @@ class TensorRange:
     name: str           # the variable, for messages (offset, size and name are what DataShards checks)
 
 
-_WORKER_SHARDS = DataShards()  # shards opened by range reads made without a reader (threads, workers)
-
-
 def stream_range(piece: TensorRange, chunk_bytes: int, shards: DataShards | None = None):
     """The tensor's values in flat chunks of at most chunk_bytes (a multiple of the item size); a chunk is
     a view of a reused buffer, valid until the next one is asked for. ChecksumMismatchError (naming the shard) if the bytes are damaged."""
     import numpy as np
 
-    shards = shards if shards is not None else _WORKER_SHARDS
+    # Without a reader's shards (a piece on a thread or a worker), the shard is opened for this tensor and
+    # closed after it: a process-wide cache would keep reading a file TensorFlow has since replaced.
+    shards = shards if shards is not None else DataShards()
     dtype = dtypes.from_number(piece.dtype_number)
     numpy_dtype = dtype.numpy_dtype()
     swap = piece.big_endian and dtype.itemsize > 1

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..storage import files, paths
 from ..format.bundle_reader import CheckpointReader
 from ..jobs import Job, Progress
 from .discovery import CheckpointInfo, Run, discover
@@ -38,6 +39,9 @@ def checkpoint_at(path: str, step: int | None = None, take_first: bool = False) 
 
 def open_run(path: str) -> Job[LoadedCheckpoint]:
     """Find the run `path` belongs to and load its selected (or latest) checkpoint."""
+    # A remote folder's listing is cached by its file system: opening (or reloading) looks afresh.
+    files.refresh(path)
+    files.refresh(paths.dirname(path))
     yield Progress(0, 3, f"Looking for checkpoints in {path}")
     run = discover(path).single_run(take_first=True)  # a window shows which run it opened
     return (yield from open_checkpoint(run, run.find()))

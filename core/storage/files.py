@@ -48,7 +48,9 @@ def listdir(path: str) -> list[str]:
     for entry in entries:
         name = entry["name"].rstrip("/")
         if name == own.rstrip("/"):
-            raise NotADirectoryError(path)
+            if len(entries) == 1 and entry.get("type") == "file" and not entry["name"].endswith("/"):
+                raise NotADirectoryError(path)
+            continue  # the empty `run/` object a console's "Create folder" leaves: the folder itself
         names.append(name.rsplit("/", 1)[-1])
     return names
 
@@ -120,5 +122,10 @@ def walk(folder: str):
         return
     fs, path = remote.filesystem(folder)
     scheme = folder[:folder.index("://") + 3]
-    for here, folders, names in remote.call(folder, lambda: fs.walk(path, topdown=True)):
+    walking = fs.walk(path, topdown=True)
+    while True:  # each step may fetch a listing: its failure is named like any other
+        step = remote.call(folder, lambda: next(walking, None))
+        if step is None:
+            return
+        here, folders, names = step
         yield scheme + here.rstrip("/"), folders, names

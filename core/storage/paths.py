@@ -67,7 +67,11 @@ def normpath(path) -> str:
     if not is_url(path):
         return os.path.normpath(path)
     scheme, rest = split_url(path)
-    return scheme + posixpath.normpath(rest).lstrip("/") if rest else path
+    if not rest:
+        return path
+    bucket, _, inside = rest.partition("/")
+    inside = posixpath.normpath("/" + inside).lstrip("/")  # `..` stops at the bucket, never leaves it
+    return scheme + bucket + ("/" + inside if inside else "")
 
 
 def abspath(path) -> str:

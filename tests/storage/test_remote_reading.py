@@ -189,3 +189,19 @@ def test_url_paths_keep_their_scheme():
     assert paths.abspath("file:///tmp/x") == os.path.abspath("/tmp/x")
     assert not paths.is_url("C://not/a/url") and not paths.is_url("/local/path") and paths.is_url("https://h/x")
     assert np.array_equal(paths.relpath("s3://b/run/sub/x", "s3://b/run"), "sub/x")
+
+
+def test_a_console_made_folder_marker_is_the_folder_itself(tf_ckpts, s3_server, remote_cache):
+    """The AWS console's "Create folder" leaves an empty `run/` object: the folder still lists."""
+    s3_server.make_bucket("console-made")
+    client = s3_server.client()
+    client.put_object(Bucket="console-made", Key="run/", Body=b"")
+    for name in ("checkpoint", "ckpt-2.index", "ckpt-2.data-00000-of-00001"):
+        client.upload_file(str(tf_ckpts.tf2_keras_run / name), "console-made", f"run/{name}")
+    run = discover("s3://console-made/run")
+    assert [c.step for c in run.checkpoints] == [2]
+
+
+def test_normalising_a_url_never_leaves_its_bucket():
+    assert paths.normpath("s3://b/run/../../x") == "s3://b/x"
+    assert paths.normpath("s3://b/") == "s3://b"
