@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import re
 import threading
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator
 
 from .errors import InputError
@@ -27,11 +28,12 @@ _LOCAL_CLUSTER = re.compile(r"^local\[(\d+)\]$")
 SCHEDULER_TIMEOUT_S = 10  # to reach a scheduler; a wrong address is said after this, not hung on
 
 
-class Executor:
+class Executor(ABC):
     name = "executor"
 
+    @abstractmethod
     def map_unordered(self, function: Callable, pieces: Iterable) -> Iterator[tuple[int, object]]:
-        raise NotImplementedError
+        """(index of the piece, its result or the exception it raised), as the pieces finish."""
 
     def close(self) -> None:
         """Let go of threads or the cluster (safe to call twice)."""
