@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import os
 import re
-import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator
 
@@ -121,7 +120,6 @@ class DaskExecutor(Executor):
             self.close()
             raise InputError(address, f"cannot reach the Dask scheduler ({exc})") from None
         self.name = f"Dask {address}"
-        self._lock = threading.Lock()
 
     def map_unordered(self, function, pieces):
         from distributed import as_completed

@@ -31,19 +31,11 @@ def check_remote_destination(source_prefix: str, destination: str, overwrite: bo
 def staged(save, destination: str, folder: bool = False) -> Job:
     """Job: run `save(local_destination)` (a job writing into a fresh staging folder: the prefix named as
     the URL's last part, or with `folder` the staging folder itself), upload what it wrote to the URL's
-    folder (or the URL itself), and return the save's result. A checkpoint being replaced loses its
-    `.index` before any new data lands, so it is never the old index over new data."""
+    folder (or the URL itself), and return the save's result."""
     staging = tempfile.mkdtemp(prefix="checkpoint-inspector-upload-")
     try:
         result = yield from save(staging if folder else os.path.join(staging, paths.basename(destination)))
-        target = destination if folder else paths.dirname(destination)
-        for here, _, names in os.walk(staging):
-            for name in names:
-                if name.endswith(".index"):
-                    relative = os.path.relpath(os.path.join(here, name), staging).replace(os.sep, "/")
-                    if files.exists(paths.join(target, relative)):
-                        remote.remove(paths.join(target, relative))
-        yield from upload_folder(staging, target)
+        yield from upload_folder(staging, destination if folder else paths.dirname(destination))
         return result
     finally:
         shutil.rmtree(staging, ignore_errors=True)
@@ -59,6 +51,9 @@ def upload_folder(local_folder: str, url_folder: str) -> Job[None]:
             relative = os.path.relpath(local, local_folder).replace(os.sep, "/")
             uploads.append((local, paths.join(url_folder, relative)))
     uploads.sort(key=lambda pair: (_upload_rank(pair[1]), pair[1]))
+    for _, url in uploads:  # a checkpoint being replaced loses its index first: never old index, new data
+        if url.endswith(".index") and files.exists(url):
+            remote.remove(url)
     total = max(sum(os.path.getsize(local) for local, _ in uploads), 1)
     done = 0
     for local, url in uploads:

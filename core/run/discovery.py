@@ -1,9 +1,9 @@
 """Finding a run and all its checkpoints from whatever path a person gives.
 
 Accepted: a run folder, a checkpoint prefix, its `.index`, `.data-*` or `.meta` file, the `checkpoint`
-state file, or a SavedModel folder; locally or behind a URL (core.storage). A run is one folder: the prefixes its state file lists (relative or
-stale absolute paths) plus every prefix on disk (kept-every-N-hours ones the state file dropped,
-unnumbered ones). Sub-folders that hold checkpoints are runs of their own, found a few levels down.
+state file, or a SavedModel folder, locally or behind a URL (core.storage). A run is one folder: the
+prefixes its state file lists (relative or stale absolute paths) plus every prefix on disk
+(kept-every-N-hours ones the state file dropped, unnumbered ones). Sub-folders that hold checkpoints are runs of their own, found a few levels down.
 Only file names and sizes are looked at, except for a prefix without `-N` in its name, whose global
 step is read from a `global_step`/`step`/`save_counter` variable.
 """
@@ -57,7 +57,8 @@ class CheckpointInfo:
 
     @property
     def name(self) -> str:
-        if self.prefix.endswith(paths.join(paths.sep_of(self.prefix), "variables", "variables")):  # a SavedModel: its version
+        sep = paths.sep_of(self.prefix)
+        if self.prefix.endswith(f"{sep}variables{sep}variables"):  # a SavedModel: its folder (a version)
             return paths.basename(paths.dirname(paths.dirname(self.prefix)))
         return paths.basename(self.prefix)
 
