@@ -17,6 +17,7 @@ class ComputeChoice:
     def __init__(self, runner, settings, parent):
         self.runner, self.settings, self.parent = runner, settings, parent
         self.current: Executor = ThreadExecutor()
+        self._retired: list[Executor] = []  # replaced while a trajectory may still run on them
         self._job = None
 
     def start_saved(self) -> None:
@@ -42,8 +43,11 @@ class ComputeChoice:
                                           self.parent, "Cannot use this cluster", str(exc)))
 
     def _use(self, executor: Executor) -> None:
-        previous, self.current = self.current, executor
-        previous.close()
+        # The one replaced is closed with the window, not now: a trajectory started on it finishes there.
+        self._retired.append(self.current)
+        self.current = executor
 
     def close(self) -> None:
-        self.current.close()
+        for executor in self._retired + [self.current]:
+            executor.close()
+        self._retired.clear()

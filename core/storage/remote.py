@@ -121,7 +121,9 @@ def info(url: str) -> dict | None:
         except FileNotFoundError:
             return None
         except StorageError as exc:  # named by what was asked about, not the folder listed for it
-            raise StorageError(url, exc.problem) from None
+            if not exc.problem.startswith("access denied"):
+                raise StorageError(url, exc.problem) from None
+            # A role may read objects without listing their folder: ask about the object itself.
     try:
         return call(url, lambda: fs.info(path))
     except FileNotFoundError:

@@ -205,3 +205,18 @@ def test_a_console_made_folder_marker_is_the_folder_itself(tf_ckpts, s3_server, 
 def test_normalising_a_url_never_leaves_its_bucket():
     assert paths.normpath("s3://b/run/../../x") == "s3://b/x"
     assert paths.normpath("s3://b/") == "s3://b"
+
+
+def test_an_object_readable_in_a_folder_that_cannot_be_listed_is_still_found(tf_ckpts, remote_ckpts, remote_cache,
+                                                                             monkeypatch):
+    """A role with GetObject but no ListBucket: the folder's listing is refused, the object is asked about."""
+    url = remote_ckpts.url(tf_ckpts.tf2_keras_run / "ckpt-3")
+
+    def refused(folder):
+        raise StorageError(folder, "access denied (ListObjectsV2)")
+
+    monkeypatch.setattr(remote, "listing", refused)
+    _fresh(url)
+    assert files.exists(url + ".index") and files.getsize(url + ".index") == (tf_ckpts.tf2_keras_run / "ckpt-3.index").stat().st_size
+    assert not files.exists(url + ".nothing")
+    assert CheckpointReader(url).names() == CheckpointReader(str(tf_ckpts.tf2_keras_run / "ckpt-3")).names()
