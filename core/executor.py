@@ -6,7 +6,8 @@ nothing from each other: "the statistics of this byte range of that file". The j
 and a module-level function to `Executor.map_unordered`, and gets back `(index, outcome)` pairs as the
 pieces finish, in any order; an outcome is the function's result, or the exception it raised (one bad
 checkpoint must not end a trajectory). Closing the generator cancels what has not run yet, so a job
-cancelled from the window or the CLI stops its pieces too.
+cancelled from the window or the CLI stops its pieces too; a piece already running on a thread sees
+`piece_cancelled()` turn true and stops at its next read (core.format.tensor_ranges asks between fetches).
 
 Threads overlap the waiting on remote storage (and numpy and CRC32C release the GIL). On a cluster
 (`--dask tcp://scheduler:8786`, or `--dask local[N]` for a LocalCluster of N worker processes) the
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import os
 import re
+import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator
 
@@ -42,6 +44,23 @@ class Executor(ABC):
 
     def __exit__(self, *exc_info):
         self.close()
+
+
+_RUNNING = threading.local()  # the stop event of the job whose piece this thread is running
+
+
+def piece_cancelled() -> bool:
+    """True in a piece whose job was cancelled while it ran (always False outside the thread executor)."""
+    stop = getattr(_RUNNING, "stop", None)
+    return stop is not None and stop.is_set()
+
+
+def _run_piece_until(stop: threading.Event, function: Callable, piece):
+    _RUNNING.stop = stop
+    try:
+        return run_piece(function, piece)
+    finally:
+        _RUNNING.stop = None
 
 
 def run_piece(function: Callable, piece):
@@ -73,6 +92,7 @@ class ThreadExecutor(Executor):
         from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 
         pool = ThreadPoolExecutor(self.workers, thread_name_prefix="piece")
+        stop = threading.Event()
         pending: dict = {}
         try:
             queue = iter(enumerate(pieces))
@@ -84,13 +104,14 @@ class ThreadExecutor(Executor):
                     except StopIteration:
                         exhausted = True
                         break
-                    pending[pool.submit(run_piece, function, piece)] = index
+                    pending[pool.submit(_run_piece_until, stop, function, piece)] = index
                 if not pending:
                     break
                 done, _ = wait(pending, return_when=FIRST_COMPLETED)
                 for future in done:
                     yield pending.pop(future), future.result()
-        finally:  # closed early (cancelled): drop what has not started, do not wait for it
+        finally:  # closed early (cancelled): drop what has not started, stop what runs, do not wait for it
+            stop.set()
             for future in pending:
                 future.cancel()
             pool.shutdown(wait=False, cancel_futures=True)

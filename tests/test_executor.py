@@ -102,3 +102,29 @@ def test_executor_settings(monkeypatch):
         executor_for("lots")
     with pytest.raises(InputError, match="cannot reach the Dask scheduler"):
         executor_for("tcp://127.0.0.1:9")
+
+
+def test_a_piece_running_when_its_job_is_cancelled_stops_at_its_next_read():
+    from core.executor import piece_cancelled
+
+    stopped = []
+
+    def long_piece(number):
+        if number == 0:
+            return 0  # the first comes back at once: the job is under way
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:  # a big tensor read fetch by fetch
+            if piece_cancelled():
+                stopped.append(number)
+                return None
+            time.sleep(0.01)
+        return number
+
+    results = ThreadExecutor(3).map_unordered(long_piece, range(3))
+    started = time.monotonic()
+    assert next(results) == (0, 0)
+    results.close()  # pieces 1 and 2 are running
+    deadline = time.monotonic() + 5
+    while len(stopped) < 2 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert sorted(stopped) == [1, 2] and time.monotonic() - started < 5

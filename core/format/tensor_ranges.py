@@ -11,12 +11,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import ChecksumMismatchError
+from ..executor import piece_cancelled
 from . import dtypes
 from .checksum import crc32c, unmask
 from ..storage.paths import is_url
 from .data_shards import DataShards
 
 REMOTE_FETCH_BYTES = 32 << 20  # per fetch of a remote tensor: 4 parallel ranges of 8 MB
+
+
+class PieceCancelled(Exception):
+    """Raised inside a piece whose job was cancelled; nobody waits for its outcome."""
 
 
 @dataclass(frozen=True)
@@ -49,6 +54,8 @@ def stream_range(piece: TensorRange, chunk_bytes: int, shards: DataShards | None
     crc = done = 0
     buffer = np.empty(min(fetch_bytes, piece.size), dtype=np.uint8)
     while done < piece.size:
+        if piece_cancelled():  # its job was cancelled: the rest of a big tensor is not worth reading
+            raise PieceCancelled(f"{piece.name!r}: cancelled")
         fetched = buffer[:min(fetch_bytes, piece.size - done)]
         shards.read_into(piece.path, piece, fetched, piece.offset + done)
         for start in range(0, fetched.size, chunk_bytes):
