@@ -7,7 +7,7 @@ and a module-level function to `Executor.map_unordered`, and gets back `(index, 
 pieces finish, in any order; an outcome is the function's result, or the exception it raised (one bad
 checkpoint must not end a trajectory). Closing the generator cancels what has not run yet, so a job
 cancelled from the window or the CLI stops its pieces too; a piece already running on a thread sees
-`piece_cancelled()` turn true and stops at its next read (core.format.tensor_ranges asks between fetches).
+`piece_cancelled()` turn true and stops at its next read (core.format.bundle.tensor_ranges asks between fetches).
 
 Threads overlap the waiting on remote storage (and numpy and CRC32C release the GIL). On a cluster
 (`--dask tcp://scheduler:8786`, or `--dask local[N]` for a LocalCluster of N worker processes) the

@@ -18,7 +18,7 @@ import time
 
 from core.storage import paths as storage_paths
 
-from .paths import APP_ID, ICON, SAMPLE_RUN
+from .base.paths import APP_ID, ICON, SAMPLE_RUN
 
 NEW_WINDOW_OFFSET = 32  # pixels a new window sits right of and below the active one, so both show
 MACOS_OPEN_EVENT_GRACE_MS = 300  # how long a macOS start waits for Finder's "open documents" event
@@ -43,7 +43,7 @@ def run_gui(argv: list[str], started: float | None = None) -> int:
     paths = [storage_paths.abspath(p) for p in args.paths]  # URLs stay as they are
     single_instance = not (args.smoke_test or args.new_instance)
     if single_instance:
-        from .single_instance import send_paths
+        from .base.single_instance import send_paths
 
         # Before QApplication and the window modules are imported: a hand-over stays a short process.
         if send_paths(paths):
@@ -51,8 +51,8 @@ def run_gui(argv: list[str], started: float | None = None) -> int:
     from PySide6.QtGui import QIcon
     from PySide6.QtWidgets import QApplication
 
-    from . import errors
-    from .garbage_collection import GarbageCollection
+    from .base import errors
+    from .base.garbage_collection import GarbageCollection
 
     app = QApplication.instance() or _application_class()(sys.argv[:1])
     app.setApplicationName("Checkpoint Inspector")
@@ -97,7 +97,7 @@ def _listen(paths: list[str]):
     """(server, handed_over): the InstanceServer now listening, or None when this app cannot listen
     (it then runs on alone, as before single-instance existed); handed_over is True when another app
     started a moment before this one, after our first try found none, and took the paths."""
-    from .single_instance import InstanceServer, send_paths
+    from .base.single_instance import InstanceServer, send_paths
 
     server = InstanceServer()
     if server.listen():
@@ -120,7 +120,7 @@ class Windows:
     def new_window(self):
         from PySide6.QtCore import QPoint, Qt
 
-        from .main_window import MainWindow
+        from .window.main_window import MainWindow
 
         previous = self.active()
         window = MainWindow(self.settings)

@@ -51,9 +51,9 @@ def main_window(qtbot, tmp_path, monkeypatch, gc_in_gui_thread):
     `window.shown_errors` instead of shown; at the end no worker job may be left running."""
     from PySide6.QtCore import QSettings
 
-    from gui import dialogs, errors
-    from gui.main_window import MainWindow
-    from gui.settings import AppSettings
+    from gui.base import dialogs, errors
+    from gui.window.main_window import MainWindow
+    from gui.base.settings import AppSettings
 
     shown_errors = []
     monkeypatch.setattr(errors, "show_error",
@@ -97,7 +97,7 @@ def s3_server():
 @pytest.fixture
 def remote_cache(tmp_path, monkeypatch):
     """An empty read-through cache folder, and no listing or index remembered from earlier tests."""
-    from core.format import index_cache
+    from core.format.bundle import index_cache
     from core.run import variables
 
     monkeypatch.setenv("CHECKPOINT_INSPECTOR_CACHE_DIR", str(tmp_path / "remote-cache"))

@@ -8,8 +8,8 @@ import pytest
 from core import errors
 from core.errors import (AmbiguousNameError, CorruptCheckpointError, DecodeError, InspectorError, PlanError,
                          VariableNotFoundError)
-from core.format.bundle_reader import CheckpointReader
-from core.format.protowire import read_varint
+from core.format.bundle.reader import CheckpointReader
+from core.format.wire.protowire import read_varint
 from core.run.names import resolve_name
 from tests.locations import MAIN, ROOT, SAMPLE_RUN
 

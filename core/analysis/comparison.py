@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 
-from ..format.bundle_reader import CheckpointReader
+from ..format.bundle.reader import CheckpointReader
 from ..jobs import Job, Progress, run_to_end
 from ..run.variables import VariableInfo, describe_variables
 from .rename_matching import RenameMatch, Signature, match_renames
@@ -107,7 +107,7 @@ def compare_checkpoints(reader_a: CheckpointReader, reader_b: CheckpointReader, 
 
 def _differences(reader_a, reader_b, pairs: list, atol: float, rtol: float, total_bytes: int):
     """Job: {name: ValueDifference} of every pair. Where both checkpoints are bundles (whose shards
-    threads read by position: core.format.data_shards) the big tensors go to two threads, as numpy, the CRC and file reads let go of the GIL
+    threads read by position: core.format.bundle.data_shards) the big tensors go to two threads, as numpy, the CRC and file reads let go of the GIL
     for long stretches; small ones are mostly Python and run in this thread (two threads trading the GIL
     at every small step were slower than one). Cancelling stops the threads between two chunks."""
     parallel = isinstance(reader_a, CheckpointReader) and isinstance(reader_b, CheckpointReader)

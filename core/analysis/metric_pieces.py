@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from ..executor import Executor, ThreadExecutor
 from ..format.readers import open_reader
-from ..format.tensor_ranges import TensorRange, stream_range
+from ..format.bundle.tensor_ranges import TensorRange, stream_range
 from ..jobs import Job, Progress
 from .scratch import thread_scratch
 from .statistics import StatisticsAccumulator

@@ -1,7 +1,7 @@
 """Will this checkpoint restore into that program? What TensorFlow would say on restore, said before it.
 
 The target tells what the restoring program asks for (RestoreTarget):
-- a TF1 `.meta` file: the keys, dtypes and shapes its Saver restores (core.format.meta_graph), which
+- a TF1 `.meta` file: the keys, dtypes and shapes its Saver restores (core.format.graph.meta_graph), which
   `import_meta_graph` + `Saver.restore` ask for by name;
 - a SavedModel: its variables bundle, the keys and object graph TensorFlow wrote for it (a TF1
   SavedModel without one: its graph's Saver);
@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 
 from ..errors import InputError
 from ..format.checkpoint_keys import OBJECT_GRAPH_KEY, VARIABLE_VALUE_SUFFIX
-from ..format.keras_reader import is_keras_file
-from ..format.meta_graph import read_meta_graph, read_saved_model_graph
+from ..format.keras.reader import is_keras_file
+from ..format.graph.meta_graph import read_meta_graph, read_saved_model_graph
 from ..run.loading import checkpoint_at
 from ..run.variables import VariableInfo, describe_variables, kind_of_name
 from .comparison import signature

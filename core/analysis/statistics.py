@@ -189,7 +189,7 @@ def read_with_statistics(reader, name: str):
 
 def logged_percentiles(histograms, percentiles) -> "object":
     """[len(histograms), len(percentiles)]: percentiles of logged histograms (each with `left`,
-    `right`, `counts` arrays; core.format.event_files.LoggedHistogram), the values taken as spread
+    `right`, `counts` arrays; core.format.events.files.LoggedHistogram), the values taken as spread
     evenly within each bucket, as TensorBoard's distributions take them. NaN for an empty one."""
     import numpy as np
 

@@ -1,6 +1,6 @@
 """Weight trajectories: one metric of one variable across every checkpoint of a run.
 
-Each checkpoint's tensor is streamed in chunks (core.format.bundle_reader.iter_chunks), so memory stays at a
+Each checkpoint's tensor is streamed in chunks (core.format.bundle.reader.iter_chunks), so memory stays at a
 few chunks whatever the tensor size; the metrics that compare two checkpoints (update_ratio,
 dist_from_first) stream the two tensors side by side. Everything one pass can give is computed in that
 pass and cached per (index file, size, mtime, variable), so switching metrics is instant.
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from ..caching import BoundedCache
 from ..errors import CheckpointError, InputError
 from ..executor import Executor, ThreadExecutor
-from ..format.bundle_reader import CheckpointReader
+from ..format.bundle.reader import CheckpointReader
 from ..format.readers import main_file, open_reader
 from ..jobs import Job, Progress
 from ..run.discovery import CheckpointInfo

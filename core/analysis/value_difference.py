@@ -13,9 +13,9 @@ import hashlib
 import math
 from dataclasses import dataclass
 
-from ..format.bundle_entry import BundleEntry
-from ..format.bundle_reader import CheckpointReader
-from ..format.checksum import crc32c, mask
+from ..format.bundle.entry import BundleEntry
+from ..format.bundle.reader import CheckpointReader
+from ..format.wire.checksum import crc32c, mask
 from ..jobs import Job, Progress
 from .scratch import Scratch
 

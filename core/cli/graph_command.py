@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 
-from ..format.graph_summary import MISSING_MARK, TOP_LEVEL, GraphSummary, shape_text
+from ..format.graph.summary import MISSING_MARK, TOP_LEVEL, GraphSummary, shape_text
 from ..run.run_graph import graph_of
 from .output import print_table
 

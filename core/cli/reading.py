@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import sys
 
-from ..format.bundle_reader import CheckpointReader
+from ..format.bundle.reader import CheckpointReader
 from ..formatting import format_bytes, format_count, format_shape
 from ..run.discovery import CheckpointInfo, discover
 from ..run.loading import checkpoint_at

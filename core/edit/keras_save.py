@@ -1,6 +1,6 @@
 """Saving an edited Keras file (`.keras`, `.weights.h5`, legacy `.h5`) as a new file of the same kind:
 drops, casts and new values (from a .npy, a constant, the value table) applied to a copy of the source
-(core.format.keras_writer), written under a temporary name and renamed into place when complete, so a
+(core.format.keras.writer), written under a temporary name and renamed into place when complete, so a
 save killed at any instant leaves no half file and the source is never touched.
 
 Keras finds a weight by its place in the file (`layers/dense/vars/0`), not by a name a plan could give
@@ -14,11 +14,12 @@ import tempfile
 from ..atomic_write import atomic_path
 from ..errors import DestinationError, PlanError
 from ..format import dtypes
-from ..format.keras_files import file_kind
-from ..format.keras_reader import KerasReader
-from ..format.keras_writer import write_archive, write_weights
+from ..format.keras.files import file_kind
+from ..format.keras.reader import KerasReader
+from ..format.keras.writer import write_archive, write_weights
 from ..jobs import Job, Progress
 from ..run.variables import describe_variables
+from .conversion import cast_values
 from .keras_layers import layer_renames, renamed_config
 from .plan import RemapPlan, preview
 
@@ -26,8 +27,6 @@ from .plan import RemapPlan, preview
 def save_keras_remapped(reader: KerasReader, plan: RemapPlan, destination: str, overwrite: bool,
                         report) -> Job:
     """Job: the edited copy at `destination` (a file path of the source's kind); fills `report`."""
-    from .save import _convert
-
     _check_destination(reader.prefix, destination, overwrite)
     result = preview(plan, describe_variables(reader))
     result.check(reader.prefix)
@@ -49,7 +48,7 @@ def save_keras_remapped(reader: KerasReader, plan: RemapPlan, destination: str, 
         target_dtype = dtypes.from_name(planned.dtype)
         values = planned.values.load(planned.shape, target_dtype) if planned.values is not None \
             else reader.read(planned.source)
-        replaced[planned.source] = _convert(values, target_dtype, planned, report)
+        replaced[planned.source] = cast_values(values, target_dtype, planned.target, report.cast_warnings)
     yield Progress(len(changed), len(changed) + 1, f"Writing {os.path.basename(destination)}")
     os.makedirs(os.path.dirname(destination), exist_ok=True)
     if reader.archive is None:

@@ -28,7 +28,7 @@ def _expected(request: dict, source) -> dict:
 def check(request: dict) -> dict:
     import numpy as np
 
-    from ..format.keras_reader import KerasReader
+    from ..format.keras.reader import KerasReader
     from ..run.variables import describe_variables
 
     source, saved = KerasReader(request["source"]), KerasReader(request["destination"])

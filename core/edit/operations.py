@@ -5,7 +5,7 @@ the draft result (`apply`: renames, drops, casts, new values, and the problems i
 for the renaming ones, how it renames any name or TF2 object path (`rename_name`). The object-graph
 rewrite and the preview both use `rename_name`, so the rename rules exist once.
 
-The draft (core.edit.plan.Draft) maps each resulting name to a Planned row (its source, dtype, shape,
+The draft (core.edit.draft.Draft) maps each resulting name to a Planned row (its source, dtype, shape,
 new values); no tensor data is read while planning, only a .npy header for new values.
 """
 from __future__ import annotations
@@ -14,77 +14,13 @@ import dataclasses
 from abc import ABC, abstractmethod
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from ..format import dtypes
 from ..format.checkpoint_keys import OBJECT_GRAPH_KEY
-
-if TYPE_CHECKING:  # the draft is handed in by core.edit.plan, which imports this module
-    from .plan import Draft
-
+from .draft import Draft, Planned, ValueSource
 
 OPERATION_TYPES: dict[str, type["Operation"]] = {}  # kind -> class, filled as the classes are defined
-
-
-@dataclass(frozen=True)
-class ValueSource:
-    """Where new values come from: an array in memory, a .npy file, or a constant fill."""
-
-    array: object = None
-    npy_path: str | None = None
-    constant: float | None = None
-
-    def load(self, shape, dtype: dtypes.DType):
-        import numpy as np
-
-        if self.array is not None:
-            return np.asarray(self.array)
-        if self.npy_path is not None:
-            return np.load(self.npy_path, allow_pickle=False)
-        return np.full(shape, self.constant, dtype=dtype.numpy_dtype())
-
-    def shape_hint(self):
-        """The shape the values have, without loading a .npy's data (its header says)."""
-        import numpy as np
-
-        if self.array is not None:
-            return tuple(np.shape(self.array))
-        if self.npy_path is not None:
-            return tuple(np.load(self.npy_path, mmap_mode="r", allow_pickle=False).shape)  # header only
-        return None
-
-    def dtype_name(self) -> str:
-        """The dtype a new variable gets from these values (float32 for a constant)."""
-        import numpy as np
-
-        if self.array is not None:
-            return np.asarray(self.array).dtype.name
-        if self.npy_path is not None:
-            return np.load(self.npy_path, mmap_mode="r", allow_pickle=False).dtype.name  # header only
-        return "float32"
-
-
-@dataclass
-class Planned:
-    """One variable of the result."""
-
-    target: str
-    source: str | None           # None for an added variable
-    dtype: str                   # the result's dtype name
-    shape: tuple
-    source_dtype: str | None = None
-    values: ValueSource | None = None  # when the values change (set/add)
-    variable_name: str | None = None   # the variable's new own name (object graph `full_name`), if renamed
-
-    @property
-    def action(self) -> str:
-        if self.source is None:
-            return "add"
-        if self.values is not None:
-            return "set values"
-        if self.dtype != self.source_dtype:
-            return "cast"
-        return "rename" if self.target != self.source or self.variable_name is not None else "copy"
 
 
 @dataclass

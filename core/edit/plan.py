@@ -17,75 +17,16 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-import re
-
 from ..errors import PlanError
-from ..format.checkpoint_keys import object_path_of_key, tf1_slot_parts
+from ..format.checkpoint_keys import tf1_slot_parts
 from ..run.variables import VariableInfo
 from . import shown_names
-from .operations import OPERATION_TYPES, Operation, Planned
+from .draft import Draft, Planned, invalid_name
+from .operations import OPERATION_TYPES, Operation
 
 PLAN_VERSION = 1
 # Operations defined outside core.edit.operations; importing them registers their kind in OPERATION_TYPES.
 OPERATION_MODULES = (shown_names,)
-
-
-class Draft:
-    """The result while a plan's operations are applied in order: name -> Planned, plus what was dropped
-    and every problem found. Optimizer slots follow their variable when `slots_follow`."""
-
-    def __init__(self, variables: list[VariableInfo], slots_follow: bool):
-        self.variables = variables
-        self.slots_follow = slots_follow
-        self.current = {v.name: Planned(v.name, v.name, v.entry.dtype_name, tuple(v.entry.shape), v.entry.dtype_name)
-                        for v in variables}
-        self.slots_of: dict[str, list[str]] = {}
-        for v in variables:
-            if v.slot_of:
-                self.slots_of.setdefault(v.slot_of, []).append(v.name)
-        self.dropped: list[str] = []
-        self.problems: list[str] = []
-
-    def problem(self, operation: "Operation", text: str) -> None:
-        self.problems.append(f"{operation.describe()}: {text}")
-
-    def compile(self, operation: "Operation", pattern: str):
-        try:
-            return re.compile(pattern)
-        except re.error as exc:
-            self.problem(operation, f"invalid regular expression ({exc})")
-            return None
-
-    def rename(self, mapping: dict[str, str], operation: "Operation") -> None:
-        """Rename targets (keys of `mapping` are current names); slots follow their variable."""
-        if self.slots_follow:
-            target_of = {p.source: t for t, p in self.current.items()}  # one pass, not one per slot
-            for old, new in list(mapping.items()):
-                for slot in self.slots_of.get(self.current[old].source, []):
-                    slot_target = target_of.get(slot)
-                    # A slot is named after its variable: TF1 `dense/kernel/Adam`, TF2
-                    # `dense/kernel/.OPTIMIZER_SLOT/...` (the variable's key without `/.ATTRIBUTES/...`).
-                    old_base, new_base = object_path_of_key(old), object_path_of_key(new)
-                    if slot_target and slot_target not in mapping and slot_target.startswith(old_base + "/"):
-                        mapping[slot_target] = new_base + slot_target[len(old_base):]
-        renamed: dict[str, Planned] = {}
-        for old, planned in self.current.items():
-            new = mapping.get(old, old)
-            planned.target = new
-            if new in renamed:
-                self.problems.append(f"{operation.describe()}: {renamed[new].source} and {planned.source} would "
-                                     f"both be named {new!r}")
-            renamed[new] = planned
-        self.current = renamed
-
-    def drop(self, doomed: set[str]) -> None:
-        if self.slots_follow:
-            target_of = {p.source: t for t, p in self.current.items()}
-            for name in list(doomed):
-                source = self.current[name].source if name in self.current else None
-                doomed |= {target_of[slot] for slot in self.slots_of.get(source, []) if slot in target_of}
-        for name in doomed & set(self.current):
-            self.dropped.append(self.current.pop(name).source or name)
 
 
 @dataclass
@@ -167,18 +108,6 @@ def preview(plan: RemapPlan, variables: list[VariableInfo]) -> Preview:
         draft.problems.append("names shown of Keras 3 weights are renamed in the TF2 object graph, which a "
                               "name-based checkpoint drops: keep the object graph, or rename stored keys")
     return Preview(sorted(draft.current.values(), key=lambda p: p.target), draft.dropped, draft.problems)
-
-
-def invalid_name(name: str) -> str | None:
-    if not name:
-        return "the name is empty"
-    if name.startswith("\x00"):
-        return "names starting with a NUL byte are reserved for partition slices"
-    if name.startswith("/") or name.endswith("/") or "//" in name:
-        return "a name cannot start or end with `/` or hold an empty scope (`//`)"
-    if name != name.strip():
-        return "the name starts or ends with white space"
-    return None
 
 
 def _check_slot_shadowing(current: dict[str, Planned], variables: list[VariableInfo], problems: list[str]) -> None:

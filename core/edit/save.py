@@ -4,7 +4,7 @@ Unchanged tensors (renamed or not) are copied byte range by byte range, never de
 flat whatever the checkpoint's size; cast and edited tensors are decoded, converted and encoded; a
 partitioned variable that is only renamed keeps its partitions (each slice copied under its new key),
 one whose values change is merged into one tensor (TensorFlow restores a partitioned variable from a
-whole tensor as well). A TF2 object graph is rewritten to match (core.format.object_graph_edit), or dropped
+whole tensor as well). A TF2 object graph is rewritten to match (core.format.bundle.object_graph_edit), or dropped
 when the plan asks for a name-based checkpoint. The destination must be a new place: writing onto the
 source is refused, an existing destination needs `overwrite`. Files are written under temporary names
 and renamed when complete (core.atomic_write), then a `checkpoint` state file names the new checkpoint.
@@ -15,20 +15,21 @@ import os
 from dataclasses import dataclass, field
 
 from ..atomic_write import name_the_file
-from ..errors import CheckpointError, CorruptCheckpointError, DecodeError, DestinationError, GraphEditError, PlanError
+from ..errors import CheckpointError, CorruptCheckpointError, DecodeError, DestinationError, GraphEditError
 from ..format import dtypes
-from ..format.bundle_reader import CheckpointReader, data_file_path
+from ..format.bundle.reader import CheckpointReader, data_file_path
 from ..format.readers import open_reader
-from ..format.bundle_writer import BundleWriter
+from ..format.bundle.writer import BundleWriter
 from ..format.checkpoint_keys import OBJECT_GRAPH_KEY
 from ..format.checkpoint_state import STATE_FILE_NAME, read_state_file, resolve, write_state_file
-from ..format.object_graph import stored_object_graph
-from ..format.object_graph_edit import rewrite
+from ..format.bundle.object_graph import stored_object_graph
+from ..format.bundle.object_graph_edit import rewrite
 from ..jobs import Job, Progress
 from ..run.discovery import CheckpointInfo
 from ..run.variables import describe_variables
 from ..storage import files, paths
-from .operations import Planned
+from .conversion import cast_values
+from .draft import Planned
 from .plan import RemapPlan, preview
 
 
@@ -189,7 +190,7 @@ def _write_one(reader: CheckpointReader, writer: BundleWriter, planned: Planned,
     target_dtype = dtypes.from_name(planned.dtype)
     if planned.source is None or planned.values is not None:
         values = planned.values.load(planned.shape, target_dtype)
-        writer.add_array(key, _convert(values, target_dtype, planned, report), target_dtype)
+        writer.add_array(key, cast_values(values, target_dtype, planned.target, report.cast_warnings), target_dtype)
         return
     entry = reader.entry(planned.source)
     if planned.dtype == planned.source_dtype and reader.copies_bytes:
@@ -200,37 +201,11 @@ def _write_one(reader: CheckpointReader, writer: BundleWriter, planned: Planned,
             writer.add_copy(key, entry, _shard(reader, entry))
             report.copied_bytes += entry.size
         return
-    writer.add_array(key, _convert(reader.read(planned.source), target_dtype, planned, report), target_dtype)
+    writer.add_array(key, cast_values(reader.read(planned.source), target_dtype, planned.target, report.cast_warnings), target_dtype)
 
 
 def _shard(reader: CheckpointReader, entry) -> str:
     return data_file_path(reader.prefix, entry.shard_id, reader.header.num_shards)
-
-
-def _convert(values, dtype: dtypes.DType, planned: Planned, report: SaveReport):
-    """Cast values to the target dtype, counting values that overflow or lose precision."""
-    import numpy as np
-
-    target = dtype.numpy_dtype()
-    if values.dtype == target:
-        return values
-    if values.dtype == object or values.dtype.kind in "SU":
-        raise PlanError(planned.target, f"string values cannot become {dtype.name}")
-    with np.errstate(over="ignore", invalid="ignore"):
-        converted = values.astype(target)
-        back = converted.astype(np.float64) if values.dtype.kind != "c" else converted.astype(np.complex128)
-        original = values.astype(np.float64) if values.dtype.kind != "c" else values.astype(np.complex128)
-    finite_before = np.isfinite(original)
-    overflow = int(np.count_nonzero(finite_before & ~np.isfinite(back)))
-    if target.kind in "iub":
-        lo, hi = (np.iinfo(target).min, np.iinfo(target).max) if target.kind in "iu" else (0, 1)
-        overflow = int(np.count_nonzero(finite_before & ((original < lo) | (original > hi))))
-    changed = int(np.count_nonzero(finite_before & (back != original))) - overflow
-    if overflow or changed:
-        report.cast_warnings.append(
-            f"{planned.target}: casting {values.size:,} values to {dtype.name}: {overflow:,} overflow, "
-            f"{max(changed, 0):,} lose precision")
-    return converted
 
 
 def save_remapped_run(checkpoints: list[CheckpointInfo], plan: RemapPlan, destination_folder: str,

@@ -15,13 +15,10 @@ those names means different things to the checkpoint:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from ..format.checkpoint_keys import OBJECT_GRAPH_KEY
+from .draft import Draft, invalid_name
 from .operations import Operation
-
-if TYPE_CHECKING:
-    from .plan import Draft
 
 
 @dataclass
@@ -85,7 +82,6 @@ class RenameShown(Operation):
 
     def _check_names(self, draft: Draft, by_source) -> None:
         """Own names stay valid and distinct: a checkpoint whose names repeat is shown by its paths."""
-        from .plan import invalid_name
 
         seen: dict[str, str] = {}
         for planned in draft.current.values():

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from ..analysis.restore_check import RestoreTarget
 from ..format import dtypes
 from ..format.checkpoint_keys import OBJECT_GRAPH_KEY
-from ..format.keras_reader import is_keras_file
+from ..format.keras.reader import is_keras_file
 from ..jobs import Job
 from .child_process import run_module
 from .plan import Preview

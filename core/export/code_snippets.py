@@ -13,7 +13,7 @@ from __future__ import annotations
 
 def reading_code(reader, name: str) -> str:
     """Code that reads variable `name` of the checkpoint `reader` reads into `value` (a numpy array)."""
-    from ..format.keras_reader import KerasReader
+    from ..format.keras.reader import KerasReader
 
     entry = reader.entry(name)
     shape = "x".join(str(d) for d in entry.shape) or "scalar"

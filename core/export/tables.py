@@ -12,7 +12,7 @@ from typing import Iterable
 
 from ..analysis.statistics import StatisticsAccumulator
 from ..atomic_write import atomic_write
-from ..format.bundle_reader import CheckpointReader
+from ..format.bundle.reader import CheckpointReader
 from ..format.readers import open_reader
 from ..formatting import format_shape
 from ..jobs import Job, Progress

@@ -20,7 +20,7 @@ Formats:
 from __future__ import annotations
 
 from ..atomic_write import atomic_path, atomic_write
-from ..format.bundle_reader import CheckpointReader
+from ..format.bundle.reader import CheckpointReader
 from ..jobs import Job, Progress
 
 CHUNK_BYTES = 8 << 20

@@ -1,3 +1,5 @@
-"""Bytes to meaning, the bottom layer of the engine: the LevelDB table and the tensor bundle (reader and
-writer), TensorFlow's dtypes, the protobuf wire format, CRC32C, Snappy and OrderedCode, the `checkpoint`
-state file, the TF2 object graph and the naming conventions of stored keys. Imports nothing above it."""
+"""Bytes to meaning, the bottom layer of the engine above storage, in rooms: wire/ (protobuf wire, CRC32C,
+Snappy, OrderedCode, the LevelDB table), bundle/ (V2 bundles, V1 tables, the object graph), graph/ (`.meta`
+and SavedModel graphs), events/ (TensorBoard event files), keras/ (Keras files). On top: TensorFlow's
+dtypes and the naming conventions of stored keys (used by every room), the `checkpoint` state file, and
+`readers`, which picks the reader a path needs. Imports nothing above it."""

@@ -11,9 +11,9 @@ from ..storage import files
 def open_reader(prefix: str | os.PathLike):
     """A CheckpointReader for a V2 bundle, a V1Reader for a V1 checkpoint, a KerasReader for a Keras file
     (the same interface)."""
-    from .bundle_reader import CheckpointReader
-    from .keras_reader import KerasReader, is_keras_file
-    from .v1_table import V1Reader, is_v1_file, v1_files
+    from .bundle.reader import CheckpointReader
+    from .keras.reader import KerasReader, is_keras_file
+    from .bundle.v1_table import V1Reader, is_v1_file, v1_files
 
     prefix = os.fspath(prefix)
     if is_keras_file(prefix):
@@ -26,8 +26,8 @@ def open_reader(prefix: str | os.PathLike):
 def main_file(prefix: str | os.PathLike) -> str:
     """The file whose size and time stand for the checkpoint: its `.index`, its (first) V1 file, or the
     Keras file itself."""
-    from .keras_reader import is_keras_file
-    from .v1_table import v1_files
+    from .keras.reader import is_keras_file
+    from .bundle.v1_table import v1_files
 
     prefix = os.fspath(prefix)
     if files.exists(prefix + ".index"):
@@ -37,11 +37,11 @@ def main_file(prefix: str | os.PathLike) -> str:
 
 def checkpoint_problem(prefix: str) -> str | None:
     """What keeps the checkpoint from being read whole (None when nothing does): for a V2 bundle its index
-    and shard sizes (core.format.bundle_reader.bundle_problem), for V1 its table files' headers."""
+    and shard sizes (core.format.bundle.reader.bundle_problem), for V1 its table files' headers."""
     from ..errors import CheckpointError
-    from .bundle_reader import bundle_problem
-    from .keras_reader import KerasReader, is_keras_file
-    from .v1_table import V1Reader, is_v1_file, v1_files
+    from .bundle.reader import bundle_problem
+    from .keras.reader import KerasReader, is_keras_file
+    from .bundle.v1_table import V1Reader, is_v1_file, v1_files
 
     if is_keras_file(prefix):
         try:

@@ -15,13 +15,13 @@ from dataclasses import dataclass, field
 
 from ..atomic_write import writer_is_gone
 from ..errors import CheckpointError, NotACheckpointError, SeveralRunsError
-from ..format.bundle_commit import leftovers
-from ..format.bundle_reader import CheckpointReader
-from ..format.keras_files import KERAS_SUFFIXES, has_keras_name
-from ..format.keras_reader import holds_keras_weights, is_keras_file
+from ..format.bundle.commit import leftovers
+from ..format.bundle.reader import CheckpointReader
+from ..format.keras.files import KERAS_SUFFIXES, has_keras_name
+from ..format.keras.reader import holds_keras_weights, is_keras_file
 from ..format.readers import main_file, open_reader
-from ..format.sstable import LFS_PROBLEM, is_lfs_pointer
-from ..format.v1_table import is_v1_file, v1_files, v1_prefix_of
+from ..format.wire.sstable import LFS_PROBLEM, is_lfs_pointer
+from ..format.bundle.v1_table import is_v1_file, v1_files, v1_prefix_of
 from ..format.checkpoint_keys import STEP_KEYS
 from ..format.checkpoint_state import STATE_FILE_NAME, CheckpointState, read_state_file, resolve
 from ..storage import files, paths
@@ -267,7 +267,7 @@ def _discover_folder(folder: str, selected: str | None, depth: int, state_path: 
 
 def _report_interrupted_saves(folder: str, names: list[str], run: Run) -> None:
     """What killed saves left here is said, not mended: opening a folder never writes to it (the next save
-    into it mends, core.format.bundle_commit)."""
+    into it mends, core.format.bundle.commit)."""
     aside = leftovers(folder, names)
     if aside:
         run.warnings.append(f"{folder}: an interrupted save left {aside[0]}" + (f" and {len(aside) - 1} more file(s)"

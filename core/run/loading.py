@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..storage import files, paths
-from ..format.bundle_reader import CheckpointReader
+from ..format.bundle.reader import CheckpointReader
 from ..jobs import Job, Progress
 from .discovery import CheckpointInfo, Run, discover
 from .variables import VariableInfo, describe_variables

@@ -4,7 +4,7 @@ and `trajectory` accept all of these; a name that fits no variable, or several, 
 from __future__ import annotations
 
 from ..errors import AmbiguousNameError, VariableNotFoundError
-from ..format.bundle_reader import CheckpointReader
+from ..format.bundle.reader import CheckpointReader
 from .discovery import Run
 from .variables import describe_variables
 

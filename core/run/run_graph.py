@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 
 from ..errors import CheckpointError
-from ..format.graph_summary import (META_SUFFIX, SAVED_MODEL_FILE, GraphSummary, checkpoint_names, find_graph_file,
+from ..format.graph.summary import (META_SUFFIX, SAVED_MODEL_FILE, GraphSummary, checkpoint_names, find_graph_file,
                                     read_graph_summary)
 from .discovery import CheckpointInfo
 from .loading import checkpoint_at

@@ -5,7 +5,7 @@ Tag names: a tag logged in a sub-folder is named after it, `train/epoch_loss` be
 `validation/epoch_loss` (Keras' TensorBoard callback writes one sub-folder per split), as TensorBoard
 tells its runs apart; a tag of the run folder itself keeps its name. Several files of one folder (a
 restarted job) are read in name order, which is the order they were written in (the name holds the
-time), and make one series per tag, purged as TensorBoard purges (core.format.event_files.EventStream).
+time), and make one series per tag, purged as TensorBoard purges (core.format.events.files.EventStream).
 
 Not read: hidden folders and the checkpoint history this app writes (`checkpoint_history/`): those
 are our own figures, not what training logged.
@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 
 from ..storage import files, paths
 from ..errors import InputError, NotACheckpointError
-from ..format.event_files import EventStream, FileReport, is_event_file
-from ..format.event_protos import LoggedHistogram
+from ..format.events.files import EventStream, FileReport, is_event_file
+from ..format.events.protos import LoggedHistogram
 from ..jobs import Job, Progress
 
 HISTORY_FOLDER_NAME = "checkpoint_history"  # where core.tensorboard.history writes (it imports it from here)

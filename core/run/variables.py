@@ -13,13 +13,13 @@ from dataclasses import dataclass, replace
 from ..caching import BoundedCache
 from ..collector import collector_paused
 from ..errors import CheckpointError
-from ..format.bundle_entry import BundleEntry
-from ..format.bundle_reader import CheckpointReader
-from ..format.checksum import crc32c
-from ..format.index_cache import MAX_ENTRIES, forget_all
+from ..format.bundle.entry import BundleEntry
+from ..format.bundle.reader import CheckpointReader
+from ..format.wire.checksum import crc32c
+from ..format.bundle.index_cache import MAX_ENTRIES, forget_all
 from ..format.checkpoint_keys import (BOOKKEEPING_KEYS, CONFIG_SUFFIX, TF1_OPTIMIZER_STATE, is_attribute_key,
                                      names_with_roles, optimizer_state_by_key, slot_of_key)
-from ..format.object_graph import ObjectInfo, describe_keys, stored_object_graph
+from ..format.bundle.object_graph import ObjectInfo, describe_keys, stored_object_graph
 
 
 @dataclass(frozen=True)
@@ -50,7 +50,7 @@ class VariableInfo:
 
 # Described listings by the reader's listing_key (an unchanged index describes the same) and the CRC
 # of the object graph's bytes (they live in a data shard, which the index key does not cover), weighed
-# by their variables; the index cache (core.format.index_cache) holds their entries anyway.
+# by their variables; the index cache (core.format.bundle.index_cache) holds their entries anyway.
 _DESCRIBED = BoundedCache(MAX_ENTRIES, weigh=lambda described: len(described[0]) + 1)
 
 
@@ -59,7 +59,7 @@ def describe_variables(reader: CheckpointReader) -> list[VariableInfo]:
     is a lookup (its object graph is read again, a small string, and must be the same); the warnings the
     first one gave are given again."""
     named = reader.naming()
-    if named is not None:  # a Keras file names its weights itself (core.format.keras_reader)
+    if named is not None:  # a Keras file names its weights itself (core.format.keras.reader)
         return _describe(reader, named)
     try:
         data = stored_object_graph(reader)

@@ -3,7 +3,7 @@ in the run's `graph/` sub-folder, where TensorBoard on the run finds it as a run
 
 The event is what TensorFlow's FileWriter.add_graph writes for a graph: an Event whose `graph_def`
 holds the serialized GraphDef, after the file-version event every event file starts with. The GraphDef
-bytes are passed on as the file stores them, unparsed (core.format.graph_summary.read_graph_def_bytes).
+bytes are passed on as the file stores them, unparsed (core.format.graph.summary.read_graph_def_bytes).
 The folder is written and replaced as the checkpoint history's is (core.tensorboard.event_folder): all
 at once, and never over a folder that holds anything but event files.
 """
@@ -13,7 +13,7 @@ import os
 import time
 
 from ..errors import DestinationError
-from ..format.graph_summary import read_graph_def_bytes
+from ..format.graph.summary import read_graph_def_bytes
 from .event_folder import check_replaceable, folder_in_place, new_event_file
 
 GRAPH_FOLDER_NAME = "graph"
@@ -26,7 +26,7 @@ def graph_folder(run_folder: str | os.PathLike) -> str:
 
 
 def write_graph_events(summary_source_path: str | os.PathLike, run_folder: str | os.PathLike) -> str:
-    """Write the graph of `summary_source_path` (anything core.format.graph_summary.read_graph_summary
+    """Write the graph of `summary_source_path` (anything core.format.graph.summary.read_graph_summary
     reads: a `.meta`, a SavedModel, a run or prefix with a `.meta`) into `run_folder`/graph/, replacing
     an earlier graph there; returns the event file's path. The graph is read and checked first, so bad
     input (an InspectorError naming the file) leaves the disk untouched."""

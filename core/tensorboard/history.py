@@ -20,7 +20,7 @@ from typing import Sequence
 from ..analysis.statistics import read_with_statistics
 from ..analysis.trajectory import PAIR_METRICS, SINGLE_METRICS, compute_trajectory
 from ..errors import NotACheckpointError, VariableNotFoundError
-from ..format.bundle_reader import CheckpointReader
+from ..format.bundle.reader import CheckpointReader
 from ..format.readers import open_reader
 from ..jobs import Job, Progress
 from ..run.discovery import CheckpointInfo, Run

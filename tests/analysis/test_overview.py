@@ -64,7 +64,7 @@ def test_a_dead_and_an_exploding_layer_stand_out(training_runs):
 def test_values_equal_the_trajectorys_and_share_its_cache(training_runs, monkeypatch):
     """The same numbers computed apart (the cache emptied in between), and a trajectory after the
     overview reads no tensor again."""
-    from core.format.bundle_reader import CheckpointReader
+    from core.format.bundle.reader import CheckpointReader
 
     run = discover(training_runs.tf2_run)
     CACHE.clear()

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from core.analysis import statistics
-from core.format.bundle_reader import CheckpointReader
+from core.format.bundle.reader import CheckpointReader
 from core.analysis.statistics import compute_statistics
 
 

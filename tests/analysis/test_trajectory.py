@@ -152,7 +152,7 @@ def test_points_stream_as_they_are_computed_and_cache_hits(troubled_run, monkeyp
 
 def test_memory_stays_bounded_by_chunks(troubled_run, monkeypatch):
     """No whole-tensor read for streaming metrics: reader.read is never called."""
-    from core.format.bundle_reader import CheckpointReader
+    from core.format.bundle.reader import CheckpointReader
 
     monkeypatch.setattr(trajectory_module, "CHUNK_BYTES", 512)
     monkeypatch.setattr(CheckpointReader, "read", lambda *a: pytest.fail("read the whole tensor"))

@@ -20,7 +20,7 @@ What it measures, all in one run, as medians over interleaved repetitions:
        b. the TF path, whole process: `import tensorflow as tf` then `tf.compat.v1.train.import_meta_graph`
           of the .meta (inside `tf.Graph().as_default()`: under TF2's eager default the call refuses with
           "Exporting/importing meta graphs is not supported when eager execution is enabled");
-       c. ours in process, `core.format.meta_graph.read_meta_graph(X.meta)` alone (information).
+       c. ours in process, `core.format.graph.meta_graph.read_meta_graph(X.meta)` alone (information).
 
 Before any timing, results are checked against each other so equal work is compared: ours' diff finds
 exactly the variables B's writer changed, with TF's max |a-b| for the largest one, and ours' check says
@@ -308,7 +308,7 @@ def check_diff_results(methods) -> str:
 # ---- 2. check --against X.meta -------------------------------------------------------------------
 
 def check_methods() -> tuple[dict[str, Callable[[], object]], Callable[[], object]]:
-    from core.format.meta_graph import read_meta_graph
+    from core.format.graph.meta_graph import read_meta_graph
 
     ckpt, meta = str(CHECK_PREFIX), str(CHECK_META)
     processes = {
@@ -366,7 +366,7 @@ def subset_readers(every: int):
 
 def run_profiles(every: int) -> None:
     from core.analysis.comparison import compare_checkpoints
-    from core.format.meta_graph import read_meta_graph
+    from core.format.graph.meta_graph import read_meta_graph
     from core.jobs import run_to_end
 
     a, b = subset_readers(every)
@@ -389,7 +389,7 @@ def main() -> int:
 
     print("Checkpoint Inspector: compare benchmark (diff --values, check --against .meta)")
     bench_reader.import_tensorflow()
-    from core.format.meta_graph import read_meta_graph
+    from core.format.graph.meta_graph import read_meta_graph
     from core.format.readers import open_reader
 
     for folder, expected, writer, what in ((DIFF_DIR, diff_fingerprint(), "write_diff_pair", "diff checkpoints"),

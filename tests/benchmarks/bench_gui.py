@@ -17,7 +17,7 @@ What it measures, in one run, as medians (with min and max) over several repetit
      load of the 100,000 rows in both modes: what the load job's worker makes of them
      (`VisibleSet.prepared`) and what the GUI thread then does (`set_variables` until laid out), and,
      as information, what follows: the collection the window runs after a load
-     (gui.garbage_collection.settle) and the filter's texts a worker makes (`VisibleSet.filter_texts`).
+     (gui.base.garbage_collection.settle) and the filter's texts a worker makes (`VisibleSet.filter_texts`).
 
 Targets, printed as met / not met for information (nothing is asserted): start-up under 0.8 s and at
 least 5x faster than TensorFlow's listing process; the models built (worker + GUI thread) under 300 ms;
@@ -66,14 +66,14 @@ from PySide6.QtTest import QTest  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 from baseline import export_revision, label  # noqa: E402
 
-from core.format.bundle_entry import BundleEntry  # noqa: E402
+from core.format.bundle.entry import BundleEntry  # noqa: E402
 from core.jobs import run_to_end  # noqa: E402
 from core.run.variables import VariableInfo  # noqa: E402
-from gui.garbage_collection import GarbageCollection, settle  # noqa: E402
-from gui.main_window import MainWindow  # noqa: E402
-from gui.settings import AppSettings  # noqa: E402
-from gui.variable_browser import VariableBrowser  # noqa: E402
-from gui.visible_set import VisibleSet  # noqa: E402
+from gui.base.garbage_collection import GarbageCollection, settle  # noqa: E402
+from gui.window.main_window import MainWindow  # noqa: E402
+from gui.base.settings import AppSettings  # noqa: E402
+from gui.browser.variable_browser import VariableBrowser  # noqa: E402
+from gui.browser.visible_set import VisibleSet  # noqa: E402
 
 STARTUP_TARGET_S = 0.8
 STARTUP_TARGET_SPEEDUP = 5   # at least this many times faster than TF's whole-process listing
@@ -433,7 +433,7 @@ class Load:
 
 
 def time_set_variables(h: Harness, variables: list[VariableInfo]) -> Load:
-    """One load of all the variables as the window does it (gui.window_loading): the columns made as on
+    """One load of all the variables as the window does it (gui.window.window_loading): the columns made as on
     the load's worker, then set_variables on the GUI thread until laid out, then the settle."""
     start = time.perf_counter()
     visible = VisibleSet.prepared(variables)

@@ -68,7 +68,7 @@ from bench_reader import MB, ROOT, median, print_table, verdict  # noqa: E402
 from bench_scalars import print_profile, print_runs  # noqa: E402
 from bench_trajectory import (CACHE_DIR, STEPS, ChildRun, cache_bytes, ensure_run, interleaved, launcher_rss,  # noqa: E402
                               machine_line, prefix_of, warm_page_cache)
-from core.format.bundle_reader import CheckpointReader  # noqa: E402
+from core.format.bundle.reader import CheckpointReader  # noqa: E402
 
 RAW_TARGET_RATIO = 1.3  # ours at most this many times the raw read of every tensor once
 AGREEMENT = 1e-6        # relative tolerance between the methods' values

@@ -44,8 +44,8 @@ sys.path.insert(0, str(ROOT))  # run as a script, only tests/benchmarks/ would b
 
 import numpy as np  # noqa: E402
 
-from core.format.bundle_reader import CheckpointReader  # noqa: E402
-from core.format.checksum import crc32c  # noqa: E402
+from core.format.bundle.reader import CheckpointReader  # noqa: E402
+from core.format.wire.checksum import crc32c  # noqa: E402
 from core.run.variables import describe_variables, forget_listings  # noqa: E402
 from baseline import export_revision, seconds_in_tree  # noqa: E402
 from baseline import label as revision_label  # noqa: E402
@@ -266,7 +266,7 @@ def bench_listing_in_process(prefix: str, reps: int) -> dict[str, list[float]]:
     return times
 
 
-BEFORE_LISTING = ("from core.format.bundle_reader import CheckpointReader\n"
+BEFORE_LISTING = ("from core.format.bundle.reader import CheckpointReader\n"
                   "from core.run.variables import describe_variables", "describe_variables(CheckpointReader({prefix!r}))")
 
 

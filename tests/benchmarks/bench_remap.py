@@ -241,7 +241,7 @@ def profile_in_process(work: Path, top: int = 14) -> None:
     import cProfile
     import pstats
 
-    from core.format.bundle_reader import CheckpointReader
+    from core.format.bundle.reader import CheckpointReader
     from core.jobs import run_to_end
     from core.edit.save import save_remapped
     from core.edit.operations import RegexRename

@@ -82,7 +82,7 @@ def upload(client, local: Path, key: str) -> None:
 
 def forget_process_caches(url_folder: str) -> None:
     from core.analysis import trajectory
-    from core.format import index_cache
+    from core.format.bundle import index_cache
     from core.run import variables
     from core.storage import files
 
@@ -93,7 +93,7 @@ def forget_process_caches(url_folder: str) -> None:
 
 
 def bench_listing(server: MotoProcess, client, reps: int) -> None:
-    from core.format.bundle_reader import CheckpointReader
+    from core.format.bundle.reader import CheckpointReader
     from core.run.variables import describe_variables
     from core.storage import read_cache
 

@@ -16,8 +16,8 @@ from core.edit.operations import RegexRename
 from core.edit.plan import RemapPlan
 from core.edit.save import save_remapped
 from core.errors import DestinationError, InspectorError
-from core.format.bundle_commit import recover
-from core.format.bundle_reader import CheckpointReader
+from core.format.bundle.commit import recover
+from core.format.bundle.reader import CheckpointReader
 from core.jobs import run_to_end
 from core.run.discovery import discover
 from tests.locations import MAIN, ROOT
@@ -39,13 +39,14 @@ def after(function):
 
 for name in ("fsync", "rename", "replace", "remove", "copy_file_range"):
     setattr(os, name, after(getattr(os, name)))
-from core.format import bundle_writer, sstable_writer
+from core.format.bundle import writer as bundle_writer
+from core.format.wire import sstable_writer
 bundle_writer.BundleWriter._append = after(bundle_writer.BundleWriter._append)
 sstable_writer.TableWriter.finish = after(sstable_writer.TableWriter.finish)
 from core.edit.operations import RegexRename
 from core.edit.plan import RemapPlan
 from core.edit.save import save_remapped
-from core.format.bundle_reader import CheckpointReader
+from core.format.bundle.reader import CheckpointReader
 from core.jobs import run_to_end
 plan = RemapPlan([RegexRename(pattern="^dense/", replacement="new/")])
 run_to_end(save_remapped(CheckpointReader(source), plan, destination, overwrite=overwrite))

@@ -6,7 +6,7 @@ import sys
 
 import numpy as np
 
-from core.format.keras_reader import KerasReader
+from core.format.keras.reader import KerasReader
 from core.run.variables import describe_variables
 from tests.locations import ROOT
 

@@ -12,7 +12,7 @@ from core.edit.operations import Cast, DropRegex, RegexRename, SetValues
 from core.edit.plan import RemapPlan
 from core.edit.save import save_remapped
 from core.errors import DestinationError, PlanError
-from core.format.keras_reader import KerasReader
+from core.format.keras.reader import KerasReader
 from core.jobs import run_to_end
 from core.run.variables import describe_variables
 from tests.locations import ROOT

@@ -7,7 +7,7 @@ from core.edit.operations import (OPERATION_TYPES, AddPrefix, AddVariable, Cast,
                                   Rename, SetValues, StripPrefix)
 from core.edit.plan import RemapPlan, preview
 from core.errors import PlanError
-from core.format.bundle_reader import CheckpointReader
+from core.format.bundle.reader import CheckpointReader
 from core.run.variables import describe_variables
 
 

@@ -9,7 +9,7 @@ import sys
 import numpy as np
 import pytest
 
-from core.format.bundle_reader import CheckpointReader
+from core.format.bundle.reader import CheckpointReader
 from core.jobs import run_to_end
 from core.edit.save import save_remapped, save_remapped_run
 from core.edit.operations import OPERATION_TYPES
@@ -224,7 +224,7 @@ def test_writing_onto_the_source_is_refused(tf_ckpts):
 
 
 def test_a_write_failing_halfway_leaves_nothing(tf_ckpts, tmp_path, monkeypatch, unchanged):
-    import core.format.bundle_writer as bundle_writer
+    import core.format.bundle.writer as bundle_writer
 
     source = unchanged(str(tf_ckpts.many_vars))
     real = bundle_writer.BundleWriter._copy_range

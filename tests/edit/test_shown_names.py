@@ -6,7 +6,7 @@ import numpy as np
 from core.edit.plan import RemapPlan, preview
 from core.edit.save import save_remapped
 from core.edit.shown_names import RenameShown, shown_name_of
-from core.format.bundle_reader import CheckpointReader
+from core.format.bundle.reader import CheckpointReader
 from core.jobs import run_to_end
 from core.run.variables import describe_variables
 from tests.edit.test_save import digest

@@ -13,7 +13,7 @@ import pytest
 from core.export import tensors as export_module
 from core.export.tables import export_run_table, export_variable_table
 from core.export.tensors import export_hdf5, export_npz, export_tensor_csv, export_tensor_npy, hdf5_dataset_paths
-from core.format.bundle_reader import CheckpointReader
+from core.format.bundle.reader import CheckpointReader
 from core.jobs import Cancelled, run_to_end
 from core.run.discovery import discover
 

@@ -13,10 +13,10 @@ import random
 import struct
 from dataclasses import dataclass, field
 
-from core.format.checksum import crc32c, mask
-from core.format.protowire import encode_varint, iter_fields, read_varint
-from core.format.sstable import FOOTER_SIZE, read_table
-from core.format.sstable_writer import TableWriter
+from core.format.wire.checksum import crc32c, mask
+from core.format.wire.protowire import encode_varint, iter_fields, read_varint
+from core.format.wire.sstable import FOOTER_SIZE, read_table
+from core.format.wire.sstable_writer import TableWriter
 
 OBJECT_GRAPH_KEY = b"_CHECKPOINTABLE_OBJECT_GRAPH"
 INTERESTING_NUMBERS = (0, 1, 2, 7, 127, 128, 255, 1 << 16, (1 << 31) - 1, 1 << 31, (1 << 32) - 1, 1 << 32,
@@ -55,7 +55,7 @@ class Seed:
 
 
 def _is_keras(path: str) -> bool:
-    from core.format.keras_reader import is_keras_file
+    from core.format.keras.reader import is_keras_file
 
     return not os.path.exists(path + ".index") and is_keras_file(path)
 
@@ -262,7 +262,7 @@ def object_graph(seed, files, rng):
     """The graph's string rewritten with hostile content, stored with a valid CRC at the data's end."""
     import numpy as np
 
-    from core.format.bundle_writer import encode_strings
+    from core.format.bundle.writer import encode_strings
 
     rows = [list(r) for r in seed.rows]
     graph_row = next((r for r in rows if r[0] == OBJECT_GRAPH_KEY), None)

@@ -13,11 +13,11 @@ import os
 from core.analysis.statistics import read_with_statistics
 from core.analysis.trajectory import compute_trajectory
 from core.errors import InspectorError
-from core.format.sstable import read_table
+from core.format.wire.sstable import read_table
 from core.jobs import run_to_end
 from core.run.discovery import discover
 from core.run.variables import describe_variables
-from core.format.bundle_reader import bundle_is_complete
+from core.format.bundle.reader import bundle_is_complete
 from core.run.watch import RunWatcher
 
 

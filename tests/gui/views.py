@@ -54,12 +54,12 @@ def render(out: Path, many_vars: Path | None, views=VIEWS, keras_run: Path | Non
 
     if QApplication.instance() is None:
         _render.app = QApplication([])
-    from gui.garbage_collection import GarbageCollection
+    from gui.base.garbage_collection import GarbageCollection
 
     _render.collector = GarbageCollection()  # garbage collected in the GUI thread, as in the app
-    from gui import dialogs, errors
-    from gui.main_window import MainWindow
-    from gui.settings import AppSettings
+    from gui.base import dialogs, errors
+    from gui.window.main_window import MainWindow
+    from gui.base.settings import AppSettings
 
     out.mkdir(parents=True, exist_ok=True)
     (out / ENVIRONMENT).write_text(json.dumps(render_environment(), indent=1, sort_keys=True) + "\n")
@@ -265,7 +265,7 @@ def _open(window, path) -> None:
 def _rename_dialog_over(window):
     """The Edits dock with a plan, and the regex rename dialog at its first size, drawn over the window."""
     from core.edit.operations import Cast, RegexRename
-    from gui.batch_rename_dialog import BatchRenameDialog
+    from gui.edits.batch_rename_dialog import BatchRenameDialog
 
     window.edits.push(RegexRename(pattern="^encoder/", replacement="model/encoder/"))
     window.edits.push(Cast(pattern="layer_norm", dtype="bfloat16"))

@@ -338,7 +338,7 @@ def test_spec_names_no_absolute_or_platform_specific_path():
 # ---- resource paths ---------------------------------------------------------------------------------
 
 def test_resources_resolve_from_the_checkout_and_from_a_bundle(monkeypatch, tmp_path):
-    from gui import paths
+    from gui.base import paths
 
     assert paths.resource_root() == str(ROOT / "resources")
     assert os.path.isdir(paths.SAMPLE_RUN) and os.path.isfile(paths.ICON)

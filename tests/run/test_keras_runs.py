@@ -122,8 +122,8 @@ def _rewritten_archive(source, destination, extra=()):
 
 
 def test_a_keras_archive_is_data_not_code(tf_ckpts, tmp_path):
-    from core.format.keras_files import KerasArchive
-    from core.format.keras_reader import KerasReader
+    from core.format.keras.files import KerasArchive
+    from core.format.keras.reader import KerasReader
 
     hostile = tmp_path / "hostile.keras"
     _rewritten_archive(tf_ckpts.keras_files / "model.keras", hostile,
@@ -146,7 +146,7 @@ def test_a_keras_archive_is_data_not_code(tf_ckpts, tmp_path):
 def test_a_compressed_archive_reads_the_same_values(tf_ckpts, tmp_path):
     """Keras stores its members uncompressed (read straight from their byte range); a .keras someone
     re-zipped with compression is read through the zip module instead, with the same values."""
-    from core.format.keras_reader import KerasReader
+    from core.format.keras.reader import KerasReader
 
     source = tf_ckpts.keras_files / "model.keras"
     squeezed = tmp_path / "squeezed.keras"

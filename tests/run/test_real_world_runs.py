@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from core.errors import InspectorError, MissingShardError, NotACheckpointError
-from core.format.bundle_reader import CheckpointReader
+from core.format.bundle.reader import CheckpointReader
 from core.format.readers import checkpoint_problem
 from core.run.discovery import discover
 from core.run.variables import describe_variables

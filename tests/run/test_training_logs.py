@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from core.errors import InputError, NotACheckpointError
-from core.format.event_files import read_event_file
+from core.format.events.files import read_event_file
 from core.jobs import run_to_end
 from core.run.training_logs import HISTORY_FOLDER_NAME, find_event_files, read_training_logs
 from tests.training_fixtures import NAN_STEP, TF1_STEPS, TF2_STEPS
@@ -189,7 +189,7 @@ def test_a_layout_learnt_for_one_width_never_reads_bytes_of_another(tmp_path):
 
     from tensorboard.compat.proto import tensor_pb2
 
-    from core.format import event_protos
+    from core.format.events import protos as event_protos
 
     double = tensor_pb2.TensorProto(dtype=2, tensor_content=struct.pack("<d", 1.5)).SerializeToString()
     assert event_protos.tensor_scalar(double) == 1.5
@@ -206,7 +206,7 @@ def _session_start(step: int) -> bytes:
 
 
 def _record(data: bytes) -> bytes:
-    from core.format.checksum import crc32c, mask
+    from core.format.wire.checksum import crc32c, mask
 
     header = len(data).to_bytes(8, "little")
     return (header + mask(crc32c(header)).to_bytes(4, "little") + data +
@@ -339,7 +339,7 @@ def test_percentiles_of_a_logged_histogram_equal_numpys_within_a_bucket(training
 
 
 def test_histograms_are_thinned_evenly_beyond_the_limit(training_runs, tmp_path, monkeypatch):
-    from core.format import event_files
+    from core.format.events import files as event_files
 
     monkeypatch.setattr(event_files, "MAX_HISTOGRAMS_PER_TAG", 6)
     logs = run_to_end(read_training_logs(training_runs.tf2_run))
@@ -386,7 +386,7 @@ def test_a_scalar_whose_value_an_earlier_field_holds_is_never_read_from_its_last
     from tensorboard.compat.proto import tensor_pb2
     from tensorboard.util import tensor_util
 
-    from core.format import event_protos
+    from core.format.events import protos as event_protos
 
     def tensor(trailing: float) -> bytes:
         proto = tensor_pb2.TensorProto(dtype=1, tensor_content=struct.pack("<f", 1.0))

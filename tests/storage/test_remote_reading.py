@@ -7,14 +7,14 @@ import numpy as np
 import pytest
 
 from core.errors import MissingShardError, StorageError
-from core.format import index_cache
-from core.format.bundle_reader import CheckpointReader
+from core.format.bundle import index_cache
+from core.format.bundle.reader import CheckpointReader
 from core.format.readers import open_reader
 from core.run import variables
 from core.run.discovery import discover
 from core.run.variables import describe_variables
 from core.storage import files, paths, remote
-from tests.format.test_bundle_reader import all_prefixes, assert_same_tensor
+from tests.format.bundle.test_bundle_reader import all_prefixes, assert_same_tensor
 
 
 def _tf():
@@ -57,7 +57,7 @@ def test_every_remote_name_shape_dtype_and_value_equals_tensorflow(tf_ckpts, rem
 def test_remote_v1_checkpoints_equal_tensorflow(tf_ckpts, remote_ckpts, remote_cache):
     """V1 tables read remotely: what TensorFlow reads of them, and the rest (dtypes TF reads in V1 no
     more, partitions) as the local reader reads them (tests/format/test_v1_table.py checks that one)."""
-    from tests.format.test_v1_table import TF_CANNOT_READ_IN_V1
+    from tests.format.bundle.test_v1_table import TF_CANNOT_READ_IN_V1
 
     tf = _tf()
     for run in (tf_ckpts.v1_run, tf_ckpts.v1_sharded):

@@ -1,0 +1,151 @@
+"""The draft result of a remap plan while its operations are applied in order: each resulting name mapped
+to a Planned row (its source, dtype, shape, new values), what was dropped and every problem found; and
+the rule for a valid name. The operations (core.edit.operations, core.edit.shown_names) change a draft;
+the plan (core.edit.plan) makes one and reads it. It imports neither, so none of them import in a circle.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Protocol
+
+from ..format import dtypes
+from ..format.checkpoint_keys import object_path_of_key
+from ..run.variables import VariableInfo
+
+
+class Described(Protocol):
+    """What a draft needs of an operation to name it in a problem."""
+
+    def describe(self) -> str: ...
+
+
+@dataclass(frozen=True)
+class ValueSource:
+    """Where new values come from: an array in memory, a .npy file, or a constant fill."""
+
+    array: object = None
+    npy_path: str | None = None
+    constant: float | None = None
+
+    def load(self, shape, dtype: dtypes.DType):
+        import numpy as np
+
+        if self.array is not None:
+            return np.asarray(self.array)
+        if self.npy_path is not None:
+            return np.load(self.npy_path, allow_pickle=False)
+        return np.full(shape, self.constant, dtype=dtype.numpy_dtype())
+
+    def shape_hint(self):
+        """The shape the values have, without loading a .npy's data (its header says)."""
+        import numpy as np
+
+        if self.array is not None:
+            return tuple(np.shape(self.array))
+        if self.npy_path is not None:
+            return tuple(np.load(self.npy_path, mmap_mode="r", allow_pickle=False).shape)  # header only
+        return None
+
+    def dtype_name(self) -> str:
+        """The dtype a new variable gets from these values (float32 for a constant)."""
+        import numpy as np
+
+        if self.array is not None:
+            return np.asarray(self.array).dtype.name
+        if self.npy_path is not None:
+            return np.load(self.npy_path, mmap_mode="r", allow_pickle=False).dtype.name  # header only
+        return "float32"
+
+
+@dataclass
+class Planned:
+    """One variable of the result."""
+
+    target: str
+    source: str | None           # None for an added variable
+    dtype: str                   # the result's dtype name
+    shape: tuple
+    source_dtype: str | None = None
+    values: ValueSource | None = None  # when the values change (set/add)
+    variable_name: str | None = None   # the variable's new own name (object graph `full_name`), if renamed
+
+    @property
+    def action(self) -> str:
+        if self.source is None:
+            return "add"
+        if self.values is not None:
+            return "set values"
+        if self.dtype != self.source_dtype:
+            return "cast"
+        return "rename" if self.target != self.source or self.variable_name is not None else "copy"
+
+
+class Draft:
+    """The result while a plan's operations are applied in order: name -> Planned, plus what was dropped
+    and every problem found. Optimizer slots follow their variable when `slots_follow`."""
+
+    def __init__(self, variables: list[VariableInfo], slots_follow: bool):
+        self.variables = variables
+        self.slots_follow = slots_follow
+        self.current = {v.name: Planned(v.name, v.name, v.entry.dtype_name, tuple(v.entry.shape), v.entry.dtype_name)
+                        for v in variables}
+        self.slots_of: dict[str, list[str]] = {}
+        for v in variables:
+            if v.slot_of:
+                self.slots_of.setdefault(v.slot_of, []).append(v.name)
+        self.dropped: list[str] = []
+        self.problems: list[str] = []
+
+    def problem(self, operation: Described, text: str) -> None:
+        self.problems.append(f"{operation.describe()}: {text}")
+
+    def compile(self, operation: Described, pattern: str):
+        try:
+            return re.compile(pattern)
+        except re.error as exc:
+            self.problem(operation, f"invalid regular expression ({exc})")
+            return None
+
+    def rename(self, mapping: dict[str, str], operation: Described) -> None:
+        """Rename targets (keys of `mapping` are current names); slots follow their variable."""
+        if self.slots_follow:
+            target_of = {p.source: t for t, p in self.current.items()}  # one pass, not one per slot
+            for old, new in list(mapping.items()):
+                for slot in self.slots_of.get(self.current[old].source, []):
+                    slot_target = target_of.get(slot)
+                    # A slot is named after its variable: TF1 `dense/kernel/Adam`, TF2
+                    # `dense/kernel/.OPTIMIZER_SLOT/...` (the variable's key without `/.ATTRIBUTES/...`).
+                    old_base, new_base = object_path_of_key(old), object_path_of_key(new)
+                    if slot_target and slot_target not in mapping and slot_target.startswith(old_base + "/"):
+                        mapping[slot_target] = new_base + slot_target[len(old_base):]
+        renamed: dict[str, Planned] = {}
+        for old, planned in self.current.items():
+            new = mapping.get(old, old)
+            planned.target = new
+            if new in renamed:
+                self.problems.append(f"{operation.describe()}: {renamed[new].source} and {planned.source} would "
+                                     f"both be named {new!r}")
+            renamed[new] = planned
+        self.current = renamed
+
+    def drop(self, doomed: set[str]) -> None:
+        if self.slots_follow:
+            target_of = {p.source: t for t, p in self.current.items()}
+            for name in list(doomed):
+                source = self.current[name].source if name in self.current else None
+                doomed |= {target_of[slot] for slot in self.slots_of.get(source, []) if slot in target_of}
+        for name in doomed & set(self.current):
+            self.dropped.append(self.current.pop(name).source or name)
+
+
+def invalid_name(name: str) -> str | None:
+    if not name:
+        return "the name is empty"
+    if name.startswith("\x00"):
+        return "names starting with a NUL byte are reserved for partition slices"
+    if name.startswith("/") or name.endswith("/") or "//" in name:
+        return "a name cannot start or end with `/` or hold an empty scope (`//`)"
+    if name != name.strip():
+        return "the name starts or ends with white space"
+    return None

@@ -1,0 +1,199 @@
+"""The TF2 object graph (`_CHECKPOINTABLE_OBJECT_GRAPH`): friendly object paths and optimizer slots.
+
+A TF2 checkpoint stores each variable under one path to its object (the first found breadth-first),
+e.g. Keras 3 keys its model weights `optimizer/_trainable_variables/0/.ATTRIBUTES/VARIABLE_VALUE`.
+The serialized TrackableObjectGraph knows every other path (`model/_operations/1/_kernel`), the
+variable's own name (`hidden/kernel`), and which entries are optimizer slots of which variable:
+explicit `slot_variables` (TF2 optimizers before Keras 3) or, in Keras 3, per-variable lists beside the
+optimizer's `_trainable_variables` (`_momentums/i`, `_velocities/i` belong to `_trainable_variables/i`).
+"""
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+
+from ...errors import CorruptCheckpointError
+from ..checkpoint_keys import OBJECT_GRAPH_KEY
+from ..wire.protowire import LENGTH_DELIMITED, VARINT, typed_fields
+
+_MAX_PATHS_PER_NODE = 8  # shared objects can be reachable by very many paths; a few are enough to show
+MAX_DEPTH = 256  # no model nests objects this deep; a hostile chain of nodes must not cost depth² memory
+_KERAS_TRAINABLE_LIST = "_trainable_variables"
+_KERAS_NON_SLOT_LISTS = {"_variables", "_trainable_variables", "_trainable_variables_indices"}
+
+
+@dataclass
+class _Node:
+    children: list[tuple[int, str]] = field(default_factory=list)
+    attributes: list[tuple[str, str, str]] = field(default_factory=list)  # (name, full_name, checkpoint_key)
+    slot_variables: list[tuple[int, str, int]] = field(default_factory=list)  # (original, slot name, slot node)
+
+
+@dataclass(frozen=True)
+class ObjectInfo:
+    """What the object graph says about one stored key."""
+
+    object_paths: tuple[str, ...]   # every path found to the key's object, shortest first
+    friendly_path: str              # the path a person recognises (avoids going through the optimizer)
+    variable_name: str              # the variable's own name when it has one (`hidden/kernel`), else ""
+    slot_of: str | None = None      # for an optimizer slot: the stored key of its variable
+    slot_name: str | None = None    # e.g. "m", "momentums"
+    optimizer_state: bool = False   # only reachable through an optimizer (iterations, beta powers, slots)
+
+
+def stored_object_graph(reader) -> bytes | None:
+    """The serialized graph a checkpoint stores (None when it has none), after checking that its entry
+    is one string: a number there would otherwise be taken for a length (bytes(2**40))."""
+    if OBJECT_GRAPH_KEY not in reader:
+        return None
+    entry = reader.entry(OBJECT_GRAPH_KEY)
+    if entry.dtype is None or not entry.dtype.is_string or entry.num_elements != 1:
+        raise CorruptCheckpointError(reader.prefix, f"its object graph entry holds {entry.dtype_name} "
+                                                    f"{list(entry.shape)}, not one string")
+    return bytes(reader.read(OBJECT_GRAPH_KEY).reshape(-1)[0])
+
+
+# TrackableObjectGraph: nodes; each node: children, attributes, slot_variables (the fields we read).
+_GRAPH_FIELDS = {1: LENGTH_DELIMITED}
+_NODE_FIELDS = {1: LENGTH_DELIMITED, 2: LENGTH_DELIMITED, 3: LENGTH_DELIMITED}
+_CHILD_FIELDS = {1: VARINT, 2: LENGTH_DELIMITED}
+_ATTRIBUTE_FIELDS = {1: LENGTH_DELIMITED, 2: LENGTH_DELIMITED, 3: LENGTH_DELIMITED}
+_SLOT_FIELDS = {1: VARINT, 2: LENGTH_DELIMITED, 3: VARINT}
+
+
+def parse_object_graph(data: bytes) -> list[_Node]:
+    """Decode a serialized TrackableObjectGraph into its nodes (node 0 is the root). Every field is read
+    by the wire type of its schema; anything else raises DecodeError."""
+    nodes = []
+    for _, node_bytes in typed_fields(data, _GRAPH_FIELDS, "the object graph"):
+        node = _Node()
+        for f, value in typed_fields(node_bytes, _NODE_FIELDS, f"object graph node {len(nodes)}"):
+            if f == 1:
+                sub = _fields(value, _CHILD_FIELDS, "a child reference")
+                node.children.append((sub.get(1, 0), _text(sub.get(2, b""))))
+            elif f == 2:
+                sub = _fields(value, _ATTRIBUTE_FIELDS, "an attribute")
+                node.attributes.append((_text(sub.get(1, b"")), _text(sub.get(2, b"")), _text(sub.get(3, b""))))
+            else:
+                sub = _fields(value, _SLOT_FIELDS, "a slot variable reference")
+                node.slot_variables.append((sub.get(1, 0), _text(sub.get(2, b"")), sub.get(3, 0)))
+        nodes.append(node)
+    return nodes
+
+
+def describe_keys(data: bytes) -> dict[str, ObjectInfo]:
+    """Map each checkpoint key named in the graph to its ObjectInfo."""
+    nodes = parse_object_graph(data)
+    if not nodes:
+        return {}
+    paths = _all_paths(nodes)
+    optimizer_nodes = _optimizer_nodes(nodes)
+    slots = _slot_links(nodes)  # slot node -> (original node, slot name)
+    key_of_node = {}
+    for node_id, node in enumerate(nodes):
+        for name, _, key in node.attributes:
+            if name == "VARIABLE_VALUE" or node_id not in key_of_node:
+                key_of_node[node_id] = key
+    result = {}
+    for node_id, node in enumerate(nodes):
+        node_paths = paths.get(node_id, [])
+        friendly, through_optimizer = _friendly(node_paths, optimizer_nodes)
+        slot = slots.get(node_id)
+        slot_of = key_of_node.get(slot[0]) if slot else None
+        for _, full_name, key in node.attributes:
+            result[key] = ObjectInfo(
+                object_paths=tuple("/".join(p) for p, _ in node_paths),
+                friendly_path=friendly,
+                variable_name=full_name,
+                slot_of=slot_of,
+                slot_name=slot[1] if slot else None,
+                optimizer_state=through_optimizer,
+            )
+    return result
+
+
+def _fields(buf, schema: dict[int, int], what: str) -> dict[int, object]:
+    return dict(typed_fields(buf, schema, what))
+
+
+def _text(value) -> str:
+    return bytes(value).decode("utf-8", "surrogateescape")
+
+
+def _all_paths(nodes: list[_Node]) -> dict[int, list[tuple[tuple[str, ...], tuple[int, ...]]]]:
+    """Breadth-first from the root: up to a few (path parts, node ids on the way) per node, shortest first."""
+    paths: dict[int, list] = {0: [((), (0,))]}
+    queue = deque([0])
+    seen = {0}
+    while queue:
+        parent = queue.popleft()
+        for child, local_name in nodes[parent].children:
+            if not 0 <= child < len(nodes):
+                continue
+            child_paths = paths.setdefault(child, [])
+            for parts, via in paths[parent]:
+                if child in via or len(child_paths) >= _MAX_PATHS_PER_NODE or len(parts) >= MAX_DEPTH:
+                    continue  # no cycles; enough paths; deep enough
+                child_paths.append((parts + (local_name,), via + (child,)))
+            if child not in seen:
+                seen.add(child)
+                queue.append(child)
+    return paths
+
+
+_ITERATION_NAMES = {"iter", "iterations", "_iterations"}
+_LEARNING_RATE_NAMES = {"learning_rate", "lr", "_learning_rate"}
+
+
+def _optimizer_nodes(nodes: list[_Node]) -> set[int]:
+    """Nodes that are optimizers: they own slot variables or a Keras 3 `_trainable_variables` list, or,
+    like a Keras 2 SGD without momentum slots, hold an iteration counter beside a learning rate."""
+    found = set()
+    for node_id, node in enumerate(nodes):
+        names = {name for _, name in node.children}
+        if node.slot_variables or _KERAS_TRAINABLE_LIST in names or \
+                (names & _ITERATION_NAMES and names & _LEARNING_RATE_NAMES):
+            found.add(node_id)
+    return found
+
+
+def _friendly(node_paths, optimizer_nodes: set[int]) -> tuple[str, bool]:
+    """The path to show, preferring one outside the optimizer, then one not through a catch-all
+    `_variables` list; and whether even that path goes through an optimizer."""
+    if not node_paths:
+        return "", False
+
+    def rank(item):
+        parts, via = item
+        return (bool(optimizer_nodes.intersection(via[:-1])), "_variables" in parts, len(parts))
+
+    best = min(node_paths, key=rank)
+    return "/".join(best[0]), rank(best)[0]
+
+
+def _slot_links(nodes: list[_Node]) -> dict[int, tuple[int, str]]:
+    links = {}
+    for node in nodes:
+        for original, slot_name, slot_node in node.slot_variables:
+            links[slot_node] = (original, slot_name)
+        children = dict((name, child) for child, name in node.children)
+        trainable_list = children.get(_KERAS_TRAINABLE_LIST)
+        if trainable_list is None or not 0 <= trainable_list < len(nodes):
+            continue
+        trainables = _list_items(nodes[trainable_list])
+        for list_name, list_node in children.items():
+            if list_name in _KERAS_NON_SLOT_LISTS or not 0 <= list_node < len(nodes):
+                continue
+            items = _list_items(nodes[list_node])
+            if items and len(items) == len(trainables):
+                for variable, slot_node in zip(trainables, items):
+                    links.setdefault(slot_node, (variable, list_name.lstrip("_")))
+    return links
+
+
+def _list_items(node: _Node) -> list[int]:
+    """The elements of a tracked list node, whose children are named 0, 1, 2, ... in order."""
+    names = [name for _, name in node.children]
+    if not names or names != [str(i) for i in range(len(names))]:
+        return []
+    return [child for child, _ in node.children]

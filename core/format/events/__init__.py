@@ -1,0 +1,2 @@
+"""TensorBoard event files: the TFRecord framing and the Event/Summary protos of logged scalars and
+histograms."""

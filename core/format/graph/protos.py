@@ -1,0 +1,132 @@
+"""Message classes for the parts of a MetaGraphDef that a restore check and a graph summary read, built at
+run time from a descriptor written here (field numbers from TensorFlow's meta_graph.proto, graph.proto,
+node_def.proto, function.proto, op_def.proto, attr_value.proto, tensor.proto, tensor_shape.proto,
+saver.proto, variable.proto, saved_model.proto), parsed by the protobuf runtime's C parser (upb).
+
+Why not our wire decoder (core.format.wire.protowire), which reads the bundle index: a graph of 4,000
+variables is 9 MB of NodeDefs, some 600,000 fields, and walking them in Python takes most of a second;
+upb parses it in about 40 ms. Why not TensorFlow's generated classes: importing TensorFlow takes
+seconds, and the packaged app ships without it and without TensorBoard (whose copies they are).
+Only the fields read are declared; the runtime skips the others. Text fields are declared as bytes, so
+a name that is not UTF-8 is kept, not refused; enums as int32 (the same varint on the wire). Proto maps
+(attributes, collections, signatures and their tensors) are declared as repeated key/value entries,
+which is how a map travels on the wire. The `...Bytes` messages keep a part unparsed, to pass on byte
+for byte (the GraphDef TensorBoard is given).
+"""
+from __future__ import annotations
+
+import functools
+
+_OPTIONAL, _REPEATED = 1, 3
+_DOUBLE, _FLOAT, _BYTES, _INT64, _INT32, _BOOL, _MESSAGE = 1, 2, 12, 3, 5, 8, 11
+
+# message -> [(field name, number, type, label, message type or None)]
+_MESSAGES = {
+    "Dim": [("size", 1, _INT64, _OPTIONAL, None)],
+    "TensorShapeProto": [("dim", 2, _MESSAGE, _REPEATED, "Dim"), ("unknown_rank", 3, _BOOL, _OPTIONAL, None)],
+    "TensorProto": [("dtype", 1, _INT32, _OPTIONAL, None),
+                    ("tensor_shape", 2, _MESSAGE, _OPTIONAL, "TensorShapeProto"),
+                    ("string_val", 8, _BYTES, _REPEATED, None)],
+    "ListValue": [("type", 6, _INT32, _REPEATED, None)],
+    "AttrValue": [("list", 1, _MESSAGE, _OPTIONAL, "ListValue"), ("type", 6, _INT32, _OPTIONAL, None),
+                  ("shape", 7, _MESSAGE, _OPTIONAL, "TensorShapeProto"),
+                  ("tensor", 8, _MESSAGE, _OPTIONAL, "TensorProto")],
+    "AttrEntry": [("key", 1, _BYTES, _OPTIONAL, None), ("value", 2, _MESSAGE, _OPTIONAL, "AttrValue")],
+    "NodeDef": [("name", 1, _BYTES, _OPTIONAL, None), ("op", 2, _BYTES, _OPTIONAL, None),
+                ("input", 3, _BYTES, _REPEATED, None), ("attr", 5, _MESSAGE, _REPEATED, "AttrEntry")],
+    "OpDef": [("name", 1, _BYTES, _OPTIONAL, None)],
+    "FunctionDef": [("signature", 1, _MESSAGE, _OPTIONAL, "OpDef")],
+    "FunctionDefLibrary": [("function", 1, _MESSAGE, _REPEATED, "FunctionDef")],
+    "GraphDef": [("node", 1, _MESSAGE, _REPEATED, "NodeDef"),
+                 ("library", 2, _MESSAGE, _OPTIONAL, "FunctionDefLibrary")],
+    "SaverDef": [("filename_tensor_name", 1, _BYTES, _OPTIONAL, None),
+                 ("save_tensor_name", 2, _BYTES, _OPTIONAL, None),
+                 ("restore_op_name", 3, _BYTES, _OPTIONAL, None), ("max_to_keep", 4, _INT32, _OPTIONAL, None),
+                 ("sharded", 5, _BOOL, _OPTIONAL, None),
+                 ("keep_checkpoint_every_n_hours", 6, _FLOAT, _OPTIONAL, None),
+                 ("version", 7, _INT32, _OPTIONAL, None)],
+    "MetaInfoDef": [("meta_graph_version", 1, _BYTES, _OPTIONAL, None), ("tags", 4, _BYTES, _REPEATED, None),
+                    ("tensorflow_version", 5, _BYTES, _OPTIONAL, None),
+                    ("tensorflow_git_version", 6, _BYTES, _OPTIONAL, None)],
+    # CollectionDef's `kind` is a oneof of five lists; declared as plain optional fields (the same wire).
+    "NodeList": [("value", 1, _BYTES, _REPEATED, None)],
+    "BytesList": [("value", 1, _BYTES, _REPEATED, None)],
+    "Int64List": [("value", 1, _INT64, _REPEATED, None)],
+    "FloatList": [("value", 1, _FLOAT, _REPEATED, None)],
+    "Any": [("type_url", 1, _BYTES, _OPTIONAL, None)],
+    "AnyList": [("value", 1, _MESSAGE, _REPEATED, "Any")],
+    "CollectionDef": [("node_list", 1, _MESSAGE, _OPTIONAL, "NodeList"),
+                      ("bytes_list", 2, _MESSAGE, _OPTIONAL, "BytesList"),
+                      ("int64_list", 3, _MESSAGE, _OPTIONAL, "Int64List"),
+                      ("float_list", 4, _MESSAGE, _OPTIONAL, "FloatList"),
+                      ("any_list", 5, _MESSAGE, _OPTIONAL, "AnyList")],
+    "CollectionEntry": [("key", 1, _BYTES, _OPTIONAL, None), ("value", 2, _MESSAGE, _OPTIONAL, "CollectionDef")],
+    "SaveSliceInfoDef": [("full_name", 1, _BYTES, _OPTIONAL, None), ("full_shape", 2, _INT64, _REPEATED, None),
+                         ("var_offset", 3, _INT64, _REPEATED, None), ("var_shape", 4, _INT64, _REPEATED, None)],
+    "VariableDef": [("variable_name", 1, _BYTES, _OPTIONAL, None), ("initializer_name", 2, _BYTES, _OPTIONAL, None),
+                    ("snapshot_name", 3, _BYTES, _OPTIONAL, None),
+                    ("save_slice_info_def", 4, _MESSAGE, _OPTIONAL, "SaveSliceInfoDef"),
+                    ("is_resource", 5, _BOOL, _OPTIONAL, None), ("trainable", 7, _BOOL, _OPTIONAL, None)],
+    # TensorInfo's `encoding` is a oneof: a dense tensor's name, a sparse tensor's three, or a composite's parts.
+    "CooSparse": [("values_tensor_name", 1, _BYTES, _OPTIONAL, None),
+                  ("indices_tensor_name", 2, _BYTES, _OPTIONAL, None),
+                  ("dense_shape_tensor_name", 3, _BYTES, _OPTIONAL, None)],
+    "CompositeTensor": [("components", 2, _MESSAGE, _REPEATED, "TensorInfo")],
+    "TensorInfo": [("name", 1, _BYTES, _OPTIONAL, None), ("dtype", 2, _INT32, _OPTIONAL, None),
+                   ("tensor_shape", 3, _MESSAGE, _OPTIONAL, "TensorShapeProto"),
+                   ("coo_sparse", 4, _MESSAGE, _OPTIONAL, "CooSparse"),
+                   ("composite_tensor", 5, _MESSAGE, _OPTIONAL, "CompositeTensor")],
+    "TensorInfoEntry": [("key", 1, _BYTES, _OPTIONAL, None), ("value", 2, _MESSAGE, _OPTIONAL, "TensorInfo")],
+    "SignatureDef": [("inputs", 1, _MESSAGE, _REPEATED, "TensorInfoEntry"),
+                     ("outputs", 2, _MESSAGE, _REPEATED, "TensorInfoEntry"),
+                     ("method_name", 3, _BYTES, _OPTIONAL, None)],
+    "SignatureEntry": [("key", 1, _BYTES, _OPTIONAL, None), ("value", 2, _MESSAGE, _OPTIONAL, "SignatureDef")],
+    "MetaGraphDef": [("meta_info_def", 1, _MESSAGE, _OPTIONAL, "MetaInfoDef"),
+                     ("graph_def", 2, _MESSAGE, _OPTIONAL, "GraphDef"),
+                     ("saver_def", 3, _MESSAGE, _OPTIONAL, "SaverDef"),
+                     ("collection_def", 4, _MESSAGE, _REPEATED, "CollectionEntry"),
+                     ("signature_def", 5, _MESSAGE, _REPEATED, "SignatureEntry")],
+    "SavedModel": [("meta_graphs", 2, _MESSAGE, _REPEATED, "MetaGraphDef")],
+    "MetaGraphDefBytes": [("graph_def", 2, _BYTES, _OPTIONAL, None)],
+    "SavedModelBytes": [("meta_graphs", 2, _BYTES, _REPEATED, None)],
+}
+_PACKAGE = "checkpoint_inspector.graph"
+
+
+@functools.lru_cache(maxsize=1)
+def message_classes() -> dict:
+    """{message name: class}; attributes are declared as repeated key/value entries (how a proto map
+    travels on the wire), so a repeated key is seen, not silently merged."""
+    return build_message_classes(_PACKAGE, _MESSAGES)
+
+
+def build_message_classes(package: str, messages: dict) -> dict:
+    """Classes for `messages` ({name: [(field, number, type, label, message type or None)]}), declared in
+    a descriptor file of their own `package`, parsed by upb. The one way this project builds protos."""
+    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+
+    file = descriptor_pb2.FileDescriptorProto(name=f"{package.replace('.', '_')}.proto", package=package,
+                                              syntax="proto2")
+    for message_name, fields in messages.items():
+        message = file.message_type.add(name=message_name)
+        for field_name, number, field_type, label, type_name in fields:
+            field = message.field.add(name=field_name, number=number, type=field_type, label=label)
+            if type_name:
+                field.type_name = f".{package}.{type_name}"
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(file)
+    return {name: message_factory.GetMessageClass(pool.FindMessageTypeByName(f"{package}.{name}"))
+            for name in messages}
+
+
+def parse(message_name: str, data: bytes, classes: dict | None = None):
+    """Parse `data` as `message_name` (of `classes`, the graph's by default); ValueError (with the
+    parser's words) when it is not one."""
+    from google.protobuf.message import DecodeError
+
+    message = (classes or message_classes())[message_name]()
+    try:
+        message.ParseFromString(data)
+    except (DecodeError, RuntimeError) as exc:
+        raise ValueError(str(exc) or "not a valid protobuf message") from None
+    return message

@@ -1,0 +1,69 @@
+"""Everything the app remembers between sessions, in one QSettings owner: recent paths (capped,
+duplicates moved to the front, missing ones dropped), window geometry and dock/splitter state,
+column widths."""
+from __future__ import annotations
+
+import os
+
+from PySide6.QtCore import QByteArray, QSettings
+
+from core.storage import paths as storage_paths
+
+MAX_RECENT = 10
+
+
+class AppSettings:
+    def __init__(self, settings: QSettings | None = None):
+        self.qsettings = settings or QSettings("CheckpointInspector", "Checkpoint Inspector")
+
+    # ---- recent paths --------------------------------------------------------------------------
+    def recent_paths(self) -> list[str]:
+        stored = self.qsettings.value("recent/paths", [])
+        if isinstance(stored, str):  # QSettings returns a lone string for a one-item list
+            stored = [stored]
+        existing = [p for p in stored or [] if storage_paths.is_url(p) or os.path.exists(p)]  # a URL is not checked here
+        if existing != list(stored or []):
+            self._store_recent(existing)
+        return existing
+
+    def add_recent(self, path: str) -> None:
+        path = storage_paths.abspath(path)
+        recent = [path] + [p for p in self.recent_paths() if p != path]
+        self._store_recent(recent[:MAX_RECENT])
+
+    def executor_setting(self) -> str:
+        """Where trajectories compute (gui.window.compute_choice): "" for threads, else a Dask address."""
+        return str(self.qsettings.value("compute/executor", "") or "")
+
+    def set_executor_setting(self, setting: str) -> None:
+        self.qsettings.setValue("compute/executor", setting)
+
+    def clear_recent(self) -> None:
+        self._store_recent([])
+
+    def _store_recent(self, paths: list[str]) -> None:
+        self.qsettings.setValue("recent/paths", paths)
+
+    # ---- layout ----------------------------------------------------------------------------------
+    def save_bytes(self, key: str, value: QByteArray) -> None:
+        self.qsettings.setValue(f"layout/{key}", value)
+
+    def load_bytes(self, key: str) -> QByteArray | None:
+        value = self.qsettings.value(f"layout/{key}")
+        return value if isinstance(value, QByteArray) else None
+
+    def column_widths(self) -> list[int]:
+        """The variable table's column widths, or [] before the first save."""
+        stored = self.qsettings.value("layout/columns") or []
+        if isinstance(stored, str):
+            stored = [stored]
+        try:
+            return [int(w) for w in stored]
+        except (TypeError, ValueError):
+            return []
+
+    def save_column_widths(self, widths: list[int]) -> None:
+        self.qsettings.setValue("layout/columns", list(widths))
+
+    def sync(self) -> None:
+        self.qsettings.sync()

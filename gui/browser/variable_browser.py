@@ -1,0 +1,283 @@
+"""The variable browser: a filter box (substring or regex), tree/flat and 'show optimizer slots and
+bookkeeping' toggles over the two variable models, keeping the selection when the contents change."""
+from __future__ import annotations
+
+from PySide6.QtCore import QItemSelection, QItemSelectionModel, Qt, Signal
+from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QHBoxLayout, QLabel, QLineEdit, QMenu,
+                               QStackedWidget, QTableView, QTreeView, QVBoxLayout, QWidget)
+
+from core.errors import FilterError
+from core.run.variables import VariableInfo
+
+from .columns import BYTES, DTYPE, ELEMENTS, NAME, SHAPE, cell_text
+from .variable_model import VARIABLE_ROLE, FlatVariableModel, TreeVariableModel
+from .visible_set import VisibleSet
+from .scope_selection import MAX_SELECTED, commonest_leaves, scope_of, selected_infos, variables_in_scope
+
+
+class VariableBrowser(QWidget):
+    selected = Signal(object)          # VariableInfo or None: the current row, shown in the detail panel
+    plot_requested = Signal(list)      # VariableInfos chosen for the trajectory plot (context menu)
+    rename_requested = Signal(str, str)  # stored name, new name (an in-place edit of the key column)
+    counts_changed = Signal(int, int)  # visible, total
+    copy_code_requested = Signal(str)  # stored name: copy the Python that reads it
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.visible_set: VisibleSet | None = None
+        self.visible_indexes: list[int] = []
+        self.current_name: str | None = None
+
+        self.filter_edit = QLineEdit(placeholderText="Filter variables…  (Ctrl+F)")
+        self.filter_edit.setClearButtonEnabled(True)
+        self.regex_box = QCheckBox("regex")
+        self.tree_box = QCheckBox("tree")
+        self.tree_box.setChecked(True)
+        self.hidden_box = QCheckBox("slots && bookkeeping")
+        self.hidden_box.setToolTip("Show optimizer slots (under their variable), optimizer state, the object "
+                                   "graph and counters")
+        self.filter_error = QLabel("")
+        self.filter_error.setStyleSheet("color: #c0392b")
+        self.filter_error.hide()
+
+        self.flat_model = FlatVariableModel(self)
+        self.tree_model = TreeVariableModel(self)
+        self.flat_view = QTableView()
+        self.flat_view.setModel(self.flat_model)
+        self.flat_view.setSortingEnabled(True)
+        self.flat_view.sortByColumn(NAME, Qt.AscendingOrder)
+        self.flat_view.verticalHeader().hide()
+        self.flat_view.verticalHeader().setDefaultSectionSize(22)
+        self.tree_view = QTreeView()
+        self.tree_view.setModel(self.tree_model)
+        self.tree_view.setUniformRowHeights(True)  # keeps 100,000 rows smooth
+        for view in (self.flat_view, self.tree_view):
+            view.setSelectionBehavior(QAbstractItemView.SelectRows)
+            view.setSelectionMode(QAbstractItemView.ExtendedSelection)  # Shift and Ctrl pick several to plot
+            view.setContextMenuPolicy(Qt.CustomContextMenu)
+            view.customContextMenuRequested.connect(lambda point, v=view: self._context_menu(v, point))
+            view.setAlternatingRowColors(True)
+            view.setEditTriggers(QAbstractItemView.DoubleClicked)  # only the stored-key column is editable
+        self.flat_model.rename_requested.connect(self.rename_requested)
+        self.tree_model.rename_requested.connect(self.rename_requested)
+        self.flat_view.selectionModel().currentRowChanged.connect(self._current_changed)
+        self.tree_view.selectionModel().currentRowChanged.connect(self._current_changed)
+        self.stack = QStackedWidget()
+        self.stack.addWidget(self.flat_view)
+        self.stack.addWidget(self.tree_view)
+        self.stack.setCurrentWidget(self.tree_view)
+
+        bar = QHBoxLayout()
+        bar.addWidget(self.filter_edit, 1)
+        bar.addWidget(self.regex_box)
+        bar.addWidget(self.tree_box)
+        bar.addWidget(self.hidden_box)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(bar)
+        layout.addWidget(self.filter_error)
+        layout.addWidget(self.stack, 1)
+
+        self.filter_edit.textChanged.connect(self.refresh)
+        self.regex_box.toggled.connect(self.refresh)
+        self.hidden_box.toggled.connect(self.refresh)
+        self.tree_box.toggled.connect(self._tree_toggled)
+
+    @property
+    def view(self):
+        return self.stack.currentWidget()
+
+    @property
+    def model(self):
+        return self.tree_model if self.tree_box.isChecked() else self.flat_model
+
+    def set_variables(self, variables: list[VariableInfo], visible_set: VisibleSet | None = None) -> None:
+        """New contents (another checkpoint): filter, toggles and selection stay where names still exist.
+        visible_set: made for these variables already (VisibleSet.prepared, on the load's worker)."""
+        self.visible_set = visible_set if visible_set is not None and visible_set.variables is variables \
+            else VisibleSet(variables)
+        self.refresh()
+
+    def refresh(self) -> None:
+        if self.visible_set is None:
+            return
+        try:
+            indexes = self.visible_set.compute(self.filter_edit.text(), self.regex_box.isChecked(),
+                                               self.hidden_box.isChecked())
+        except FilterError as exc:
+            self.filter_error.setText(str(exc))
+            self.filter_error.show()
+            self.filter_edit.setStyleSheet("border: 1px solid #c0392b")
+            return  # keep showing the last good result while the person types
+        self.filter_error.hide()
+        self.filter_edit.setStyleSheet("")
+        self.visible_indexes = indexes
+        self.model.set_rows(self.visible_set, indexes)
+        if self.tree_box.isChecked():
+            self._expand_matches()
+        self.counts_changed.emit(len(indexes), len(self.visible_set.variables))
+        self._restore_selection()
+
+    def _expand_matches(self) -> None:
+        """Open the scopes so variables are in sight: all of them for a small or filtered result, the
+        first levels only for a big model (expanding 100,000 rows would cost seconds)."""
+        if len(self.visible_indexes) <= 300 or (self.filter_edit.text() and len(self.visible_indexes) <= 2000):
+            self.tree_view.expandAll()
+        else:
+            self.tree_view.expandToDepth(1 if len(self.visible_indexes) <= 20000 else 0)
+
+    def _tree_toggled(self, tree: bool) -> None:
+        self.stack.setCurrentWidget(self.tree_view if tree else self.flat_view)
+        self.refresh()
+
+    def shown_names(self) -> list[str]:
+        """Stored names of the variables shown (the filter and the slots toggle apply), in order."""
+        if self.visible_set is None:
+            return []
+        return [self.visible_set.variables[i].name for i in self.visible_indexes]
+
+    def select_name(self, name: str) -> bool:
+        index = self.model.index_of(name)
+        if not index.isValid():
+            return False
+        view = self.view
+        if isinstance(view, QTreeView):
+            parent = index.parent()
+            while parent.isValid():
+                view.expand(parent)
+                parent = parent.parent()
+        view.selectionModel().setCurrentIndex(index, QItemSelectionModel.ClearAndSelect | QItemSelectionModel.Rows)
+        view.scrollTo(index)
+        return True
+
+    def selected_variables(self) -> list[VariableInfo]:
+        """Every selected variable, in the order shown; the current one alone when no row is selected."""
+        if self.visible_set is None:
+            return []
+        position = self.visible_set.position
+        infos = selected_infos(self.view, position)
+        if not infos and self.current_name in position:
+            infos = [self.visible_set.variables[position[self.current_name]]]
+        return infos
+
+    def select_names(self, names: list[str]) -> int:
+        """Select these variables (the first becomes current and is shown); how many were found. Rows
+        next to each other under one parent become one selection range: Qt's selection slows down with
+        the square of its ranges, and a scope's kernels are thousands of rows."""
+        found = [index for index in (self.model.index_of(name) for name in names) if index.isValid()]
+        if not found:
+            return 0
+        self.select_name(self.model.data(found[0], VARIABLE_ROLE).name)
+        selection = QItemSelection()
+        by_parent: dict = {}
+        for index in found:
+            by_parent.setdefault(index.parent(), []).append(index.row())
+        for parent, rows in by_parent.items():
+            rows.sort()
+            start = previous = rows[0]
+            for row in rows[1:] + [None]:
+                if row is not None and row == previous + 1:
+                    previous = row
+                    continue
+                selection.select(self.model.index(start, 0, parent), self.model.index(previous, 0, parent))
+                if row is not None:
+                    start = previous = row
+        self.view.selectionModel().select(selection, QItemSelectionModel.ClearAndSelect | QItemSelectionModel.Rows)
+        return len(found)
+
+    def _context_menu(self, view, point) -> None:
+        """Plot the selection; select a scope's variables, or all of one kind (every kernel) in a scope:
+        on a variable row, of its kind in each scope around it; on a scope row, its commonest kinds."""
+        if self.visible_set is None:
+            return
+        visible = self.visible_set
+        index = view.indexAt(point)
+        info, scope = index.data(VARIABLE_ROLE) if index.isValid() else None, scope_of(index)
+        menu = QMenu(view)
+        menu.setAttribute(Qt.WA_DeleteOnClose)  # its actions hold name lists: gone with the menu
+        chosen = self.selected_variables()
+        plot = menu.addAction(f"Plot {len(chosen)} selected variable{'s' if len(chosen) != 1 else ''}")
+        plot.setEnabled(bool(chosen))
+        plot.triggered.connect(lambda: self.plot_requested.emit(self.selected_variables()))
+        if info is not None:
+            menu.addAction(f"Copy as Code (read {info.display_name})").triggered.connect(
+                lambda _=False, name=info.name: self.copy_code_requested.emit(name))
+        menu.addSeparator()
+        in_scope = variables_in_scope(visible, self.visible_indexes, scope)
+        self._add_selection(menu, f"Select all in {'/'.join(scope) or 'the model'}", in_scope)
+        if info is not None and info.name in visible.position and not info.slot_of:
+            leaf, found = visible.parts[visible.position[info.name]][-1], 1
+            for depth in range(len(scope), -1, -1):  # the layer's scope, the model's, …, everything
+                kind = variables_in_scope(visible, self.visible_indexes, scope[:depth], leaf)
+                if len(kind) > found:
+                    self._add_selection(menu, f"Select all “{leaf}” in {'/'.join(scope[:depth]) or 'the model'}", kind)
+                    found = len(kind)
+        else:
+            for leaf, _ in commonest_leaves(visible, in_scope):
+                kind = variables_in_scope(visible, in_scope, scope, leaf)
+                self._add_selection(menu, f"Select all “{leaf}” in {'/'.join(scope) or 'the model'}", kind)
+        self.context_menu = menu  # kept for tests, which cannot click into a popup's event loop
+        menu.popup(view.viewport().mapToGlobal(point))
+
+    def _add_selection(self, menu, text: str, indexes: list[int]) -> None:
+        if len(indexes) > MAX_SELECTED:
+            menu.addAction(f"{text} ({len(indexes):,}: more than {MAX_SELECTED} are not selected at once)"
+                           ).setEnabled(False)
+            return
+        names = [self.visible_set.variables[i].name for i in indexes]
+        menu.addAction(f"{text} ({len(names):,})").triggered.connect(lambda _=False: self.select_names(names))
+
+    def _restore_selection(self) -> None:
+        """Select the same stored name again; if it is gone, clear the detail panel but remember the
+        name, so switching back to a checkpoint that has it selects it again."""
+        if self.current_name and not self.select_name(self.current_name):
+            self.selected.emit(None)
+
+    def _current_changed(self, current, _previous) -> None:
+        info = current.data(VARIABLE_ROLE) if current.isValid() else None
+        if info is None and current.isValid():
+            return  # a scope row: keep showing the last variable
+        name = info.name if info else None
+        if name == self.current_name and info is not None:
+            self.selected.emit(info)  # same name in another checkpoint: still a new tensor
+            return
+        self.current_name = name
+        self.selected.emit(info)
+
+    def fit_columns(self) -> None:
+        """A new run: widen each column its contents would be cut in (never narrow one the person set);
+        the name column to at most half the view, the stored key takes the rest. Text widths come from
+        the font, not from Qt's per-cell size hints, which cost seconds on a big model."""
+        if self.visible_set is None or not self.visible_indexes:
+            return
+        variables, parts = self.visible_set.variables, self.visible_set.parts
+        step = max(1, len(self.visible_indexes) // 2000)  # a sample is enough to find the longest texts
+        sample = self.visible_indexes[::step]
+        longest = {column: [(text, 0) for text in sorted({cell_text(variables[i], column) for i in sample},
+                                                         key=len)[-3:]]
+                   for column in (NAME, SHAPE, DTYPE, ELEMENTS, BYTES)}
+        # In the tree a row shows its leaf label, indented once per scope above it.
+        leaves = sorted(((parts[i][-1], len(parts[i])) for i in sample), key=lambda t: len(t[0]) + 3 * t[1])
+        for view in (self.tree_view, self.flat_view):
+            tree = view is self.tree_view
+            metrics, header = view.fontMetrics(), view.header() if tree else view.horizontalHeader()
+            for column, texts in longest.items():
+                if column == NAME and tree:
+                    texts = leaves[-3:]
+                indent = view.indentation() if tree else 0
+                wanted = max(metrics.horizontalAdvance(text) + indent * depth for text, depth in texts) + 16
+                wanted = max(wanted, header.sectionSizeHint(column))
+                if column == NAME:
+                    wanted = min(wanted, max(view.viewport().width() // 2, 200))
+                if view.columnWidth(column) < wanted:
+                    view.setColumnWidth(column, wanted)
+
+    def column_widths(self) -> list[int]:
+        return [self.tree_view.columnWidth(c) for c in range(self.tree_model.columnCount())]
+
+    def set_column_widths(self, widths: list[int]) -> None:
+        for c, width in enumerate(widths):
+            if width > 0:
+                self.tree_view.setColumnWidth(c, width)
+                self.flat_view.setColumnWidth(c, width)
+

@@ -1,0 +1,1 @@
+"""The detail room: one variable's facts, statistics, values, heatmap and histogram."""

@@ -1,0 +1,53 @@
+"""Where the window's trajectories run their pieces: threads of this app (the default), or a Dask
+cluster the person names (Tools ▸ Compute On…): a scheduler's address, or local[N] worker processes.
+
+The choice is kept in the settings; connecting to a cluster (or starting a local one) takes seconds, so
+it runs as a job off the GUI thread, and until it is up the threads go on serving. A cluster that cannot
+be reached is said in one message and the threads stay.
+"""
+from __future__ import annotations
+
+from core.executor import Executor, ThreadExecutor
+from core.jobs import Progress
+
+from ..base import errors
+
+
+class ComputeChoice:
+    def __init__(self, runner, settings, parent):
+        self.runner, self.settings, self.parent = runner, settings, parent
+        self.current: Executor = ThreadExecutor()
+        self._retired: list[Executor] = []  # replaced while a trajectory may still run on them
+        self._job = None
+
+    def start_saved(self) -> None:
+        """Connect to the cluster of the last session, if one was chosen."""
+        if self.settings.executor_setting():
+            self.choose(self.settings.executor_setting(), remember=False)
+
+    def choose(self, setting: str, remember: bool = True) -> None:
+        if remember:
+            self.settings.set_executor_setting(setting)
+        if not setting:
+            self._use(ThreadExecutor())
+            return
+
+        def job():
+            from core.executor import executor_for
+
+            yield Progress(0, 0, f"Connecting to {setting}")
+            return executor_for(setting)
+
+        self._job = self.runner.start(f"compute on {setting}", job, on_finished=self._use,
+                                      on_failed=lambda exc: errors.show_error(
+                                          self.parent, "Cannot use this cluster", str(exc)))
+
+    def _use(self, executor: Executor) -> None:
+        # The one replaced is closed with the window, not now: a trajectory started on it finishes there.
+        self._retired.append(self.current)
+        self.current = executor
+
+    def close(self) -> None:
+        for executor in self._retired + [self.current]:
+            executor.close()
+        self._retired.clear()

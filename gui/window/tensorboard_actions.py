@@ -1,0 +1,135 @@
+"""Tools > TensorBoard: launch TensorBoard on the open run (reused if running), show its state in the
+status bar (starting, running at URL, exited with its last lines), stop it, and write the checkpoint
+history (histograms and metric scalars per checkpoint) for a run that logged none."""
+from __future__ import annotations
+
+import os
+
+from PySide6.QtCore import QObject, QTimer, QUrl, Signal
+from PySide6.QtGui import QDesktopServices
+from PySide6.QtWidgets import QLabel
+
+from core.jobs import Progress
+from core.tensorboard import launcher
+from core.tensorboard.graph_events import write_graph_events
+from core.tensorboard.history import write_checkpoint_history
+from core.tensorboard.process import EXITED
+
+from ..base import dialogs
+from ..base.jobs import JobSlot, WindowContext
+
+
+class TensorBoardActions(QObject):
+    running = Signal(str)   # the URL
+    stopped = Signal()
+    history_written = Signal(object)  # core.tensorboard.history.HistoryResult
+    failed = Signal(str)
+
+    def __init__(self, context: WindowContext, status_bar):
+        super().__init__(context.dialog_parent)
+        self.context = context
+        self.slot = JobSlot(context, "TensorBoard", "TensorBoard: cancelled")
+        self.board = None
+        self.open_browser = True
+        self.state_label = QLabel("")
+        status_bar.addPermanentWidget(self.state_label)
+        self.poll = QTimer(self)
+        self.poll.setInterval(1000)
+        self.poll.timeout.connect(self._check_alive)
+
+    def run_opened(self, folder: str) -> None:
+        """The status bar speaks of the open run: a board started for another run is named as such."""
+        if self.board is None:
+            self.state_label.setText("")
+        elif self.board.logdir != folder:
+            self.state_label.setText(f"TensorBoard (another run: {os.path.basename(self.board.logdir)}) at {self.board.url}")
+        else:
+            self.state_label.setText(f"TensorBoard: running at {self.board.url}")
+
+    def build_menu(self, menu) -> None:
+        menu.addAction("Launch &TensorBoard").triggered.connect(lambda *_: self.launch())
+        menu.addAction("&Stop TensorBoard").triggered.connect(lambda *_: self.stop())
+        menu.addSeparator()
+        menu.addAction("Write Checkpoint &History for TensorBoard").triggered.connect(lambda *_: self.write_history())
+
+    def launch(self) -> None:
+        current = self.context.require_current()
+        if current is None or self.slot.busy:
+            return
+        folder = current.run.folder
+        if not launcher.has_event_files(folder) and dialogs.offer_history(self.context.dialog_parent, folder):
+            self.write_history(then_launch=True)
+            return
+        self.state_label.setText("TensorBoard: starting…")
+        self.slot.start("tensorboard", lambda: launcher.launch_job(folder), self._launched,
+                        on_failed=self._failed, on_cancelled=lambda: self.state_label.setText(""))
+
+    def _launched(self, board, page: str = "") -> None:
+        self.board = board
+        self.state_label.setText(f"TensorBoard: running at {board.url}")
+        self.poll.start()
+        if self.open_browser:
+            QDesktopServices.openUrl(QUrl(board.url + page))
+        self.running.emit(board.url + page)
+
+    def show_graph(self, graph_path: str) -> None:
+        """“Show graph in TensorBoard”: the graph written into the run's graph/ folder (as
+        FileWriter.add_graph writes it), then TensorBoard on the run, opened on its Graphs view."""
+        current = self.context.require_current()
+        if current is None or self.slot.busy:
+            return
+        folder = current.run.folder
+
+        def job():
+            yield Progress(0, 0, "Writing the graph for TensorBoard…")
+            written = write_graph_events(graph_path, folder)
+            board = yield from launcher.launch_job(folder)
+            return written, board
+
+        def launched(result) -> None:
+            written, board = result
+            self.context.show_message(f"Wrote the graph to {written}", 8000)
+            self._launched(board, "#graphs")
+
+        self.state_label.setText("TensorBoard: starting…")
+        self.slot.start("graph", job, launched, busy_text="Writing the graph and starting TensorBoard…",
+                        on_failed=self._failed, on_cancelled=lambda: self.state_label.setText(""))
+
+    def _check_alive(self) -> None:
+        if self.board is not None and self.board.state == EXITED:
+            lines = " | ".join(self.board.last_lines(3))
+            self.state_label.setText(f"TensorBoard: exited ({self.board.returncode}) {lines}"[:200])
+            self.board = None
+            self.poll.stop()
+            self.stopped.emit()
+
+    def stop(self) -> None:
+        if self.board is not None:
+            self.board.stop()
+            self.board = None
+        self.poll.stop()
+        self.state_label.setText("TensorBoard: stopped")
+        self.stopped.emit()
+
+    def write_history(self, then_launch: bool = False) -> None:
+        current = self.context.require_current()
+        if current is None or self.slot.busy:
+            return
+        run = current.run
+
+        def written(result) -> None:
+            self.context.show_message(f"Wrote TensorBoard history to {result.folder}", 8000)
+            self.history_written.emit(result)
+            if then_launch:
+                self.launch()
+
+        self.slot.start("history", lambda: write_checkpoint_history(run), written,
+                        busy_text="Writing checkpoint history for TensorBoard…", on_failed=self._failed,
+                        on_cancelled=lambda: self.state_label.setText(""))
+
+    def cancel(self) -> None:
+        self.slot.cancel()
+
+    def _failed(self, message: str) -> None:
+        self.state_label.setText("TensorBoard: failed")
+        self.failed.emit(message)
