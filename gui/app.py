@@ -2,7 +2,7 @@
 first paths to open (the ones given on the command line, else the bundled sample run).
 
 A start with paths while the app already runs (for this user and display) hands them to the running
-app, which opens a window for each, and exits 0 at once: see gui/single_instance.py. `--new-instance`
+app, which opens a window for each, and exits 0 at once: see gui/base/single_instance.py. `--new-instance`
 skips that. Paths arriving later (from such a start, or from macOS Finder as QFileOpenEvent) open in
 new windows of this process; `Windows` keeps them alive.
 
@@ -16,7 +16,7 @@ import os
 import sys
 import time
 
-from core.storage import paths as storage_paths
+from core.storage.location import parse_location
 
 from .base.paths import APP_ID, ICON, SAMPLE_RUN
 
@@ -40,7 +40,7 @@ def parse_gui_args(argv: list[str]) -> argparse.Namespace:
 
 def run_gui(argv: list[str], started: float | None = None) -> int:
     args = parse_gui_args(argv)
-    paths = [storage_paths.abspath(p) for p in args.paths]  # URLs stay as they are
+    paths = [parse_location(p) for p in args.paths]  # URLs stay URLs; local paths are made absolute
     single_instance = not (args.smoke_test or args.new_instance)
     if single_instance:
         from .base.single_instance import send_paths
@@ -67,7 +67,7 @@ def run_gui(argv: list[str], started: float | None = None) -> int:
             return 0
     # Collect cycles on a timer in the GUI thread only: a collection that happens to run in a worker
     # thread would destroy Qt objects there and crash.
-    collector = GarbageCollection(app)  # noqa: F841  (gui/garbage_collection.py)
+    collector = GarbageCollection(app)  # noqa: F841  (gui/base/garbage_collection.py)
     windows = Windows()
     errors.install_excepthook(windows.active)
     if server is not None:
@@ -242,5 +242,5 @@ def _arm_smoke_test(app, window, started: float | None, errors) -> None:
         print(f"smoke test failed: {message}", file=sys.stderr, flush=True)
         app.exit(1)
 
-    window.loaded.connect(loaded)
-    window.load_failed.connect(failed)
+    window.session.checkpoint_loaded.connect(loaded)
+    window.session.load_failed.connect(failed)

@@ -35,7 +35,7 @@ def gc_in_gui_thread():
 
     Python's cyclic collector runs in whichever thread happens to allocate; if that is a worker thread
     and the garbage holds Qt widgets of an earlier test, Qt destroys them off the GUI thread and
-    crashes. The app does the same with its own timer (gui/garbage_collection.py)."""
+    crashes. The app does the same with its own timer (gui/base/garbage_collection.py)."""
     import gc
 
     gc.collect()

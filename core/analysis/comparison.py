@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 
-from ..format.bundle.reader import CheckpointReader
+from ..format.source import CheckpointSource
 from ..jobs import Job, Progress, run_to_end
 from ..run.variables import VariableInfo, describe_variables
 from .rename_matching import RenameMatch, Signature, match_renames
@@ -73,7 +73,7 @@ def signature(variable: VariableInfo) -> Signature:
     return Signature(variable.name, variable.entry.dtype_name, tuple(variable.entry.shape), variable.kind)
 
 
-def compare_checkpoints(reader_a: CheckpointReader, reader_b: CheckpointReader, values: bool = False,
+def compare_checkpoints(reader_a: CheckpointSource, reader_b: CheckpointSource, values: bool = False,
                         atol: float = 0.0, rtol: float = 0.0) -> Job[Comparison]:
     """Job: compare two open checkpoints (see the module docstring)."""
     yield Progress(0, 0, "Listing both checkpoints")
@@ -106,11 +106,11 @@ def compare_checkpoints(reader_a: CheckpointReader, reader_b: CheckpointReader, 
 
 
 def _differences(reader_a, reader_b, pairs: list, atol: float, rtol: float, total_bytes: int):
-    """Job: {name: ValueDifference} of every pair. Where both checkpoints are bundles (whose shards
-    threads read by position: core.format.bundle.data_shards) the big tensors go to two threads, as numpy, the CRC and file reads let go of the GIL
-    for long stretches; small ones are mostly Python and run in this thread (two threads trading the GIL
+    """Job: {name: ValueDifference} of every pair. Where both checkpoints have byte ranges (V2 bundles,
+    whose shards threads read by position: core.format.bundle.data_shards) the big tensors go to two
+    threads, as numpy, the CRC and file reads let go of the GIL for long stretches; small ones are mostly Python and run in this thread (two threads trading the GIL
     at every small step were slower than one). Cancelling stops the threads between two chunks."""
-    parallel = isinstance(reader_a, CheckpointReader) and isinstance(reader_b, CheckpointReader)
+    parallel = reader_a.kind.has_byte_ranges and reader_b.kind.has_byte_ranges
     big = [(a, b) for a, b in pairs if parallel and a.entry.nbytes >= PARALLEL_FROM_BYTES]
     small = [(a, b) for a, b in pairs if not parallel or a.entry.nbytes < PARALLEL_FROM_BYTES]
     out, done = {}, 0

@@ -37,8 +37,7 @@ class Source:
 
 def source_of(reader, prefix: str, name: str) -> Source:
     """The variable's Source: its byte range when the reader can give one (a V2 bundle's plain tensor)."""
-    tensor_range = getattr(reader, "tensor_range", None)
-    return Source(prefix, name, tensor_range(name) if tensor_range is not None else None)
+    return Source(prefix, name, reader.tensor_range(name))
 
 
 def statistics_of_chunks(chunks):

@@ -101,15 +101,14 @@ def _checkpoint_target(path: str, kind: str | None, description: str) -> Restore
     """A checkpoint, run, SavedModel or Keras file as the target: what its (latest) checkpoint holds."""
     checkpoint, reader = checkpoint_at(path)
     if kind is None:
-        kind = "keras" if is_keras_file(checkpoint.prefix) else "checkpoint"
+        kind = "keras" if reader.kind.is_keras else "checkpoint"
         description = f"the {kind} {os.path.basename(checkpoint.prefix)}"
     try:
         # The object graph is read, not restored; a save counter is made by the restoring Checkpoint
         # itself where the checkpoint has none (Checkpoint.write saves none): neither is asked for.
         expected = [signature(v) for v in describe_variables(reader) if v.name not in (OBJECT_GRAPH_KEY, SAVE_COUNTER_KEY)]
     finally:
-        if hasattr(reader, "close"):  # a Keras file's HDF5 handle
-            reader.close()
+        reader.close()  # opened here for this listing alone (a Keras file's HDF5 handle, a bundle's shards)
     return RestoreTarget(path, kind, description, expected, checkpoint.prefix)
 
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from ..caching import BoundedCache
 from ..errors import CheckpointError, InputError
 from ..executor import Executor, ThreadExecutor
-from ..format.bundle.reader import CheckpointReader
+from ..format.source import CheckpointSource
 from ..format.readers import main_file, open_reader
 from ..jobs import Job, Progress
 from ..run.discovery import CheckpointInfo
@@ -202,15 +202,15 @@ def cached(key, compute):
     return value
 
 
-def stream_statistics(reader: CheckpointReader, name: str):
+def stream_statistics(reader: CheckpointSource, name: str):
     return statistics_of_chunks(reader.iter_chunks(name, CHUNK_BYTES))
 
 
-def _stream_l2(reader: CheckpointReader, name: str) -> float:
+def _stream_l2(reader: CheckpointSource, name: str) -> float:
     return l2_of_chunks(reader.iter_chunks(name, CHUNK_BYTES))
 
 
-def _stream_distance(reader: CheckpointReader, other: CheckpointReader, name: str) -> float:
+def _stream_distance(reader: CheckpointSource, other: CheckpointSource, name: str) -> float:
     return distance_of_chunks(reader.iter_chunks(name, CHUNK_BYTES), other.iter_chunks(name, CHUNK_BYTES))
 
 

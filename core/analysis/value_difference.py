@@ -14,7 +14,7 @@ import math
 from dataclasses import dataclass
 
 from ..format.bundle.entry import BundleEntry
-from ..format.bundle.reader import CheckpointReader
+from ..format.source import CheckpointSource
 from ..format.wire.checksum import crc32c, mask
 from ..jobs import Job, Progress
 from .scratch import Scratch
@@ -165,8 +165,8 @@ def _bits_differ(x, y, scratch: Scratch):
     return (x.view(np.uint8).reshape(-1, itemsize) != y.view(np.uint8).reshape(-1, itemsize)).any(axis=1)
 
 
-def compare_values(reader_a, reader_b, entry_a: BundleEntry, entry_b: BundleEntry, atol: float = 0.0,
-                   rtol: float = 0.0, chunk_bytes: int = CHUNK_BYTES,
+def compare_values(reader_a: CheckpointSource, reader_b: CheckpointSource, entry_a: BundleEntry,
+                   entry_b: BundleEntry, atol: float = 0.0, rtol: float = 0.0, chunk_bytes: int = CHUNK_BYTES,
                    scratch: Scratch | None = None) -> Job[ValueDifference]:
     """Job: stream both tensors (same shape and dtype) and measure their difference (`scratch`: work
     arrays to reuse, for a thread comparing many tensors)."""
@@ -202,14 +202,14 @@ def aligned_chunks(chunks_a, chunks_b):
         at_y += n
 
 
-def content_digest(reader, entry: BundleEntry, read: bool = True):
+def content_digest(reader: CheckpointSource, entry: BundleEntry, read: bool = True):
     """A digest of the tensor's values equal across formats, or None (an opaque tensor, or `read` is
     False and the format stores no checksum). Reads the tensor only when it must."""
     dtype = entry.dtype
     if dtype is None or dtype.is_opaque:
         return None
-    if isinstance(reader, CheckpointReader) and not entry.slices and not dtype.is_string:
-        return ("crc", entry.size, entry.crc32c)
+    if reader.kind.stores_checksums and not entry.slices and not dtype.is_string:
+        return ("crc", entry.size, entry.crc32c)  # the index's CRC32C of the stored bytes: nothing read
     if not read:
         return None
     if dtype.is_string:

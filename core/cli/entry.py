@@ -8,6 +8,7 @@ import sys
 from ..analysis.overview import ORDERS, OVERVIEW_METRICS
 from ..analysis.trajectory import METRICS
 from ..errors import InspectorError, UsageError
+from ..storage.location import parse_location
 from . import comparing, graph_command, reading, training, writing
 from .output import EXIT_BAD_INPUT
 
@@ -19,6 +20,9 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The commands. Every argument naming a checkpoint, a run or a graph to read, or a checkpoint to
+    write, is parsed once here into a core.storage.location.Location (argparse's `type`), which flows down
+    to storage; output files (OUT, --csv, --npy, --plan-out) stay as given, since they are named back."""
     parser = _Parser(prog="main.py", description="Inspect TensorFlow checkpoints from the command line. Without a "
                                                  "command, `main.py [PATH]` opens the window on PATH (a run folder, "
                                                  "a checkpoint file, a SavedModel; the bundled sample run without "
@@ -26,18 +30,18 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     listing = commands.add_parser("list", help="variables of one checkpoint: name, dtype, shape, size, path")
-    listing.add_argument("path")
+    listing.add_argument("path", type=parse_location)
     listing.add_argument("--step", type=int, help="checkpoint at this global step (default: the latest)")
     listing.add_argument("--json", action="store_true", help="machine-readable output")
     listing.set_defaults(handler=reading.command_list)
 
     steps = commands.add_parser("steps", help="the checkpoints of a run, oldest first")
-    steps.add_argument("path")
+    steps.add_argument("path", type=parse_location)
     steps.add_argument("--json", action="store_true")
     steps.set_defaults(handler=reading.command_steps)
 
     show = commands.add_parser("show", help="the values of one variable")
-    show.add_argument("path")
+    show.add_argument("path", type=parse_location)
     show.add_argument("name", help="the stored name, as `list` prints it (or its object path)")
     show.add_argument("--step", type=int)
     show.add_argument("--npy", metavar="OUT", help="write the exact tensor to a .npy file")
@@ -45,7 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
     show.set_defaults(handler=reading.command_show)
 
     trajectory = commands.add_parser("trajectory", help="one metric of a variable across the run's checkpoints")
-    trajectory.add_argument("path")
+    trajectory.add_argument("path", type=parse_location)
     trajectory.add_argument("name", help="the stored name (or object path / variable name)")
     trajectory.add_argument("--metric", required=True, choices=METRICS)
     trajectory.add_argument("--element", type=int, default=0, help="flat index, for --metric element")
@@ -55,7 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
     trajectory.set_defaults(handler=reading.command_trajectory)
 
     table = commands.add_parser("export-csv", help="the variable table as CSV (one checkpoint, or --all-steps)")
-    table.add_argument("path")
+    table.add_argument("path", type=parse_location)
     table.add_argument("out", help="the .csv file to write")
     table.add_argument("--step", type=int)
     table.add_argument("--stats", action="store_true", help="add min, max, mean, std, l2, zeros, NaN, Inf")
@@ -63,15 +67,16 @@ def build_parser() -> argparse.ArgumentParser:
     table.set_defaults(handler=writing.command_export_csv)
 
     export = commands.add_parser("export", help="tensors as .npz or .h5, or one tensor as .npy or .csv")
-    export.add_argument("path")
+    export.add_argument("path", type=parse_location)
     export.add_argument("out", help="OUT.npz, OUT.h5 (all matching variables) or OUT.npy, OUT.csv (exactly one)")
     export.add_argument("--name", metavar="REGEX", help="only variables whose stored name matches (search)")
     export.add_argument("--step", type=int)
     export.set_defaults(handler=writing.command_export)
 
     remap = commands.add_parser("remap", help="save a renamed / edited copy of a checkpoint (never over the source)")
-    remap.add_argument("src", help="a checkpoint (or, with --all-steps, a run)")
-    remap.add_argument("dst", help="the new checkpoint prefix (or, with --all-steps, a new folder)")
+    remap.add_argument("src", type=parse_location, help="a checkpoint (or, with --all-steps, a run)")
+    remap.add_argument("dst", type=parse_location,
+                       help="the new checkpoint prefix (or, with --all-steps, a new folder)")
     remap.add_argument("--rename", action="append", default=[], metavar="REGEX=REPL",
                        help="rename stored keys and TF2 object paths the regex matches")
     remap.add_argument("--rename-shown", action="append", default=[], metavar="REGEX=REPL",
@@ -94,15 +99,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     conversion = commands.add_parser("convert", help="a Keras file to a TF checkpoint, or a TF checkpoint to a "
                                                      "Keras file (done by Keras and TensorFlow in a child process)")
-    conversion.add_argument("src", help="a .keras or .weights.h5 file, or a TF checkpoint prefix")
-    conversion.add_argument("dst", help="a new TF checkpoint prefix, or a new .keras / .weights.h5 file")
-    conversion.add_argument("--model", metavar="MODEL.keras",
+    conversion.add_argument("src", type=parse_location,
+                            help="a .keras or .weights.h5 file, or a TF checkpoint prefix")
+    conversion.add_argument("dst", type=parse_location,
+                            help="a new TF checkpoint prefix, or a new .keras / .weights.h5 file")
+    conversion.add_argument("--model", type=parse_location, metavar="MODEL.keras",
                             help="the model to build (needed for a .weights.h5 or a TF checkpoint source)")
     conversion.set_defaults(handler=writing.command_convert)
 
     diff = commands.add_parser("diff", help="what changed between two checkpoints (exit 0 same, 1 different)")
-    diff.add_argument("a", help="a checkpoint, run, SavedModel or Keras file")
-    diff.add_argument("b", help="another (or the same run, with --step-a / --step-b)")
+    diff.add_argument("a", type=parse_location, help="a checkpoint, run, SavedModel or Keras file")
+    diff.add_argument("b", type=parse_location, help="another (or the same run, with --step-a / --step-b)")
     diff.add_argument("--step-a", type=int, help="the checkpoint of A at this step (default: the latest)")
     diff.add_argument("--step-b", type=int, help="the checkpoint of B at this step (default: the latest)")
     diff.add_argument("--values", action="store_true", help="read the values: how many differ, max |a-b|, "
@@ -115,8 +122,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     check = commands.add_parser("check", help="will a checkpoint restore into a target (exit 0 yes, 1 no), and the "
                                               "plan that makes it")
-    check.add_argument("ckpt", help="the checkpoint (or run) to restore")
-    check.add_argument("--against", required=True, metavar="TARGET",
+    check.add_argument("ckpt", type=parse_location, help="the checkpoint (or run) to restore")
+    check.add_argument("--against", required=True, type=parse_location, metavar="TARGET",
                        help="what restores it: a TF1 .meta, a SavedModel, a template checkpoint or run, a Keras file")
     check.add_argument("--step", type=int, help="the checkpoint of CKPT at this step (default: the latest)")
     check.add_argument("--plan-out", metavar="PLAN.json", help="write the proposed plan (for `remap --plan`)")
@@ -127,14 +134,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     scalars = commands.add_parser("scalars", help="what training logged: the tf.summary scalars of the run's "
                                                   "event files (its folder and sub-folders)")
-    scalars.add_argument("path", help="a run folder (or a checkpoint in it, or one event file)")
+    scalars.add_argument("path", type=parse_location, help="a run folder (or a checkpoint in it, or one event file)")
     scalars.add_argument("--tag", metavar="REGEX", help="only tags this regular expression finds")
     scalars.add_argument("--csv", metavar="OUT", help="write tag, step, wall_time, value to a CSV file")
     scalars.add_argument("--json", action="store_true")
     scalars.set_defaults(handler=training.command_scalars)
 
     overview = commands.add_parser("overview", help="one metric of every variable at every checkpoint of a run")
-    overview.add_argument("path")
+    overview.add_argument("path", type=parse_location)
     overview.add_argument("--metric", required=True, choices=OVERVIEW_METRICS)
     overview.add_argument("--all", action="store_true", help="every numeric variable, not just the model weights")
     overview.add_argument("--sort", choices=ORDERS, default="model",
@@ -146,7 +153,7 @@ def build_parser() -> argparse.ArgumentParser:
     graph_command.add_parser(commands)
 
     board = commands.add_parser("tensorboard", help="start TensorBoard on a run and wait until Ctrl+C")
-    board.add_argument("path")
+    board.add_argument("path", type=parse_location)
     board.add_argument("--port", type=int, help="serve on this port (default: a free one)")
     board.add_argument("--write-history", action="store_true",
                        help="first write the checkpoints' histograms and metrics for TensorBoard")

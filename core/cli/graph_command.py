@@ -14,6 +14,7 @@ import json
 
 from ..format.graph.summary import MISSING_MARK, TOP_LEVEL, GraphSummary, shape_text
 from ..run.run_graph import graph_of
+from ..storage.location import parse_location
 from .output import print_table
 
 _TOP_OPS, _TOP_SCOPES, _SHOWN_VALUES = 8, 10, 5
@@ -23,7 +24,8 @@ def add_parser(commands):
     """Add `graph` to an argparse sub-command set (core.cli.entry's, whose parser class it inherits)."""
     graph = commands.add_parser("graph", help="what a .meta / SavedModel graph holds, and which of its variables "
                                               "the checkpoint lacks")
-    graph.add_argument("path", help="a .meta file, a SavedModel, or a run folder / checkpoint prefix with a .meta")
+    graph.add_argument("path", type=parse_location,
+                       help="a .meta file, a SavedModel, or a run folder / checkpoint prefix with a .meta")
     graph.add_argument("--step", type=int, help="compare with the checkpoint at this global step (default: the latest)")
     graph.add_argument("--json", action="store_true", help="machine-readable output")
     graph.set_defaults(handler=command_graph)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import sys
 
-from ..format.bundle.reader import CheckpointReader
+from ..format.source import CheckpointSource
 from ..formatting import format_bytes, format_count, format_shape
 from ..run.discovery import CheckpointInfo, discover
 from ..run.loading import checkpoint_at
@@ -13,7 +13,7 @@ from ..storage import paths
 from .output import path_note, print_table, run_record, variable_record, written_time
 
 
-def open_checkpoint(path: str, step: int | None) -> tuple[CheckpointInfo, CheckpointReader]:
+def open_checkpoint(path: str, step: int | None) -> tuple[CheckpointInfo, CheckpointSource]:
     """The checkpoint a command works on (the named one, the latest, or the one at --step) and its reader."""
     return checkpoint_at(path, step)
 
@@ -90,7 +90,7 @@ def command_trajectory(args) -> int:
     from ..run.names import resolve_in_run
 
     run = discover(args.path).single_run()
-    readers: dict[str, CheckpointReader] = {}
+    readers: dict[str, CheckpointSource] = {}
     name = resolve_in_run(run, args.name, readers)
     with executor_for(args.dask) as executor:
         trajectory = run_to_end(compute_trajectory(run.checkpoints, name, args.metric, args.element, readers,

@@ -14,9 +14,9 @@ import tempfile
 from ..atomic_write import atomic_path
 from ..errors import DestinationError, PlanError
 from ..format import dtypes
-from ..format.keras.files import file_kind
 from ..format.keras.reader import KerasReader
 from ..format.keras.writer import write_archive, write_weights
+from ..format.source import SourceKind
 from ..jobs import Job, Progress
 from ..run.variables import describe_variables
 from .conversion import cast_values
@@ -27,7 +27,7 @@ from .plan import RemapPlan, preview
 def save_keras_remapped(reader: KerasReader, plan: RemapPlan, destination: str, overwrite: bool,
                         report) -> Job:
     """Job: the edited copy at `destination` (a file path of the source's kind); fills `report`."""
-    _check_destination(reader.prefix, destination, overwrite)
+    _check_destination(reader.prefix, reader.kind, destination, overwrite)
     result = preview(plan, describe_variables(reader))
     result.check(reader.prefix)
     moved = [p for p in result.planned if p.source is None or p.target != p.source]
@@ -35,7 +35,9 @@ def save_keras_remapped(reader: KerasReader, plan: RemapPlan, destination: str, 
         raise PlanError(reader.prefix, f"{moved[0].source or moved[0].target}: a Keras file keeps its weights in "
                                        f"their layers' places, so they cannot be moved or added here (rename "
                                        f"a layer by the names shown, or export the weights)")
-    legacy = not any("/vars/" in name for name in reader.names())  # Keras 3 keeps weights in `…/vars/<i>`
+    # Layers are renamed in Keras 3's layout (`…/vars/<i>` groups, named in the config); the legacy layout
+    # names them in `layer_names` and every weight path, which is not rewritten here.
+    legacy = reader.kind is SourceKind.KERAS_LEGACY_H5
     if any(p.variable_name is not None for p in result.planned) and legacy:
         raise PlanError(reader.prefix, "renaming layers of a legacy .h5 is not done here: convert it to a .keras "
                                        "first (load it with Keras and save it as .keras)")
@@ -51,7 +53,7 @@ def save_keras_remapped(reader: KerasReader, plan: RemapPlan, destination: str, 
         replaced[planned.source] = cast_values(values, target_dtype, planned.target, report.cast_warnings)
     yield Progress(len(changed), len(changed) + 1, f"Writing {os.path.basename(destination)}")
     os.makedirs(os.path.dirname(destination), exist_ok=True)
-    if reader.archive is None:
+    if reader.kind is not SourceKind.KERAS_ARCHIVE:  # an HDF5 file: the weights are the whole file
         with atomic_path(destination) as temporary:
             write_weights(reader, temporary, replaced, set(result.dropped), layers)
     else:
@@ -76,13 +78,13 @@ def _old_to_new(reader, layers: dict[str, str]) -> dict[str, str]:
     return old
 
 
-def _check_destination(source: str, destination: str, overwrite: bool) -> None:
+def _check_destination(source: str, kind: SourceKind, destination: str, overwrite: bool) -> None:
     if os.path.realpath(source) == os.path.realpath(destination):
         raise DestinationError(destination, "that is the source file; save to a new place")
-    kind = file_kind(source)
-    wanted = (".keras",) if kind == "zip" else (".weights.h5", ".h5", ".hdf5")
+    archive = kind is SourceKind.KERAS_ARCHIVE
+    wanted = (".keras",) if archive else (".weights.h5", ".h5", ".hdf5")
     if not destination.lower().endswith(wanted):
-        raise DestinationError(destination, f"the copy of a {'`.keras` archive' if kind == 'zip' else 'Keras HDF5 file'} "
+        raise DestinationError(destination, f"the copy of a {'`.keras` archive' if archive else 'Keras HDF5 file'} "
                                             f"is a file of the same kind: name it …{wanted[0]}")
     if os.path.exists(destination):
         if not overwrite:

@@ -17,8 +17,9 @@ from dataclasses import dataclass, field
 from ..atomic_write import name_the_file
 from ..errors import CheckpointError, CorruptCheckpointError, DecodeError, DestinationError, GraphEditError
 from ..format import dtypes
-from ..format.bundle.reader import CheckpointReader, data_file_path
+from ..format.bundle.reader import data_file_path
 from ..format.readers import open_reader
+from ..format.source import CheckpointSource, SourceKind
 from ..format.bundle.writer import BundleWriter
 from ..format.checkpoint_keys import OBJECT_GRAPH_KEY
 from ..format.checkpoint_state import STATE_FILE_NAME, read_state_file, resolve, write_state_file
@@ -61,7 +62,7 @@ def check_destination(source_prefix: str, destination_prefix: str, overwrite: bo
         raise DestinationError(folder, "is a file, not a folder to save into")
 
 
-def save_remapped(reader: CheckpointReader, plan: RemapPlan, destination: str, overwrite: bool = False,
+def save_remapped(reader: CheckpointSource, plan: RemapPlan, destination: str, overwrite: bool = False,
                   state_file: bool = True, make_latest: bool = False) -> Job[SaveReport]:
     """Job: write the remapped checkpoint to `destination` (a prefix); returns a SaveReport.
     state_file: name it in its folder's `checkpoint` file where that changes no existing run (see
@@ -70,7 +71,7 @@ def save_remapped(reader: CheckpointReader, plan: RemapPlan, destination: str, o
     if paths.is_url(destination):
         return (yield from _save_to_url(reader, plan, destination, overwrite, state_file, make_latest))
     destination = os.path.abspath(destination)
-    if reader.naming() is not None:  # a Keras file: an edited copy of the same kind
+    if reader.kind.is_keras:  # a Keras file: an edited copy of the same kind
         from .keras_save import save_keras_remapped
 
         return (yield from save_keras_remapped(reader, plan, destination, overwrite, SaveReport(destination)))
@@ -80,7 +81,7 @@ def save_remapped(reader: CheckpointReader, plan: RemapPlan, destination: str, o
     result.check(reader.prefix)
     report = SaveReport(destination)
     graph = _new_object_graph(reader, plan, result)
-    if not reader.copies_bytes:
+    if reader.kind is SourceKind.V1_TABLE:
         report.notes.append(f"{reader.prefix} is a V1 checkpoint: the remapped one is written in the V2 format "
                             f"(an .index and a .data file), which TensorFlow reads the same way")
     if os.path.exists(reader.prefix + ".meta"):
@@ -171,21 +172,21 @@ def _new_object_graph(reader, plan: RemapPlan, result) -> bytes | None:
         raise CorruptCheckpointError(reader.prefix, f"damaged object graph ({exc.problem})") from None
 
 
-def _size(reader: CheckpointReader, planned: Planned) -> int:
+def _size(reader: CheckpointSource, planned: Planned) -> int:
     if not planned.source or planned.source not in reader:
         return 1
     entry = reader.entry(planned.source)
     return entry.size or entry.nbytes  # a V1 entry has no byte range: its values' size
 
 
-def _data_order(reader: CheckpointReader, planned: Planned):
+def _data_order(reader: CheckpointSource, planned: Planned):
     if planned.source is None:
         return (1 << 62, 0)
     entry = reader.entry(planned.source)
     return (entry.shard_id, entry.offset)
 
 
-def _write_one(reader: CheckpointReader, writer: BundleWriter, planned: Planned, report: SaveReport) -> None:
+def _write_one(reader: CheckpointSource, writer: BundleWriter, planned: Planned, report: SaveReport) -> None:
     key = planned.target.encode("utf-8", "surrogateescape")
     target_dtype = dtypes.from_name(planned.dtype)
     if planned.source is None or planned.values is not None:
@@ -193,7 +194,7 @@ def _write_one(reader: CheckpointReader, writer: BundleWriter, planned: Planned,
         writer.add_array(key, cast_values(values, target_dtype, planned.target, report.cast_warnings), target_dtype)
         return
     entry = reader.entry(planned.source)
-    if planned.dtype == planned.source_dtype and reader.copies_bytes:
+    if planned.dtype == planned.source_dtype and reader.kind.has_byte_ranges:  # copied as bytes, not decoded
         if entry.is_partitioned:
             slices = reader.slices_of(entry.key)
             writer.add_partitioned(key, entry, [(s.extents, s.entry, _shard(reader, s.entry)) for s in slices])
@@ -201,10 +202,11 @@ def _write_one(reader: CheckpointReader, writer: BundleWriter, planned: Planned,
             writer.add_copy(key, entry, _shard(reader, entry))
             report.copied_bytes += entry.size
         return
-    writer.add_array(key, cast_values(reader.read(planned.source), target_dtype, planned.target, report.cast_warnings), target_dtype)
+    values = cast_values(reader.read(planned.source), target_dtype, planned.target, report.cast_warnings)
+    writer.add_array(key, values, target_dtype)
 
 
-def _shard(reader: CheckpointReader, entry) -> str:
+def _shard(reader: CheckpointSource, entry) -> str:
     return data_file_path(reader.prefix, entry.shard_id, reader.header.num_shards)
 
 
@@ -222,13 +224,14 @@ def save_remapped_run(checkpoints: list[CheckpointInfo], plan: RemapPlan, destin
             report.prefix = paths.join(destination_folder, paths.basename(report.prefix))
         return reports
     os.makedirs(destination_folder, exist_ok=True)
-    reports = []
+    reports, checkpoints_written = [], False
     for index, info in enumerate(checkpoints):
         yield Progress(index, len(checkpoints), f"Remapping {info.name}")
         target = os.path.join(destination_folder, info.name)
-        reports.append((yield from save_remapped(open_reader(info.prefix), plan, target, overwrite,
-                                                 state_file=False)))
-    if any(os.path.exists(r.prefix + ".index") for r in reports):  # Keras files have no state file
+        with open_reader(info.prefix) as reader:  # opened here, so closed here (a Keras file's HDF5 handle)
+            checkpoints_written |= reader.kind.is_tensorflow  # a Keras file is saved as one, named by no state file
+            reports.append((yield from save_remapped(reader, plan, target, overwrite, state_file=False)))
+    if checkpoints_written:
         write_state_file(destination_folder, [r.prefix for r in reports])
     return reports
 

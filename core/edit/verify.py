@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from ..analysis.restore_check import RestoreTarget
 from ..format import dtypes
 from ..format.checkpoint_keys import OBJECT_GRAPH_KEY
-from ..format.keras.reader import is_keras_file
+from ..format.source import SourceKind
 from ..jobs import Job
 from .child_process import run_module
 from .plan import Preview
@@ -38,8 +38,11 @@ class VerifyResult:
         return f"{len(self.mismatches)} problem(s): " + "; ".join(self.mismatches[:5])
 
 
-def verify_saved(source_prefix: str, destination_prefix: str, result: Preview) -> Job[VerifyResult]:
-    """Job: run the TensorFlow check in a child process and return its verdict."""
+def verify_saved(source_prefix: str, destination_prefix: str, result: Preview,
+                 kind: SourceKind) -> Job[VerifyResult]:
+    """Job: reload the saved copy in a child process and return its verdict. `kind`: the source's, which
+    the copy shares (a Keras file is saved as one of its kind and reloaded by Keras, a checkpoint by
+    TensorFlow)."""
     import numpy as np
 
     with tempfile.TemporaryDirectory(prefix="ckpt-verify-") as folder:
@@ -57,8 +60,8 @@ def verify_saved(source_prefix: str, destination_prefix: str, result: Preview) -
             expected.append(item)
         request = {"source": source_prefix, "destination": destination_prefix, "expected": expected}
         # A Keras file is loaded by Keras (core.edit.keras_verify_worker), a checkpoint by TensorFlow.
-        keras = not os.path.exists(destination_prefix + ".index") and is_keras_file(destination_prefix)
-        worker, who = ("core.edit.keras_verify_worker", "Keras") if keras else ("core.edit.verify_worker", "TensorFlow")
+        worker, who = (("core.edit.keras_verify_worker", "Keras") if kind.is_keras
+                       else ("core.edit.verify_worker", "TensorFlow"))
         return (yield from _ask_child(worker, request, folder, f"{who} is reloading it", who, destination_prefix))
 
 

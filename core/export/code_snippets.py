@@ -10,16 +10,16 @@ Strings are written with repr(), so any path or key (quotes, backslashes, non-AS
 """
 from __future__ import annotations
 
+from ..format.source import SourceKind
+
 
 def reading_code(reader, name: str) -> str:
     """Code that reads variable `name` of the checkpoint `reader` reads into `value` (a numpy array)."""
-    from ..format.keras.reader import KerasReader
-
     entry = reader.entry(name)
     shape = "x".join(str(d) for d in entry.shape) or "scalar"
     what = f"# {entry.dtype_name} [{shape}]"
-    if isinstance(reader, KerasReader):
-        if reader.archive is not None:  # a .keras archive: the weights are an HDF5 file inside the zip
+    if reader.kind.is_keras:
+        if reader.kind is SourceKind.KERAS_ARCHIVE:  # the weights are an HDF5 file inside the zip
             return (f"import io\nimport zipfile\n\nimport h5py\n\n"
                     f"with zipfile.ZipFile({reader.prefix!r}) as archive:\n"
                     f"    weights = io.BytesIO(archive.read({reader.archive.weights_member!r}))\n"
@@ -39,16 +39,17 @@ def reading_code(reader, name: str) -> str:
             f"value = tf.train.load_variable({reader.prefix!r}, {name!r})  {what}\n")
 
 
-def restore_mapping_code(source_prefix: str, saved_prefix: str, renames: dict[str, str],
+def restore_mapping_code(source_prefix: str, saved_prefix: str, renames: dict[str, str], kind: SourceKind,
                          weights: set[str] | None = None) -> str:
     """Code for a saved remap: the copy read back, and the original restored into the renamed graph by
     an assignment map (what the copy saves doing by hand). A Keras file saved is read back by Keras.
 
     weights: the stored names of the model's weights; only they go in the map, since
     init_from_checkpoint refuses a name the graph has no variable for (an inference graph has no Adam
-    slots) and a training graph's optimizer makes its slots afresh."""
-    if saved_prefix.lower().endswith((".keras", ".h5", ".hdf5")):
-        if saved_prefix.lower().endswith(".keras"):
+    slots) and a training graph's optimizer makes its slots afresh. kind: the source's, which the copy
+    shares."""
+    if kind.is_keras:
+        if kind is SourceKind.KERAS_ARCHIVE:
             return f"import keras\n\nmodel = keras.saving.load_model({saved_prefix!r})  # the remapped copy\n"
         return ("# The remapped copy, into the model it was saved for (built as the original was):\n"
                 f"model.load_weights({saved_prefix!r})\n")

@@ -12,7 +12,7 @@ from typing import Iterable
 
 from ..analysis.statistics import StatisticsAccumulator
 from ..atomic_write import atomic_write
-from ..format.bundle.reader import CheckpointReader
+from ..format.source import CheckpointSource
 from ..format.readers import open_reader
 from ..formatting import format_shape
 from ..jobs import Job, Progress
@@ -37,7 +37,7 @@ def table_row(info: VariableInfo) -> list:
             format_shape(entry.shape), entry.num_elements, entry.nbytes, info.kind]
 
 
-def export_variable_table(reader: CheckpointReader, path: str, names: Iterable[str] | None = None,
+def export_variable_table(reader: CheckpointSource, path: str, names: Iterable[str] | None = None,
                           with_statistics: bool = False) -> Job[int]:
     """Job: one row per variable (all, or just `names`, e.g. the filtered ones); returns the row count."""
     variables = describe_variables(reader)
@@ -68,7 +68,7 @@ def export_run_table(checkpoints: list[CheckpointInfo], path: str) -> Job[int]:
     return len(rows)
 
 
-def _statistics_cells(reader: CheckpointReader, info: VariableInfo) -> list:
+def _statistics_cells(reader: CheckpointSource, info: VariableInfo) -> list:
     import numpy as np
 
     if not info.entry.is_numeric:

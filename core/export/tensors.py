@@ -20,7 +20,7 @@ Formats:
 from __future__ import annotations
 
 from ..atomic_write import atomic_path, atomic_write
-from ..format.bundle.reader import CheckpointReader
+from ..format.source import CheckpointSource
 from ..jobs import Job, Progress
 
 CHUNK_BYTES = 8 << 20
@@ -34,7 +34,7 @@ def csv_cell_count(shape) -> int:
     return count
 
 
-def export_tensor_csv(reader: CheckpointReader, name: str, path: str) -> Job[None]:
+def export_tensor_csv(reader: CheckpointSource, name: str, path: str) -> Job[None]:
     """Job: 1-D as one column, 2-D as a matrix, a scalar as one cell, higher ranks as one row per value
     with its index columns (i0, i1, ...) first."""
     import numpy as np
@@ -68,7 +68,7 @@ def export_tensor_csv(reader: CheckpointReader, name: str, path: str) -> Job[Non
             yield Progress(written, total, f"{name}: {written:,} of {total:,} values")
 
 
-def _value_chunks(reader: CheckpointReader, name: str):
+def _value_chunks(reader: CheckpointSource, name: str):
     """Chunks of whole rows for a 2-D tensor (so a row never straddles two chunks)."""
     entry = reader.entry(name)
     row = entry.shape[1] if len(entry.shape) == 2 and entry.shape[1] else 1
@@ -135,7 +135,7 @@ def save_npy(path: str, array) -> None:
         np.save(f, array, allow_pickle=array.dtype == object)
 
 
-def export_tensor_npy(reader: CheckpointReader, name: str, path: str) -> Job[None]:
+def export_tensor_npy(reader: CheckpointSource, name: str, path: str) -> Job[None]:
     """Job: the exact tensor as .npy; numeric tensors stream chunk by chunk into the file."""
     import numpy as np
 
@@ -159,7 +159,7 @@ def export_tensor_npy(reader: CheckpointReader, name: str, path: str) -> Job[Non
 
 # ---- many tensors -------------------------------------------------------------------------------------
 
-def export_npz(reader: CheckpointReader, names: list[str], path: str) -> Job[int]:
+def export_npz(reader: CheckpointSource, names: list[str], path: str) -> Job[int]:
     """Job: the chosen tensors into one .npz (keys are the stored names), written member by member."""
     import zipfile
 
@@ -187,7 +187,7 @@ def hdf5_dataset_paths(names: list[str]) -> dict[str, str]:
     return {name: (f"{name}/.value" if name in scopes else name) for name in names}
 
 
-def export_hdf5(reader: CheckpointReader, names: list[str], path: str) -> Job[int]:
+def export_hdf5(reader: CheckpointSource, names: list[str], path: str) -> Job[int]:
     """Job: one dataset per variable (see the module docstring for the layout and attributes)."""
     import h5py
     import numpy as np
@@ -198,7 +198,8 @@ def export_hdf5(reader: CheckpointReader, names: list[str], path: str) -> Job[in
     done_bytes = 0
     with atomic_path(path) as tmp:
         with h5py.File(tmp, "w") as h5:
-            h5.attrs["source"] = reader.prefix
+            # Plain text: h5py stores only an exact `str` as a string; a Location (core.storage.location) is not one.
+            h5.attrs["source"] = str(reader.prefix)
             h5.attrs["writer"] = "Checkpoint Inspector"
             for name in names:
                 entry = entries[name]
@@ -217,7 +218,7 @@ def export_hdf5(reader: CheckpointReader, names: list[str], path: str) -> Job[in
                 dataset.attrs["name"] = name
                 dataset.attrs["dtype"] = entry.dtype.name
                 dataset.attrs["shape"] = np.array(entry.shape, dtype=np.int64)
-                dataset.attrs["source"] = reader.prefix
+                dataset.attrs["source"] = str(reader.prefix)
     yield Progress(total, total, f"Wrote {path}")
     return len(names)
 
@@ -253,7 +254,7 @@ def _hdf5_storage_dtype(dtype):
     return numpy_dtype
 
 
-def _row_blocks(reader: CheckpointReader, name: str):
+def _row_blocks(reader: CheckpointSource, name: str):
     """(region, values) pieces of a tensor in whole outer rows (`tensor[a:b]`), streamed in chunks of
     about CHUNK_BYTES; a scalar, or a tensor whose single outer row is bigger than 64 chunks, comes
     whole (such shapes are rare, and HDF5 wants rectangular regions)."""

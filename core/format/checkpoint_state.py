@@ -77,6 +77,12 @@ def resolve(raw_path: str, folder: str) -> str:
     return paths.join(folder, paths.basename(raw_path.replace("\\", "/")))
 
 
+def resolved_timestamps(state: CheckpointState, folder: str) -> dict[str, float | None]:
+    """Each prefix the state file lists, resolved in the folder, with its time there (the last line naming
+    a prefix wins): one resolve per line, however many checkpoints then look their time up."""
+    return {resolve(raw, folder): state.timestamp_of(raw) for raw in state.all_paths}
+
+
 def _unquote(value: str, path: str, line_number: int) -> str:
     if len(value) < 2 or value[0] not in "\"'" or value[-1] != value[0]:
         raise CorruptCheckpointError(path, f"line {line_number}: expected a quoted path")

@@ -1,16 +1,21 @@
 """Which reader a checkpoint needs, and which files it is: a V2 bundle (`P.index` + `P.data-*`), a V1
 table file (`P` itself, or the shards a `P-?????-of-N` pattern names), or a Keras file (`P` itself: a
-`.keras` archive or an HDF5 weights file, recognised by its first bytes)."""
+`.keras` archive or an HDF5 weights file, recognised by its first bytes). Whichever it is, the reader is a
+core.format.source.CheckpointSource, and says which it is by its `kind`.
+
+Here the formats are told apart by their files, before anything is open; once a reader is open, callers
+ask its `kind` instead of looking at the files again."""
 from __future__ import annotations
 
 import os
 
 from ..storage import files
+from .source import CheckpointSource
 
 
-def open_reader(prefix: str | os.PathLike):
-    """A CheckpointReader for a V2 bundle, a V1Reader for a V1 checkpoint, a KerasReader for a Keras file
-    (the same interface)."""
+def open_reader(prefix: str | os.PathLike) -> CheckpointSource:
+    """The reader the checkpoint needs: a CheckpointReader for a V2 bundle, a V1Reader for a V1 checkpoint,
+    a KerasReader for a Keras file (the same protocol; `kind` says which)."""
     from .bundle.reader import CheckpointReader
     from .keras.reader import KerasReader, is_keras_file
     from .bundle.v1_table import V1Reader, is_v1_file, v1_files

@@ -16,15 +16,16 @@ from dataclasses import dataclass, field
 from ..atomic_write import writer_is_gone
 from ..errors import CheckpointError, NotACheckpointError, SeveralRunsError
 from ..format.bundle.commit import leftovers
-from ..format.bundle.reader import CheckpointReader
+from ..format.source import CheckpointSource
 from ..format.keras.files import KERAS_SUFFIXES, has_keras_name
 from ..format.keras.reader import holds_keras_weights, is_keras_file
 from ..format.readers import main_file, open_reader
 from ..format.wire.sstable import LFS_PROBLEM, is_lfs_pointer
 from ..format.bundle.v1_table import is_v1_file, v1_files, v1_prefix_of
 from ..format.checkpoint_keys import STEP_KEYS
-from ..format.checkpoint_state import STATE_FILE_NAME, CheckpointState, read_state_file, resolve
+from ..format.checkpoint_state import STATE_FILE_NAME, CheckpointState, read_state_file, resolve, resolved_timestamps
 from ..storage import files, paths
+from ..storage.location import Location
 
 _DATA_SUFFIX = re.compile(r"\.data-\d{5}-of-\d{5}$")
 _NOT_V1_SUFFIXES = (".index", ".meta", ".json", ".txt", ".md", ".py", ".pb", ".pbtxt", ".png", ".jpg", ".csv", ".npy",
@@ -53,7 +54,7 @@ class CheckpointInfo:
     data_files: list[str] = field(default_factory=list)
     # Discovery opens the index of an unnumbered checkpoint to find its step; keep that reader so the
     # command or window that opens this checkpoint next does not parse the index a second time.
-    _reader: CheckpointReader | None = field(default=None, repr=False, compare=False)
+    _reader: CheckpointSource | None = field(default=None, repr=False, compare=False)
 
     @property
     def name(self) -> str:
@@ -62,7 +63,7 @@ class CheckpointInfo:
             return paths.basename(paths.dirname(paths.dirname(self.prefix)))
         return paths.basename(self.prefix)
 
-    def open_reader(self) -> CheckpointReader:
+    def open_reader(self) -> CheckpointSource:
         """The checkpoint's reader (parsing its index now unless discovery already did)."""
         reader, self._reader = self._reader or open_reader(self.prefix), None
         return reader
@@ -150,7 +151,7 @@ def saved_model_prefix(folder: str) -> str | None:
 
 def discover(path: str | os.PathLike) -> Run:
     """The run that `path` belongs to, with all its checkpoints; raises CheckpointError if none."""
-    path = paths.abspath(os.fspath(path))  # a file:// URL becomes its path; other URLs stay as they are
+    path = Location(path)  # parsed once (a Location is kept): what is found below it are Locations too
     if files.exists(path) and not (files.isdir(path) or files.isfile(path)):
         # A named pipe or a device: opening it to look inside could wait forever.
         raise NotACheckpointError(path, "is neither a file nor a folder (a pipe or a device?)")
@@ -172,6 +173,7 @@ def discover(path: str | os.PathLike) -> Run:
     prefix = prefix_of_file(path) if files.isfile(path) else None
     if prefix is None:
         prefix = v1_prefix_of(path) if is_v1_file(path) else path
+    prefix = Location(prefix)  # cut from the path's text (`x.index` -> `x`): parsed again, once, to carry on
     if not files.exists(prefix + ".index") and not is_v1_file(v1_files(prefix)[0]):
         if path.endswith(".meta") and files.isfile(path):
             raise NotACheckpointError(path, f"is a TF1 graph whose checkpoint data is not there (no "
@@ -250,8 +252,9 @@ def _discover_folder(folder: str, selected: str | None, depth: int, state_path: 
             run.warnings.append(f"{state.path}: lists {paths.basename(prefix)}, which is not on disk")
     _report_interrupted_saves(folder, names, run)
     data_files = _data_files_by_prefix(folder, names)
+    timestamps = resolved_timestamps(state, folder) if state is not None else {}
     for prefix in prefixes:
-        run.checkpoints.append(_describe(prefix, state, prefix in listed, prefix == latest,
+        run.checkpoints.append(_describe(prefix, timestamps.get(prefix), prefix in listed, prefix == latest,
                                          data_files.get(prefix, []), run))
     _sort_oldest_first(run.checkpoints)
     if scan_subruns and depth < _MAX_SUBRUN_DEPTH:
@@ -321,7 +324,7 @@ def _v1_prefixes(folder: str, names: list[str]) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-def _describe(prefix: str, state: CheckpointState | None, listed: bool, is_latest: bool,
+def _describe(prefix: str, timestamp: float | None, listed: bool, is_latest: bool,
               data_files: list[str], run: Run) -> CheckpointInfo:
     main = main_file(prefix)
     main_size, mtime = files.getsize(main), files.modified_time(main)
@@ -339,11 +342,6 @@ def _describe(prefix: str, state: CheckpointState | None, listed: bool, is_lates
         step, source = (int(match.group(1)), "name") if match else (None, None)
     elif step is None:
         step, source, reader = _step_from_variables(prefix, run)
-    timestamp = None
-    if state is not None:
-        for raw in state.all_paths:
-            if resolve(raw, paths.dirname(prefix)) == prefix:
-                timestamp = state.timestamp_of(raw)
     return CheckpointInfo(prefix, step, source, listed, is_latest, timestamp, mtime, size, data_files,
                           reader)
 
@@ -374,7 +372,7 @@ def _step_from_name(prefix: str) -> tuple[int | None, str | None]:
     return (int(match.group(1)), "name") if match else (None, None)
 
 
-def _step_from_variables(prefix: str, run: Run) -> tuple[int | None, str | None, CheckpointReader | None]:
+def _step_from_variables(prefix: str, run: Run) -> tuple[int | None, str | None, CheckpointSource | None]:
     """A step counter stored in the checkpoint; else the optimizer's iteration count (a SavedModel has
     nothing better); else a number the name carries in another saver's pattern."""
     reader = None

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..storage import files, paths
-from ..format.bundle.reader import CheckpointReader
+from ..storage import files
+from ..storage.location import Location
+from ..format.source import CheckpointSource
 from ..jobs import Job, Progress
 from .discovery import CheckpointInfo, Run, discover
 from .variables import VariableInfo, describe_variables
@@ -18,7 +19,7 @@ from .variables import VariableInfo, describe_variables
 class LoadedCheckpoint:
     run: Run
     checkpoint: CheckpointInfo
-    reader: CheckpointReader
+    reader: CheckpointSource
     variables: list[VariableInfo]
 
     @property
@@ -30,7 +31,8 @@ class LoadedCheckpoint:
         return sum(v.entry.num_elements for v in self.variables)
 
 
-def checkpoint_at(path: str, step: int | None = None, take_first: bool = False) -> tuple[CheckpointInfo, CheckpointReader]:
+def checkpoint_at(path: str, step: int | None = None,
+                  take_first: bool = False) -> tuple[CheckpointInfo, CheckpointSource]:
     """The checkpoint a path names (a run folder: its latest, or the one at `step`) and its reader.
     `take_first`: a folder of several runs gives its first (a window shows which) instead of refusing."""
     info = discover(path).single_run(take_first=take_first).find(step)
@@ -38,10 +40,12 @@ def checkpoint_at(path: str, step: int | None = None, take_first: bool = False) 
 
 
 def open_run(path: str) -> Job[LoadedCheckpoint]:
-    """Find the run `path` belongs to and load its selected (or latest) checkpoint."""
+    """Find the run `path` (text or a core.storage.location.Location) belongs to and load its selected (or
+    latest) checkpoint."""
+    path = Location(path)  # parsed once, here where a window's path enters
     # A remote folder's listing is cached by its file system: opening (or reloading) looks afresh.
     files.refresh(path)
-    files.refresh(paths.dirname(path))
+    files.refresh(path.parent)
     yield Progress(0, 3, f"Looking for checkpoints in {path}")
     run = discover(path).single_run(take_first=True)  # a window shows which run it opened
     return (yield from open_checkpoint(run, run.find()))

@@ -4,12 +4,12 @@ and `trajectory` accept all of these; a name that fits no variable, or several, 
 from __future__ import annotations
 
 from ..errors import AmbiguousNameError, VariableNotFoundError
-from ..format.bundle.reader import CheckpointReader
+from ..format.source import CheckpointSource
 from .discovery import Run
 from .variables import describe_variables
 
 
-def resolve_name(reader: CheckpointReader, name: str) -> str:
+def resolve_name(reader: CheckpointSource, name: str) -> str:
     """The stored key `name` stands for in this checkpoint."""
     if name in reader:
         return name
@@ -27,7 +27,7 @@ def resolve_name(reader: CheckpointReader, name: str) -> str:
     raise VariableNotFoundError(reader.prefix, f"no variable named {name!r} (see `main.py list`)")
 
 
-def resolve_in_run(run: Run, name: str, readers: dict[str, CheckpointReader]) -> str:
+def resolve_in_run(run: Run, name: str, readers: dict[str, CheckpointSource]) -> str:
     """The stored key `name` stands for, looked up in the latest checkpoint first, then the others
     (newest first); `readers` (by prefix) is filled with the readers opened on the way."""
     order = [run.latest] + [c for c in reversed(run.checkpoints) if c is not run.latest]

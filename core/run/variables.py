@@ -14,7 +14,7 @@ from ..caching import BoundedCache
 from ..collector import collector_paused
 from ..errors import CheckpointError
 from ..format.bundle.entry import BundleEntry
-from ..format.bundle.reader import CheckpointReader
+from ..format.source import CheckpointSource
 from ..format.wire.checksum import crc32c
 from ..format.bundle.index_cache import MAX_ENTRIES, forget_all
 from ..format.checkpoint_keys import (BOOKKEEPING_KEYS, CONFIG_SUFFIX, TF1_OPTIMIZER_STATE, is_attribute_key,
@@ -54,13 +54,12 @@ class VariableInfo:
 _DESCRIBED = BoundedCache(MAX_ENTRIES, weigh=lambda described: len(described[0]) + 1)
 
 
-def describe_variables(reader: CheckpointReader) -> list[VariableInfo]:
+def describe_variables(reader: CheckpointSource) -> list[VariableInfo]:
     """One VariableInfo per listed entry, in key order. A second description of an unchanged checkpoint
     is a lookup (its object graph is read again, a small string, and must be the same); the warnings the
     first one gave are given again."""
-    named = reader.naming()
-    if named is not None:  # a Keras file names its weights itself (core.format.keras.reader)
-        return _describe(reader, named)
+    if reader.kind.is_keras:  # a Keras file names its weights itself (core.format.keras.reader)
+        return _describe(reader, reader.naming())
     try:
         data = stored_object_graph(reader)
     except CheckpointError as exc:
@@ -86,12 +85,12 @@ def forget_listings() -> None:
     _DESCRIBED.clear()
 
 
-def _describe(reader: CheckpointReader, graph: dict[str, ObjectInfo]) -> list[VariableInfo]:
+def _describe(reader: CheckpointSource, graph: dict[str, ObjectInfo]) -> list[VariableInfo]:
     with collector_paused():
         return _variables(reader, graph)
 
 
-def _variables(reader: CheckpointReader, graph: dict[str, ObjectInfo]) -> list[VariableInfo]:
+def _variables(reader: CheckpointSource, graph: dict[str, ObjectInfo]) -> list[VariableInfo]:
     listed = reader.names()
     names = None  # the set of names, made only if a name may be a TF1 slot of another
     with_roles = names_with_roles(listed)
@@ -133,7 +132,7 @@ def _variables(reader: CheckpointReader, graph: dict[str, ObjectInfo]) -> list[V
     return result
 
 
-def _graph_of(reader: CheckpointReader, data: bytes | None) -> dict[str, ObjectInfo]:
+def _graph_of(reader: CheckpointSource, data: bytes | None) -> dict[str, ObjectInfo]:
     """What the stored object graph (None: none is stored) says of each key."""
     try:
         return describe_keys(data) if data is not None else {}
@@ -141,7 +140,7 @@ def _graph_of(reader: CheckpointReader, data: bytes | None) -> dict[str, ObjectI
         return _unreadable_graph(reader, exc)
 
 
-def _unreadable_graph(reader: CheckpointReader, exc: CheckpointError) -> dict[str, ObjectInfo]:
+def _unreadable_graph(reader: CheckpointSource, exc: CheckpointError) -> dict[str, ObjectInfo]:
     # A damaged object graph must not hide the variables: stored names only, and say so.
     reader.warn(f"{reader.prefix}: the TF2 object graph cannot be read ({exc.problem}); variables are "
                 f"shown by their stored keys, without object paths or optimizer slots")

@@ -1,8 +1,10 @@
 """The file questions and reads the engine asks, for local paths and URLs alike.
 
-Each function takes a local path or a URL (core.storage.paths.is_url). A local path goes straight to
-`os` as before, at the cost of one substring test; a URL goes to core.storage.remote. A remote file's
-existence, size and version come from its folder's cached listing; its bytes come in ranged reads.
+Each function takes a local path or a URL (core.storage.paths.is_url), as a plain string or as a
+core.storage.location.Location, whose parsed facts is_url reads instead of its text. A local path goes
+straight to `os` as before, at the cost of one substring test (none for a Location); a URL goes to
+core.storage.remote. A remote file's existence, size and version come from its folder's cached listing;
+its bytes come in ranged reads.
 """
 from __future__ import annotations
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import threading
 
 from ..errors import StorageError
+from .location import Location
 from .paths import dirname, split_url
 
 CONNECT_TIMEOUT_S = 10
@@ -28,6 +29,8 @@ _lock = threading.Lock()
 
 
 def protocol_of(url: str) -> str:
+    if type(url) is Location:  # parsed where it entered
+        return url.protocol
     return split_url(url)[0][:-3].lower()
 
 

@@ -20,7 +20,7 @@ from typing import Sequence
 from ..analysis.statistics import read_with_statistics
 from ..analysis.trajectory import PAIR_METRICS, SINGLE_METRICS, compute_trajectory
 from ..errors import NotACheckpointError, VariableNotFoundError
-from ..format.bundle.reader import CheckpointReader
+from ..format.source import CheckpointSource
 from ..format.readers import open_reader
 from ..jobs import Job, Progress
 from ..run.discovery import CheckpointInfo, Run
@@ -69,7 +69,7 @@ class _Plan:
     steps: list[int]
     names: list[str]
     tags: dict[str, str]
-    readers: dict[str, CheckpointReader]  # by prefix, shared with core.analysis.trajectory (one index parse each)
+    readers: dict[str, CheckpointSource]  # by prefix, shared with core.analysis.trajectory (one index parse each)
 
     @property
     def total(self) -> int:
@@ -106,7 +106,7 @@ def _plan(run: Run, names: list[str]) -> _Plan:
                  _variable_tags(names, readers[run.latest.prefix]), readers)
 
 
-def _variable_tags(names: list[str], latest: CheckpointReader) -> dict[str, str]:
+def _variable_tags(names: list[str], latest: CheckpointSource) -> dict[str, str]:
     """The name a person knows each variable by (`hidden/kernel` rather than a Keras 3 stored key);
     the stored key where that name is not unique or the latest checkpoint lacks the variable."""
     shown = {v.name: v.display_name for v in describe_variables(latest)}
@@ -195,7 +195,7 @@ def _checkpoint_event(plan: _Plan, index: int, values: dict, done: int):
     return event_pb2.Event(wall_time=info.timestamp or info.mtime, step=plan.steps[index], summary=summary)
 
 
-def _checkpoint_histogram(reader: CheckpointReader, name: str, done: int, total: int):
+def _checkpoint_histogram(reader: CheckpointSource, name: str, done: int, total: int):
     """(Statistics, Histogram) of one variable in one checkpoint, or None when it is not there or
     has no finite numbers. The tensor is read whole, one at a time, as the detail panel reads it."""
     if name not in reader or not reader.entry(name).is_numeric:

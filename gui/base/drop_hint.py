@@ -5,12 +5,14 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel
 
+from core.storage.location import parse_location
+
 
 def dropped_path(mime) -> str | None:
     """The first local file or folder dropped (a .data-* or .meta file opens its checkpoint)."""
     for url in mime.urls() if mime.hasUrls() else []:
         if url.isLocalFile():
-            return url.toLocalFile()
+            return parse_location(url.toLocalFile())  # where a dropped path enters
     return None
 
 

@@ -1,14 +1,13 @@
-"""The window as its panels and actions see it, and the one way a window runs long work.
-
-WindowContext is what an Edits panel, the export actions or the TensorBoard actions may use of a main
-window: the open checkpoint, the selected variable, the variables shown, the job runner, the status
-bar (busy, progress, a message) and a parent for dialogs. They get this small object instead of the
-window, so they never reach into its attributes.
+"""The one way a window runs long work.
 
 JobSlot is one kind of long work of a window (opening, saving, exporting, TensorBoard): at most one job
 at a time (a newer start supersedes the older one, whose late signals are ignored), its progress in the
 status bar, and its end relayed once: the result to `on_finished`, a failure as one error dialog naming
 the problem, a cancel as a status message. Every job of the window ends through this code.
+
+Its context is the window's session (gui.session), of which it uses the job runner, the parent for
+dialogs, the status bar's show_busy/show_progress/show_message, and the list of slots (so one cancel
+stops them all). It is typed by what it uses, not by the session's class: base sits below the session.
 """
 from __future__ import annotations
 
@@ -19,50 +18,8 @@ from PySide6.QtCore import QObject
 from . import errors
 
 
-class WindowContext:
-    def __init__(self, runner, dialog_parent, *, current: Callable, selected: Callable, shown_names: Callable,
-                 show_busy: Callable, show_progress: Callable, show_message: Callable):
-        self.runner = runner
-        self.dialog_parent = dialog_parent
-        self._current = current
-        self._selected = selected
-        self._shown_names = shown_names
-        self.show_busy = show_busy          # (busy: bool, text: str = "")
-        self.show_progress = show_progress  # (core.jobs.Progress)
-        self.show_message = show_message    # (text: str, milliseconds: int)
-        self.slots: list[JobSlot] = []
-
-    def current(self):
-        """The open LoadedCheckpoint, or None."""
-        return self._current()
-
-    def selected(self):
-        """The selected VariableInfo, or None."""
-        return self._selected()
-
-    def shown_names(self) -> list[str]:
-        """Stored names of the variables the browser shows (after the filter and the slots toggle)."""
-        return self._shown_names()
-
-    def require_current(self):
-        current = self.current()
-        if current is None:
-            self.show_message("Open a checkpoint first", 4000)
-        return current
-
-    def require_selected(self):
-        info = self.selected()
-        if info is None:
-            self.show_message("Select a variable first", 4000)
-        return info
-
-    def cancel_all(self) -> None:
-        for slot in self.slots:
-            slot.cancel()
-
-
 class JobSlot(QObject):
-    def __init__(self, context: WindowContext, failure_title: str, cancelled_message: str = "Cancelled",
+    def __init__(self, context, failure_title: str, cancelled_message: str = "Cancelled",
                  failure_intro: str = ""):
         super().__init__(context.dialog_parent)
         self.context = context

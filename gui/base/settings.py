@@ -7,7 +7,7 @@ import os
 
 from PySide6.QtCore import QByteArray, QSettings
 
-from core.storage import paths as storage_paths
+from core.storage.location import parse_location
 
 MAX_RECENT = 10
 
@@ -21,13 +21,14 @@ class AppSettings:
         stored = self.qsettings.value("recent/paths", [])
         if isinstance(stored, str):  # QSettings returns a lone string for a one-item list
             stored = [stored]
-        existing = [p for p in stored or [] if storage_paths.is_url(p) or os.path.exists(p)]  # a URL is not checked here
+        parsed = [parse_location(p) for p in stored or []]  # a path enters from the settings file here
+        existing = [p for p in parsed if p.is_url or os.path.exists(p)]  # a URL is not checked here
         if existing != list(stored or []):
             self._store_recent(existing)
         return existing
 
     def add_recent(self, path: str) -> None:
-        path = storage_paths.abspath(path)
+        path = parse_location(path)
         recent = [path] + [p for p in self.recent_paths() if p != path]
         self._store_recent(recent[:MAX_RECENT])
 

@@ -24,7 +24,7 @@ import re
 import sys
 import time
 
-from core.storage import paths as storage_paths
+from core.storage.location import parse_location
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtNetwork import QLocalServer, QLocalSocket
@@ -70,7 +70,7 @@ def send_paths(paths: list[str], name: str | None = None, reply_timeout_ms: int 
     if not socket.waitForConnected(CONNECT_TIMEOUT_MS):
         return False
     try:
-        message = json.dumps({"paths": [storage_paths.abspath(p) for p in paths]}).encode("utf-8") + b"\n"
+        message = json.dumps({"paths": [parse_location(p) for p in paths]}).encode("utf-8") + b"\n"
         socket.write(message)
         # Push it out without waiting: waitForBytesWritten() says False when the bytes have already gone,
         # and the reply loop below notices a message that never arrived (no answer by the deadline).
@@ -158,7 +158,7 @@ class InstanceServer(QObject):
         # the answer can never be lost to a close from this side.
         socket.flush()
         if paths is not None:
-            self.paths_received.emit(paths)
+            self.paths_received.emit([parse_location(p) for p in paths])  # paths enter from another start
 
 
 def _parse(line: bytes) -> list[str] | None:

@@ -21,9 +21,10 @@ class RunPanel(QTableView):
     checked = Signal(object)         # {prefix: problem} of the run's damaged checkpoints
     compare_requested = Signal(list)  # [prefix A, prefix B]: "Compare these two" on two selected rows
 
-    def __init__(self, runner, parent=None):
+    def __init__(self, session, parent=None):
         super().__init__(parent)
-        self.runner = runner
+        self.session = session
+        self.runner = session.runner
         self.checkpoint_model = CheckpointListModel(self)
         self.setModel(self.checkpoint_model)
         self.setSelectionBehavior(QAbstractItemView.SelectRows)
@@ -46,6 +47,9 @@ class RunPanel(QTableView):
         self.watch_timer = QTimer(self)
         self.watch_timer.setInterval(LOCAL_INTERVAL_MS)  # the watcher's own, once a run is shown
         self.watch_timer.timeout.connect(self._poll)
+        session.checkpoint_loaded.connect(lambda loaded: self.show_run(loaded.run, loaded.checkpoint.prefix))
+        self.checkpoint_chosen.connect(lambda row: session.open_checkpoint(self.checkpoint_model.checkpoints[row]))
+        self.run_changed.connect(session.grow_run)
 
     def show_run(self, run, current_prefix: str) -> None:
         """The run of the checkpoint just opened (it may be the same run as before)."""

@@ -19,14 +19,15 @@ class VariableBrowser(QWidget):
     selected = Signal(object)          # VariableInfo or None: the current row, shown in the detail panel
     plot_requested = Signal(list)      # VariableInfos chosen for the trajectory plot (context menu)
     rename_requested = Signal(str, str)  # stored name, new name (an in-place edit of the key column)
-    counts_changed = Signal(int, int)  # visible, total
     copy_code_requested = Signal(str)  # stored name: copy the Python that reads it
 
-    def __init__(self, parent=None):
+    def __init__(self, session, parent=None):
         super().__init__(parent)
+        self.session = session
         self.visible_set: VisibleSet | None = None
         self.visible_indexes: list[int] = []
         self.current_name: str | None = None
+        self._new_run = False  # the next checkpoint shown is a new run's: fit the columns to it
 
         self.filter_edit = QLineEdit(placeholderText="Filter variables…  (Ctrl+F)")
         self.filter_edit.setClearButtonEnabled(True)
@@ -82,6 +83,28 @@ class VariableBrowser(QWidget):
         self.regex_box.toggled.connect(self.refresh)
         self.hidden_box.toggled.connect(self.refresh)
         self.tree_box.toggled.connect(self._tree_toggled)
+        self._subscribe(session)
+
+    def _subscribe(self, session) -> None:
+        """What the browser shows follows the session: a loaded checkpoint's variables (with the visible
+        set its load prepared: `prepare`), a new run's column widths, a name asked for elsewhere."""
+        self.selected.connect(session.select)
+        session.checkpoint_loaded.connect(self._checkpoint_loaded)
+        session.run_opened.connect(lambda _: setattr(self, "_new_run", True))
+        session.select_name_requested.connect(self.select_name)
+
+    @staticmethod
+    def prepare(loaded) -> VisibleSet:
+        """On the load's worker thread: what the models compute of the variables, so the GUI thread is
+        left only its models to reset."""
+        return VisibleSet.prepared(loaded.variables)
+
+    def _checkpoint_loaded(self, loaded) -> None:
+        self.set_variables(loaded.variables, self.session.prepared)
+        self.session.runner.start("filter texts", self.visible_set.filter_texts)
+        if self._new_run:
+            self._new_run = False
+            self.fit_columns()
 
     @property
     def view(self):
@@ -115,7 +138,7 @@ class VariableBrowser(QWidget):
         self.model.set_rows(self.visible_set, indexes)
         if self.tree_box.isChecked():
             self._expand_matches()
-        self.counts_changed.emit(len(indexes), len(self.visible_set.variables))
+        self.session.set_shown(self.visible_set, indexes)
         self._restore_selection()
 
     def _expand_matches(self) -> None:
@@ -129,12 +152,6 @@ class VariableBrowser(QWidget):
     def _tree_toggled(self, tree: bool) -> None:
         self.stack.setCurrentWidget(self.tree_view if tree else self.flat_view)
         self.refresh()
-
-    def shown_names(self) -> list[str]:
-        """Stored names of the variables shown (the filter and the slots toggle apply), in order."""
-        if self.visible_set is None:
-            return []
-        return [self.visible_set.variables[i].name for i in self.visible_indexes]
 
     def select_name(self, name: str) -> bool:
         index = self.model.index_of(name)

@@ -26,13 +26,13 @@ TARGET_PATTERN = ("What restores it (*.meta saved_model.pb *.index checkpoint *.
 class CheckDialog(QDialog):
     apply_plan = Signal(object, object)  # (RemapPlan, RestoreTarget)
 
-    def __init__(self, context, target_path: str, parent=None):
+    def __init__(self, session, target_path: str, parent=None):
         super().__init__(parent)
-        self.context = context
+        self.session = session
         self.target_path = target_path
         self.report = self.fix = None
         self.setWindowTitle(f"Check against {os.path.basename(target_path.rstrip(os.sep))}")
-        self.slot = JobSlot(context, "Cannot check")
+        self.slot = JobSlot(session, "Cannot check")
         self.verdict = QLabel("Checking…")
         self.verdict.setWordWrap(True)
         self.table = QTableWidget(0, 4)
@@ -72,7 +72,7 @@ class CheckDialog(QDialog):
         self.resize(min(900, screen.width() - 60) if screen else 900, min(620, screen.height() - 80) if screen else 620)
 
     def start(self) -> None:
-        current = self.context.require_current()
+        current = self.session.require_current()
         if current is None:
             return
         prefix, variables, target = current.checkpoint.prefix, list(current.variables), self.target_path

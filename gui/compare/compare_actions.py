@@ -13,10 +13,9 @@ from .check_dialog import TARGET_PATTERN, CheckDialog
 
 
 class CompareActions:
-    def __init__(self, context, run_panel, edits, reveal_edits):
-        self.context = context
+    def __init__(self, session, run_panel, reveal_edits):
+        self.session = session
         self.run_panel = run_panel
-        self.edits = edits
         self.reveal_edits = reveal_edits
         self.windows: list = []  # open Compare windows and Check dialogs (kept alive while shown)
         run_panel.compare_requested.connect(lambda prefixes: self.compare(*prefixes))
@@ -38,10 +37,11 @@ class CompareActions:
         if len(selected) == 2:
             self.compare(*selected)
             return
-        current = self.context.require_current()
+        current = self.session.require_current()
         if current is None:
             return
-        other = dialogs.open_file(self.context.dialog_parent, "Compare the open checkpoint with…", dialogs.CHECKPOINT_PATTERN,
+        other = dialogs.open_file(self.session.dialog_parent, "Compare the open checkpoint with…",
+                                  dialogs.CHECKPOINT_PATTERN,
                                   folder=current.run.folder)
         if other:
             self.compare(current.checkpoint.prefix, other)
@@ -55,18 +55,18 @@ class CompareActions:
         return window
 
     def check_dialog(self) -> None:
-        current = self.context.require_current()
+        current = self.session.require_current()
         if current is None:
             return
-        path = dialogs.open_file(self.context.dialog_parent, "Check against (a .meta, saved_model.pb, checkpoint or "
+        path = dialogs.open_file(self.session.dialog_parent, "Check against (a .meta, saved_model.pb, checkpoint or "
                                  "Keras file)", TARGET_PATTERN, folder=os.path.dirname(current.run.folder))
         if path:
             self.check_against(path)
 
     def check_against(self, path: str) -> CheckDialog | None:
-        if self.context.require_current() is None:
+        if self.session.require_current() is None:
             return None
-        dialog = CheckDialog(self.context, path, self.context.dialog_parent)
+        dialog = CheckDialog(self.session, path, self.session.dialog_parent)
         dialog.apply_plan.connect(self._apply)
         self._keep(dialog)
         dialog.show()
@@ -74,7 +74,7 @@ class CompareActions:
         return dialog
 
     def _apply(self, plan, target) -> None:
-        self.edits.apply_check_plan(plan, target)
+        self.session.replace_plan(plan, restore_target=target)
         self.reveal_edits()
 
     def _keep(self, widget) -> None:

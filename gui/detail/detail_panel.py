@@ -36,11 +36,11 @@ _STAT_FIELDS = (("min", "min"), ("max", "max"), ("mean", "mean"), ("std", "std")
 class DetailPanel(QWidget):
     status = Signal(str)  # a line for the status bar (errors reading the tensor)
     shown = Signal()      # the selected tensor's statistics and values are on screen
-    values_edited = Signal(str, object)  # stored name, the whole edited tensor (cells typed in the table)
 
-    def __init__(self, runner, parent=None):
+    def __init__(self, session, parent=None):
         super().__init__(parent)
-        self.runner = runner
+        self.session = session
+        self.runner = session.runner
         self.reader = None
         self.info: VariableInfo | None = None
         self.array = None
@@ -131,6 +131,8 @@ class DetailPanel(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.splitter)
         self.axes_widget.hide()
+        session.selection_changed.connect(
+            lambda info: self.show_variable(session.current.reader if session.current else None, info))
 
     @property
     def heatmap(self):
@@ -194,7 +196,7 @@ class DetailPanel(QWidget):
 
     def _cells_edited(self) -> None:
         if self.info is not None and self.array is not None:
-            self.values_edited.emit(self.info.name, self.array.copy())
+            self.session.edit_values(self.info.name, self.array.copy())
 
     def _failed(self, exc) -> None:
         if self.sender() is not self._job:

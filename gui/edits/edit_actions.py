@@ -1,6 +1,7 @@
 """The Edit menu's checkpoint edits: rename (in place, by dialog, by regex), drop, cast, set values from a
 .npy file or a constant, add a variable, values typed into the table. Each becomes one typed operation
-(core.edit.operations) pushed onto the Edits panel's undo stack, and the Edits dock is shown."""
+(core.edit.operations) pushed through the session (gui.session) onto the undo stack of the run shown, and
+the Edits dock is shown. (Values typed into the table reach the session from the detail panel.)"""
 from __future__ import annotations
 
 from typing import Callable
@@ -12,23 +13,22 @@ from core.edit.operations import AddVariable, Cast, Drop, Operation, Rename, Set
 
 from ..base import dialogs
 from .batch_rename_dialog import BatchRenameDialog
-from ..base.jobs import WindowContext
 
 CAST_CHOICES = ["float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8"]
 
 
 class EditActions(QObject):
-    def __init__(self, context: WindowContext, panel, reveal_panel: Callable[[], None]):
-        super().__init__(context.dialog_parent)
-        self.context = context
-        self.panel = panel            # the Edits panel (gui.edits.remap_panel.RemapPanel)
+    def __init__(self, session, save_dialog: Callable[[], None], reveal_panel: Callable[[], None]):
+        super().__init__(session.dialog_parent)
+        self.session = session
+        self.save_dialog = save_dialog    # the Edits panel's Save As
         self.reveal_panel = reveal_panel
 
     def build_menu(self, menu, add_action) -> None:
         """The edit entries of `menu`; add_action(menu, text, slot, shortcut) is the window's helper."""
-        undo = self.panel.undo_stack.createUndoAction(menu, "&Undo")
+        undo = self.session.undo_group.createUndoAction(menu, "&Undo")  # of the run shown
         undo.setShortcut(QKeySequence.Undo)
-        redo = self.panel.undo_stack.createRedoAction(menu, "&Redo")
+        redo = self.session.undo_group.createRedoAction(menu, "&Redo")
         redo.setShortcut(QKeySequence.Redo)
         menu.addAction(undo)
         menu.addAction(redo)
@@ -39,10 +39,10 @@ class EditActions(QObject):
         add_action(menu, "Set Values from .&npy…", lambda: self.values_dialog("npy"))
         add_action(menu, "&Fill with a Constant…", lambda: self.values_dialog("constant"))
         add_action(menu, "Add a &Variable from .npy…", self.add_variable_dialog)
-        add_action(menu, "&Save Remapped Checkpoint As…", self.panel.save_dialog, "Ctrl+Shift+S")
+        add_action(menu, "&Save Remapped Checkpoint As…", self.save_dialog, "Ctrl+Shift+S")
 
     def push(self, operation: Operation) -> None:
-        self.panel.push(operation)
+        self.session.push(operation)
         self.reveal_panel()
 
     # ---- the edits ----------------------------------------------------------------------------------
@@ -51,40 +51,40 @@ class EditActions(QObject):
             self.push(Rename(source=old, target=new))
 
     def rename_selected_dialog(self) -> None:
-        info = self.context.require_selected()
+        info = self.session.require_selected()
         if info is None:
             return
-        new = dialogs.ask_text(self.context.dialog_parent, "Rename", f"New stored name for\n{info.name}:", info.name)
+        new = dialogs.ask_text(self.session.dialog_parent, "Rename", f"New stored name for\n{info.name}:", info.name)
         if new is not None:
             self.rename_variable(info.name, new)
 
     def batch_rename_dialog(self) -> None:
-        current = self.context.current()
+        current = self.session.current
         if current is None:
             return
-        dialog = BatchRenameDialog(self.panel.plan, current.variables, self.context.dialog_parent)
+        dialog = BatchRenameDialog(self.session.plan, current.variables, self.session.dialog_parent)
         if dialog.exec():
             self.push(dialog.operation())
 
     def drop_selected(self) -> None:
-        info = self.context.require_selected()
+        info = self.session.require_selected()
         if info is not None:
             self.push(Drop(names=[info.name]))
 
     def cast_selected_dialog(self) -> None:
-        info = self.context.require_selected()
+        info = self.session.require_selected()
         if info is None:
             return
-        dtype = dialogs.ask_choice(self.context.dialog_parent, "Cast",
+        dtype = dialogs.ask_choice(self.session.dialog_parent, "Cast",
                                    f"Cast {info.display_name} ({info.entry.dtype_name}) to:", CAST_CHOICES)
         if dtype is not None:
             self.push(Cast(name=info.name, dtype=dtype))
 
     def values_dialog(self, source: str) -> None:
-        info = self.context.require_selected()
+        info = self.session.require_selected()
         if info is None:
             return
-        parent = self.context.dialog_parent
+        parent = self.session.dialog_parent
         if source == "npy":
             path = dialogs.open_file(parent, f"Values for {info.display_name}", "NumPy (*.npy)")
             if path:
@@ -94,12 +94,9 @@ class EditActions(QObject):
             if value is not None:
                 self.push(SetValues(name=info.name, constant=value))
 
-    def set_values_from_array(self, name: str, array) -> None:
-        """Cells edited in the value table: the whole edited tensor becomes the variable's new values."""
-        self.push(SetValues(name=name, edited="in the value table", array=array))
 
     def add_variable_dialog(self) -> None:
-        parent = self.context.dialog_parent
+        parent = self.session.dialog_parent
         path = dialogs.open_file(parent, "Values of the new variable", "NumPy (*.npy)")
         if not path:
             return

@@ -6,11 +6,9 @@ from __future__ import annotations
 import os
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QUndoCommand, QUndoStack
 from PySide6.QtWidgets import (QCheckBox, QHBoxLayout, QHeaderView, QLabel, QListWidget, QPushButton, QTableWidget,
                                QTableWidgetItem, QVBoxLayout, QWidget)
 
-from core.edit.operations import Operation
 from core.edit.plan import RemapPlan, preview
 from core.edit.save import save_remapped, save_remapped_run
 from core.edit.verify import verify_restore, verify_saved
@@ -19,51 +17,32 @@ from core.atomic_write import atomic_write
 from core.errors import PlanError
 
 from ..base import dialogs, errors
-from ..base.jobs import JobSlot, WindowContext
-
-
-class _AddOperation(QUndoCommand):
-    def __init__(self, panel: "RemapPanel", operation: Operation):
-        super().__init__(operation.describe())
-        self.panel = panel
-        self.operation = operation
-
-    def redo(self) -> None:
-        self.panel.plan.operations.append(self.operation)
-        self.panel.refresh()
-
-    def undo(self) -> None:
-        self.panel.plan.operations.remove(self.operation)
-        self.panel.refresh()
+from ..base.jobs import JobSlot
 
 
 class RemapPanel(QWidget):
-    changed = Signal(bool)        # the plan is (not) empty: the window marks itself edited
+    """Shows the session's plan of the run shown (gui.session: each run keeps its own plan and undo
+    history there) and saves it; every change of the plan goes through the session."""
+
     saved = Signal(object)        # list of core.edit.save.SaveReport
     verified = Signal(object)     # core.edit.verify.VerifyResult
     failed = Signal(str)
 
-    def __init__(self, context: WindowContext):
+    def __init__(self, session):
         super().__init__()
-        self.context = context
-        self.plan = RemapPlan()
-        self.undo_stack = QUndoStack(self)
-        self.last_save: tuple[str, str, object] | None = None  # (source prefix, destination, preview)
-        self.slot = JobSlot(context, "Cannot save", "Saving cancelled: nothing was written")
-        self._folder: str | None = None
-        self._plans: dict[str, tuple] = {}     # run folder -> the edits set aside when another run opened
-        self._saved_plan: str | None = None    # the plan (as JSON) when it was last saved
-        # The program a check's plan was applied for (core.analysis.restore_check.RestoreTarget): after a
-        # save, Verify also restores the new checkpoint into it.
-        self.restore_target = None
+        self.session = session
+        self.last_save: tuple | None = None  # (source prefix, destination, preview, SourceKind) of the run shown
+        self._target_shown = None  # the check's restore target the result line speaks of
+        self.slot = JobSlot(session, "Cannot save", "Saving cancelled: nothing was written")
 
         self.operations = QListWidget()
         self.undo_button = QPushButton("Undo")
         self.redo_button = QPushButton("Redo")
-        self.undo_button.clicked.connect(self.undo_stack.undo)
-        self.redo_button.clicked.connect(self.undo_stack.redo)
-        self.undo_stack.canUndoChanged.connect(self.undo_button.setEnabled)
-        self.undo_stack.canRedoChanged.connect(self.redo_button.setEnabled)
+        undo_group = session.undo_group  # the undo history of the run shown
+        self.undo_button.clicked.connect(undo_group.undo)
+        self.redo_button.clicked.connect(undo_group.redo)
+        undo_group.canUndoChanged.connect(self.undo_button.setEnabled)
+        undo_group.canRedoChanged.connect(self.redo_button.setEnabled)
         self.slots_follow = QCheckBox("optimizer slots follow their variable")
         self.slots_follow.setChecked(True)
         self.name_based = QCheckBox("name-based checkpoint (drop the TF2 object graph)")
@@ -131,52 +110,36 @@ class RemapPanel(QWidget):
         self.code_button.clicked.connect(self.copy_restore_code)
         self.load_plan_button.clicked.connect(self._load_plan_dialog)
         self.save_plan_button.clicked.connect(self._save_plan_dialog)
+        session.plan_changed.connect(self.refresh)
+        session.checkpoint_loaded.connect(lambda _: self.refresh())
+        session.run_opened.connect(self._run_opened)
 
-    # ---- the plan --------------------------------------------------------------------------------------
-    def push(self, operation: Operation) -> None:
-        self.undo_stack.push(_AddOperation(self, operation))
-
-    def clear(self) -> None:
-        self.undo_stack.clear()
-        self.plan.operations.clear()
-        self.restore_target = None
-        self.refresh()
-
+    # ---- the plan ------------------------------------------------------------------------------------------
     @property
-    def unsaved(self) -> bool:
-        """Operations in the plan that no save has written since they were added."""
-        return bool(self.plan.operations) and self.plan.to_json() != self._saved_plan
+    def plan(self):
+        """The plan of the run shown (the session's)."""
+        return self.session.plan
 
-    def switch_run(self, folder: str) -> None:
-        """Each run keeps its own edits: the plan of the run left is set aside, the one of `folder`
-        (if any) comes back, with no result or Verify of another run left showing."""
-        if self._folder is not None:
-            self._plans[self._folder] = (list(self.plan.operations), self.plan.slots_follow, self.plan.name_based,
-                                         self._saved_plan)
-        self._folder = folder
-        operations, slots_follow, name_based, saved = self._plans.pop(folder, ([], True, False, None))
-        self.clear()
-        self.slots_follow.setChecked(slots_follow)
-        self.name_based.setChecked(name_based)
-        for operation in operations:
-            self.push(operation)
-        self.undo_stack.clear()  # undo does not reach into another run's history
-        self._saved_plan = saved
+    def _run_opened(self, _loaded) -> None:
+        """Another run: no result, save or Verify of the run left stays in sight."""
         self.last_save = None
-        self.restore_target = None
         self.verify_button.setEnabled(False)
+        self.code_button.setEnabled(False)
         self.result.setText("")
+        self.result.setStyleSheet("color: palette(text)")
 
     def _options_changed(self, *_) -> None:
-        self.plan.slots_follow = self.slots_follow.isChecked()
-        self.plan.name_based = self.name_based.isChecked()
-        self.refresh()
+        self.session.set_plan_options(self.slots_follow.isChecked(), self.name_based.isChecked())
 
     def current_preview(self):
-        current = self.context.current()
+        current = self.session.current
         return preview(self.plan, current.variables) if current is not None else None
 
-    def refresh(self) -> None:
+    def refresh(self, *_) -> None:
+        for box, on in ((self.slots_follow, self.plan.slots_follow), (self.name_based, self.plan.name_based)):
+            box.blockSignals(True)  # showing the plan's options is not a change of them
+            box.setChecked(on)
+            box.blockSignals(False)
         self.operations.clear()
         self.operations.addItems([op.describe() for op in self.plan.operations])
         result = self.current_preview()
@@ -186,7 +149,7 @@ class RemapPanel(QWidget):
                              f"{p.target} (named {p.variable_name})", p.dtype, str(list(p.shape)), p.action)
                             for p in result.planned if p.action != "copy"]
             changed_rows += [(name, "(dropped)", "", "", "drop") for name in result.dropped]
-            changed_rows += self._object_path_rows(self.context.current().variables)
+            changed_rows += self._object_path_rows(self.session.current.variables)
         self.preview_table.setRowCount(len(changed_rows))
         for row, cells in enumerate(changed_rows):
             for column, text in enumerate(cells):
@@ -199,7 +162,15 @@ class RemapPanel(QWidget):
         self.problems.setText("\n".join(f"⚠ {p}" for p in problems))
         self.problems.setStyleSheet("color: #c0392b" if problems else "color: palette(text)")
         self.save_button.setEnabled(bool(self.plan.operations) and not problems and not self.slot.busy)
-        self.changed.emit(bool(self.plan.operations))
+        target = self.session.restore_target
+        if target is not self._target_shown:  # a check's plan came in: what was saved before is not its save
+            self._target_shown = target
+            if target is not None:
+                self.last_save = None
+                self.verify_button.setEnabled(False)
+                self.code_button.setEnabled(False)
+                self.result.setText(f"The plan of a check against {target.description}: Save As, then Verify "
+                                    f"restores the saved checkpoint into it with TensorFlow.")
 
     def _object_path_rows(self, current_variables) -> list[tuple]:
         """TF2 object paths the renames change although no stored key does (Keras 3 keys its weights
@@ -219,7 +190,7 @@ class RemapPanel(QWidget):
     # ---- saving and verifying ----------------------------------------------------------------------------
     def save_to(self, destination: str, overwrite: bool = False) -> None:
         """Save the remapped checkpoint (or the whole run into the folder `destination`)."""
-        current = self.context.current()
+        current = self.session.current
         if current is None or self.slot.busy:
             return
         plan = RemapPlan(list(self.plan.operations), self.plan.slots_follow, self.plan.name_based)
@@ -239,21 +210,31 @@ class RemapPanel(QWidget):
                 return save_remapped(reader, plan, destination, overwrite, make_latest=make_latest)
             verify_source = (reader.prefix, os.path.abspath(destination))
         self.save_button.setEnabled(False)
-        self.slot.start(f"save {destination}", make_job, lambda reports: self._saved(reports, verify_source, result),
-                        busy_text=f"Saving to {destination}…", on_failed=self._failed, on_cancelled=self._cancelled)
+        kind = current.reader.kind  # the copy is of the source's kind (a Keras file is verified by Keras)
+        # The save belongs to the run whose plan it writes, as the plan is now: another run opened meanwhile,
+        # or operations added meanwhile, are not marked saved by it.
+        edits, saved_json = self.session.edits, plan.to_json()
+        self.slot.start(f"save {destination}", make_job,
+                        lambda reports: self._saved(reports, verify_source, result, kind, edits, saved_json),
+                        busy_text=f"Saving to {destination}…", on_failed=self._mine(edits, self._failed),
+                        on_cancelled=self._mine(edits, self._cancelled))
 
-    def _saved(self, reports, verify_source, result) -> None:
-        self._saved_plan = self.plan.to_json()
+    def _mine(self, edits, show):
+        """`show`, for the run `edits` belongs to only: a job of a run left behind speaks no more here."""
+        return lambda *args: show(*args) if edits is self.session.edits else None
+
+    def _saved(self, reports, verify_source, result, kind, edits, saved_json: str) -> None:
+        self.session.plan_saved(edits, saved_json)
+        if edits is not self.session.edits:
+            return
         reports = reports if isinstance(reports, list) else [reports]
-        self.last_save = (verify_source[0], verify_source[1], result)
+        self.last_save = (verify_source[0], verify_source[1], result, kind)
         lines = [f"Saved {sum(r.written for r in reports)} variables to {reports[-1].prefix}"
                  + (f" (and {len(reports) - 1} more checkpoints)" if len(reports) > 1 else "") + "."]
         for report in reports[:1]:
             lines += report.cast_warnings + report.notes
-        keras = not os.path.exists(reports[-1].prefix + ".index") and reports[-1].prefix.lower().endswith(
-            (".keras", ".h5", ".hdf5"))
         self.result.setText("\n".join(lines))
-        self.verify_button.setText("Verify with Keras" if keras else "Verify with TensorFlow")
+        self.verify_button.setText("Verify with Keras" if kind.is_keras else "Verify with TensorFlow")
         self.verify_button.setEnabled(True)
         self.code_button.setEnabled(True)
         self.refresh()
@@ -263,17 +244,17 @@ class RemapPanel(QWidget):
         """After a save: the Python that restores it (core.export.code_snippets)."""
         from core.export.code_snippets import restore_mapping_code
 
-        source, destination, result = self.last_save
-        current = self.context.current()
+        source, destination, result, kind = self.last_save
+        current = self.session.current
         weights = {v.name for v in current.variables if v.kind == "variable"} if current is not None else None
-        return restore_mapping_code(source, destination, result.renames, weights)
+        return restore_mapping_code(source, destination, result.renames, kind, weights)
 
     def copy_restore_code(self) -> None:
         from PySide6.QtWidgets import QApplication
 
         if self.last_save is not None:
             QApplication.clipboard().setText(self.restore_code())
-            self.context.show_message("Copied the restore code of the saved copy", 5000)
+            self.session.show_message("Copied the restore code of the saved copy", 5000)
 
     def _failed(self, message: str) -> None:
         self.result.setText(f"Not saved: {message}")
@@ -290,18 +271,20 @@ class RemapPanel(QWidget):
     def verify(self) -> None:
         if self.last_save is None or self.slot.busy:
             return
-        source, destination, result = self.last_save
-        target = self.restore_target
+        source, destination, result, kind = self.last_save
+        target = self.session.restore_target
         self.verify_button.setEnabled(False)
 
         def job():
-            verdicts = [(yield from verify_saved(source, destination, result))]
+            verdicts = [(yield from verify_saved(source, destination, result, kind))]
             if target is not None:  # a check's plan: the new checkpoint must restore into its target too
                 verdicts.append((yield from verify_restore(destination, target)))
             return verdicts
 
-        self.slot.start("verify", job, self._verified, busy_text="Verifying with TensorFlow…", on_failed=self._failed,
-                        on_cancelled=self._cancelled)
+        edits = self.session.edits
+        verifier = "Keras" if kind.is_keras else "TensorFlow"
+        self.slot.start("verify", job, self._mine(edits, self._verified), busy_text=f"Verifying with {verifier}…",
+                        on_failed=self._mine(edits, self._failed), on_cancelled=self._mine(edits, self._cancelled))
 
     def _verified(self, verdicts) -> None:
         self.verify_button.setEnabled(True)
@@ -313,7 +296,7 @@ class RemapPanel(QWidget):
 
     # ---- dialogs -------------------------------------------------------------------------------------------
     def save_dialog(self) -> None:
-        current = self.context.current()
+        current = self.session.current
         if current is None:
             return
         if self.all_steps.isChecked():
@@ -321,7 +304,7 @@ class RemapPanel(QWidget):
             if folder:
                 self.save_to(folder, overwrite=bool(os.listdir(folder)) and self._confirm_overwrite(folder))
             return
-        if current.reader.naming() is not None:  # a Keras file: an edited file of the same kind
+        if current.reader.kind.is_keras:  # an edited file of the same kind
             stem, suffix = keras_name_parts(current.checkpoint.prefix)
             path = dialogs.save_file(self, "Save the edited Keras file as", f"{stem}-edited{suffix}")
             existing = path and os.path.exists(path)
@@ -349,23 +332,11 @@ class RemapPanel(QWidget):
             with open(path, encoding="utf-8") as f:
                 loaded = RemapPlan.from_json(f.read(), path)
         except (OSError, PlanError) as exc:
-            errors.show_error(self.context.dialog_parent, "Cannot load the plan", errors.describe(exc))
+            errors.show_error(self.session.dialog_parent, "Cannot load the plan", errors.describe(exc))
             return
-        self.slots_follow.setChecked(loaded.slots_follow)
-        self.name_based.setChecked(loaded.name_based)
-        for operation in loaded.operations:
-            self.push(operation)
-
-    def apply_check_plan(self, plan: RemapPlan, target) -> None:
-        """A check's proposed plan (gui.compare.check_dialog) replaces the edits; Verify then restores into `target`."""
-        self.clear()
-        self.slots_follow.setChecked(plan.slots_follow)
-        self.name_based.setChecked(plan.name_based)
-        for operation in plan.operations:
-            self.push(operation)
-        self.restore_target = target
-        self.result.setText(f"The plan of a check against {target.description}: Save As, then Verify restores the "
-                            f"saved checkpoint into it with TensorFlow.")
+        self.session.set_plan_options(loaded.slots_follow, loaded.name_based)
+        for operation in loaded.operations:  # after the edits already made, each undoable
+            self.session.push(operation)
 
     def _save_plan_dialog(self) -> None:
         path = dialogs.save_file(self, "Save the remap plan", "remap-plan.json", "Remap plan (*.json)")

@@ -14,35 +14,26 @@ from PySide6.QtGui import QKeySequence
 from core.jobs import Progress
 from core.run.discovery import discover
 from core.run.training_logs import read_training_logs
-from core.storage import paths
+from core.storage.location import parse_location
 
 from ..base import dialogs, errors
 from ..base.deferred import AFTER_FIRST_PAINT_MS
 from ..base.jobs import JobSlot
 
 
-def run_name(folder: str, other: str | None = None) -> str:
-    """A run's name in legends: its folder's name; with its parent's when the other run's is the same."""
-    name = os.path.basename(folder.rstrip(os.sep)) or folder
-    if other is not None and os.path.basename(other.rstrip(os.sep)) == name:
-        return os.path.join(os.path.basename(os.path.dirname(folder.rstrip(os.sep))), name)
-    return name
-
-
 class TrainingActions:
-    def __init__(self, context, trajectory_slot, open_variable_at, show_graph_in_tensorboard):
-        self.context = context
+    def __init__(self, session, open_variable_at, show_graph_in_tensorboard):
+        self.session = session
         self.show_graph_in_tensorboard = show_graph_in_tensorboard  # (graph file path)
-        self.trajectory_slot = trajectory_slot  # a gui.base.deferred.Deferred of the TrajectoryPanel
         self.open_variable_at = open_variable_at  # (prefix, stored name): open that checkpoint, select it
         self.run = None
-        self.logs = None        # the run's TrainingLogs, when it logged anything
-        self.comparison = None  # (Run, TrainingLogs | None)
         self.overview_window = None  # gui.training.overview_window.OverviewWindow, once asked for
         self._logs_job = None
         self._comparison_job = None
         self.graph_dialog = None
-        self.graph_slot = JobSlot(context, "Cannot show the graph")
+        self.graph_slot = JobSlot(session, "Cannot show the graph")
+        session.run_opened.connect(lambda loaded: self.run_opened(loaded.run))
+        session.run_grown.connect(self.run_changed)
 
     def build_menu(self, menu) -> None:
         overview = menu.addAction("Training &Overview…")
@@ -60,21 +51,6 @@ class TrainingActions:
         graph.triggered.connect(lambda *_: self.show_graph())
         menu.addSeparator()
 
-    @property
-    def trajectory(self):
-        """The trajectory panel, made now if it was not yet: something is to be shown in it."""
-        return self.trajectory_slot.widget
-
-    def trajectory_built(self, panel) -> None:
-        """A panel made after the run opened gets what it would have been given."""
-        if self.run is not None:
-            panel.run_names[0] = self._name(self.run.folder)
-        panel.set_logs(self.logs)
-        if self.comparison is not None:
-            run, logs = self.comparison
-            panel.set_comparison(self._name(run.folder, self.run.folder), run.checkpoints,
-                                 logs if logs.scalars or logs.histograms else None)
-
     # ---- the run's logs -----------------------------------------------------------------------------
     def run_opened(self, run) -> None:
         from PySide6.QtCore import QTimer
@@ -83,14 +59,10 @@ class TrainingActions:
         if self._logs_job is not None:  # the last run's logs must not arrive for this one
             self._logs_job.cancel()
             self._logs_job = None
-        self.logs = None
-        if self.trajectory_slot.built:  # else it gets them when made (trajectory_built)
-            self.trajectory.run_names[0] = self._name(run.folder)
-            self.trajectory.set_logs(None)
         # after the variables are shown: the logs (and numpy's and protobuf's first imports, which hold the
         # interpreter's lock) wait for the first paint
-        # (the runner as the timer's context: a window closed meanwhile starts nothing)
-        QTimer.singleShot(AFTER_FIRST_PAINT_MS, self.context.runner, lambda: self.run is run and self._read_logs(run))
+        # (the runner as the timer's context object: a window closed meanwhile starts nothing)
+        QTimer.singleShot(AFTER_FIRST_PAINT_MS, self.session.runner, lambda: self.run is run and self._read_logs(run))
         if self.overview_window is not None:
             self.overview_window.set_runs(self.runs())
 
@@ -106,10 +78,10 @@ class TrainingActions:
         if self._logs_job is not None:
             self._logs_job.cancel()
         folder = run.folder
-        handle = self.context.runner.start(
+        handle = self.session.runner.start(
             "training logs", lambda: read_training_logs(folder),
             on_finished=lambda logs: self._logs_read(handle, logs),
-            on_failed=lambda exc: handle is self._logs_job and self.context.show_message(
+            on_failed=lambda exc: handle is self._logs_job and self.session.show_message(
                 f"The training logs cannot be read: {errors.describe(exc)}", 8000))
         self._logs_job = handle
 
@@ -117,29 +89,28 @@ class TrainingActions:
         from shiboken6 import isValid
 
         # A job that ended as its window closed arrives after the window's widgets are gone.
-        if handle is not self._logs_job or handle.is_cancelled or not isValid(self.trajectory_slot):
+        if handle is not self._logs_job or handle.is_cancelled or not isValid(self.session):
             return
         self._logs_job = None
-        self.logs = logs if logs.scalars or logs.histograms else None
-        if self.trajectory_slot.built:
-            self.trajectory.set_logs(self.logs)
+        self.session.set_logs(logs if logs.scalars or logs.histograms else None)
         damaged = [f for f in logs.files if f.problem]
         if damaged:
-            self.context.show_message(f"{damaged[0].path}: {damaged[0].problem} (the points before it are shown)", 10000)
+            self.session.show_message(f"{damaged[0].path}: {damaged[0].problem} (the points before it are shown)",
+                                      10000)
 
     # ---- the comparison run -------------------------------------------------------------------------
     def choose_comparison(self) -> None:
-        folder = dialogs.choose_folder(self.context.dialog_parent, "Plot another run beside this one",
+        folder = dialogs.choose_folder(self.session.dialog_parent, "Plot another run beside this one",
                                        os.path.dirname(self.run.folder) if self.run else "")
         if folder:
             self.open_comparison(folder)
 
     def open_comparison(self, path: str) -> None:
-        if self.context.require_current() is None:
+        if self.session.require_current() is None:
             return
         if self._comparison_job is not None:
             self._comparison_job.cancel()
-        path = paths.abspath(path)
+        path = parse_location(path)
 
         def job():
             yield Progress(0, 0, f"Opening {path}")
@@ -147,11 +118,12 @@ class TrainingActions:
             logs = yield from read_training_logs(run.folder)
             return run, logs
 
-        self.context.show_busy(True, f"Opening the comparison run {path}…")
-        handle = self.context.runner.start("comparison run", job, on_finished=lambda result: self._compared(handle, result),
+        self.session.show_busy(True, f"Opening the comparison run {path}…")
+        handle = self.session.runner.start("comparison run", job,
+                                           on_finished=lambda result: self._compared(handle, result),
                                            on_failed=lambda exc: self._comparison_failed(handle, exc, path),
                                            on_progress=lambda p: handle is self._comparison_job and
-                                           self.context.show_progress(p),
+                                           self.session.show_progress(p),
                                            on_cancelled=lambda: self._comparison_ended(handle))
         self._comparison_job = handle
 
@@ -159,43 +131,34 @@ class TrainingActions:
         if handle is not self._comparison_job:
             return False
         self._comparison_job = None
-        self.context.show_busy(False)
+        self.session.show_busy(False)
         return True
 
     def _compared(self, handle, result) -> None:
         if not self._comparison_ended(handle):
             return
         run, logs = result
-        self.comparison = (run, logs)
-        self.trajectory.run_names[0] = self._name(self.run.folder)
-        self.trajectory.set_comparison(self._name(run.folder, self.run.folder), run.checkpoints,
-                                       logs if logs.scalars or logs.histograms else None)
+        self.session.set_comparison((run, logs if logs.scalars or logs.histograms else None))
         self.remove_action.setEnabled(True)
-        self.context.show_message(f"Comparing with {run.folder}: {len(run.checkpoints)} checkpoints", 6000)
+        self.session.show_message(f"Comparing with {run.folder}: {len(run.checkpoints)} checkpoints", 6000)
         if self.overview_window is not None:
             self.overview_window.set_runs(self.runs())
 
     def _comparison_failed(self, handle, exc, path: str) -> None:
         if self._comparison_ended(handle):
-            errors.show_error(self.context.dialog_parent, "Cannot open the comparison run",
+            errors.show_error(self.session.dialog_parent, "Cannot open the comparison run",
                               f"{path}\n\n{errors.describe(exc)}", getattr(exc, "formatted_traceback", ""))
 
     def remove_comparison(self) -> None:
-        self.comparison = None
-        self.trajectory.set_comparison(None)
+        self.session.set_comparison(None)
         self.remove_action.setEnabled(False)
         if self.overview_window is not None:
             self.overview_window.set_runs(self.runs())
 
-    def _name(self, folder: str, other: str | None = None) -> str:
-        if other is None and self.comparison is not None:
-            other = self.comparison[0].folder
-        return run_name(folder, other)
-
     # ---- the graph ----------------------------------------------------------------------------------
     def show_graph(self) -> None:
         """The Graph dialog of the open checkpoint's graph (read on a worker thread)."""
-        current = self.context.require_current()
+        current = self.session.require_current()
         if current is None:
             return
         path = current.checkpoint.prefix  # a SavedModel's variables prefix finds its saved_model.pb
@@ -212,21 +175,22 @@ class TrainingActions:
         from .graph_dialog import GraphDialog
 
         summary, note = result
-        dialog = GraphDialog(summary, lambda: self.show_graph_in_tensorboard(summary.path), self.context.dialog_parent)
+        dialog = GraphDialog(summary, lambda: self.show_graph_in_tensorboard(summary.path), self.session.dialog_parent)
         if note:
-            self.context.show_message(note, 10000)
+            self.session.show_message(note, 10000)
         self.graph_dialog = dialog
         dialog.show()
 
     # ---- the overview -------------------------------------------------------------------------------
     def runs(self) -> list:
-        runs = [(self._name(self.run.folder), self.run.checkpoints)] if self.run else []
-        if self.comparison is not None:
-            runs.append((self._name(self.comparison[0].folder, self.run.folder), self.comparison[0].checkpoints))
+        names = self.session.run_names()
+        runs = [(names[0], self.run.checkpoints)] if self.run else []
+        if self.session.comparison is not None:
+            runs.append((names[1], self.session.comparison[0].checkpoints))
         return runs
 
     def show_overview(self):
-        if self.context.require_current() is None:
+        if self.session.require_current() is None:
             return None
         if self.overview_window is None:
             from .overview_window import OverviewWindow  # its plots' library loads when first used

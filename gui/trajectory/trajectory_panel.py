@@ -31,9 +31,10 @@ class TrajectoryPanel(QWidget):
     checkpoint_clicked = Signal(str)  # prefix
     updated = Signal()                # every computation in flight has finished
 
-    def __init__(self, runner, parent=None, executor=None):
+    def __init__(self, session, parent=None, executor=None):
         super().__init__(parent)
-        self.runner = runner
+        self.session = session
+        self.runner = session.runner
         self.executor = executor or (lambda: None)  # where the pieces run (gui.window.compute_choice); None: threads
         self.checkpoints = []
         self.series: dict[str, dict] = {}  # stored name -> {"label", "points": {prefix: Point}, "curve"}
@@ -115,6 +116,33 @@ class TrajectoryPanel(QWidget):
         self.clear_button.clicked.connect(self.clear)
         self.export_csv.clicked.connect(self._export_csv_dialog)
         self.export_image.clicked.connect(self._export_image_dialog)
+        # The plot follows the session: a new run's checkpoints (its plotted variables cleared), the run
+        # growing; a click on a point opens that checkpoint.
+        self.checkpoint_clicked.connect(session.open_checkpoint_prefix)
+        session.run_opened.connect(self._run_opened)
+        session.run_grown.connect(lambda run: self.set_checkpoints(run.checkpoints))
+        session.logs_changed.connect(self.set_logs)
+        session.comparison_changed.connect(self._comparison_changed)
+        if session.current is not None:  # made after a run opened: what it would have been shown
+            self._run_opened(session.current)
+            self.set_logs(session.logs)
+            if session.comparison is not None:
+                self._comparison_changed(session.comparison)
+
+    def _run_opened(self, loaded) -> None:
+        """Another run: its checkpoints on the axis, no curve of the run left, its logs to come."""
+        self.clear()
+        self.run_names[0] = self.session.run_names()[0]
+        self.set_checkpoints(loaded.run.checkpoints)
+        self.set_logs(None)
+
+    def _comparison_changed(self, comparison) -> None:
+        self.run_names[0] = self.session.run_names()[0]  # both names, once a second run may share it
+        if comparison is None:
+            self.set_comparison(None)
+            return
+        run, logs = comparison
+        self.set_comparison(self.session.run_names()[1], run.checkpoints, logs)
 
     @property
     def distribution(self):

@@ -12,17 +12,17 @@ from core.export import tables, tensors
 from core.export.tensors import HUGE_CSV_CELLS, csv_cell_count
 
 from ..base import dialogs
-from ..base.jobs import JobSlot, WindowContext
+from ..base.jobs import JobSlot
 
 
 class ExportActions(QObject):
     finished = Signal(str)  # the path written
     failed = Signal(str)    # the message shown
 
-    def __init__(self, context: WindowContext):
-        super().__init__(context.dialog_parent)
-        self.context = context
-        self.slot = JobSlot(context, "Export failed", "Export cancelled: nothing was written")
+    def __init__(self, session):
+        super().__init__(session.dialog_parent)
+        self.session = session
+        self.slot = JobSlot(session, "Export failed", "Export cancelled: nothing was written")
 
     def build_menu(self, menu) -> None:
         entries = (("Variable Table as CSV…", lambda: self._dialog("table.csv", "CSV (*.csv)", self.table)),
@@ -47,71 +47,71 @@ class ExportActions(QObject):
 
         from core.export.code_snippets import reading_code
 
-        current = self.context.current()
+        current = self.session.current
         if current is None or name is None:
-            self.context.show_message("Select a variable first", 4000)
+            self.session.show_message("Select a variable first", 4000)
             return
         QApplication.clipboard().setText(reading_code(current.reader, name))
-        self.context.show_message(f"Copied the Python that reads {name}", 5000)
+        self.session.show_message(f"Copied the Python that reads {name}", 5000)
 
     # ---- the exports (paths given: the menu asks for them, tests pass them) -----------------------------
     def table(self, path: str, with_statistics: bool = False) -> None:
-        reader, names = self._reader(), self.context.shown_names()
+        reader, names = self._reader(), self.session.shown_names()
         if reader is not None:
             self._start(path, lambda: tables.export_variable_table(reader, path, names, with_statistics))
 
     def run_table(self, path: str) -> None:
-        current = self.context.require_current()
+        current = self.session.require_current()
         if current is not None:
             checkpoints = list(current.run.checkpoints)
             self._start(path, lambda: tables.export_run_table(checkpoints, path))
 
     def tensor_csv(self, path: str) -> None:
-        reader, info = self._reader(), self.context.require_selected()
+        reader, info = self._reader(), self.session.require_selected()
         if reader is None or info is None:
             return
         cells = csv_cell_count(info.entry.shape)
         if cells > HUGE_CSV_CELLS and not dialogs.ask_yes_no(
-                self.context.dialog_parent, "A very large CSV",
+                self.session.dialog_parent, "A very large CSV",
                 f"{info.display_name} has {cells:,} values: as CSV that is about {cells * 12 / 1e9:.1f} GB of "
                 f"text. Write it anyway? (.npy keeps the same values exactly in {info.entry.nbytes / 1e9:.1f} GB.)"):
             return
         self._start(path, lambda: tensors.export_tensor_csv(reader, info.name, path))
 
     def tensor_npy(self, path: str) -> None:
-        reader, info = self._reader(), self.context.require_selected()
+        reader, info = self._reader(), self.session.require_selected()
         if reader is not None and info is not None:
             self._start(path, lambda: tensors.export_tensor_npy(reader, info.name, path))
 
     def npz(self, path: str) -> None:
-        reader, names = self._reader(), self.context.shown_names()
+        reader, names = self._reader(), self.session.shown_names()
         if reader is not None:
             self._start(path, lambda: tensors.export_npz(reader, names, path))
 
     def hdf5(self, path: str) -> None:
-        reader, names = self._reader(), self.context.shown_names()
+        reader, names = self._reader(), self.session.shown_names()
         if reader is not None:
             self._start(path, lambda: tensors.export_hdf5(reader, names, path))
 
     # ---- plumbing ---------------------------------------------------------------------------------------
     def _reader(self):
-        current = self.context.require_current()
+        current = self.session.require_current()
         return current.reader if current is not None else None
 
     def _dialog(self, default_name: str, pattern: str, export_to) -> None:
-        current = self.context.current()
+        current = self.session.current
         folder = os.path.dirname(current.checkpoint.prefix) if current else ""
-        path = dialogs.save_file(self.context.dialog_parent, "Export", os.path.join(folder, default_name), pattern)
+        path = dialogs.save_file(self.session.dialog_parent, "Export", os.path.join(folder, default_name), pattern)
         if path:
             export_to(path)
 
     def _start(self, path: str, make_job) -> None:
         if self.slot.busy:
-            self.context.show_message("An export is already running", 4000)
+            self.session.show_message("An export is already running", 4000)
             return
 
         def written(_) -> None:
-            self.context.show_message(f"Wrote {path}", 8000)
+            self.session.show_message(f"Wrote {path}", 8000)
             self.finished.emit(path)
 
         self.slot.start(f"export {path}", make_job, written, busy_text=f"Exporting to {path}…",

@@ -1,25 +1,26 @@
-"""The main window: menus, the run's checkpoint list, the variable browser, the detail panel, the status
-bar with progress and cancel; opening from the menu, recent files, the command line and drag and drop.
+"""The main window: it composes the rooms around one session (gui.session) and lays them out: the run's
+checkpoint list, the variable browser, the detail panel, the trajectory plot, the Edits dock, the menus
+and the status bar with progress and cancel; opening from the menu, recent files, the command line and
+drag and drop.
 
-Its panels and actions (Edits, exports, TensorBoard, the edit menu) get a WindowContext, not the
-window; every long job runs through a JobSlot (gui.base.jobs)."""
+Every panel and action takes the session in its constructor and subscribes to it; the window calls no
+panel when something opens. What the window itself follows of the session: its title, the status bar,
+and, once something is shown, building what waited for the first paint."""
 from __future__ import annotations
 
 import os
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QAction, QIcon, QKeySequence
 from PySide6.QtWidgets import QDockWidget, QMainWindow, QWidget
 
 from core.formatting import format_bytes, format_count
-from core.run.loading import open_checkpoint, open_run
-from core.storage import paths
 
 from ..base import dialogs
 from . import window_layout
 from ..compare.compare_actions import CompareActions
 from .compute_choice import ComputeChoice
-from ..base.deferred import Deferred
+from ..base.deferred import AFTER_FIRST_PAINT_MS, Deferred
 from ..detail.detail_panel import DetailPanel
 from ..base.drop_hint import DropHint, DropTarget
 from ..edits.edit_actions import EditActions
@@ -32,9 +33,9 @@ from ..base.status_progress import StatusProgress
 from .tensorboard_actions import TensorBoardActions
 from ..training.training_actions import TrainingActions
 from ..browser.variable_browser import VariableBrowser
-from ..base.jobs import JobSlot, WindowContext
-from .window_loading import CheckpointLoading
+from ..base.garbage_collection import settle as settle_garbage
 from ..base.worker import JobRunner
+from ..session import Session
 
 
 PLOT_QUESTION = 32  # plotting more variables than this at once asks first
@@ -45,20 +46,12 @@ def about_text() -> str:
             f"how it changed over training.")
 
 
-class MainWindow(CheckpointLoading, DropTarget, QMainWindow):
-    loaded = Signal(object)       # LoadedCheckpoint, after it is shown
-    run_changed = Signal(object)  # Run, when the watcher found checkpoints added or removed
-    load_failed = Signal(str)     # the message shown
-
+class MainWindow(DropTarget, QMainWindow):
     def __init__(self, settings: AppSettings | None = None):
         super().__init__()
         self.settings = settings or AppSettings()
         self.runner = JobRunner(self)
-        self.current = None  # the LoadedCheckpoint shown (core.run.loading)
-        self.current_path: str | None = None
-        self.current_run_folder: str | None = None
-        self._load_path: str | None = None
-        self._select_after_load: tuple[str, str] | None = None  # (prefix, stored name) to select once it opens
+        self.session = Session(self, self.runner, self.settings, prepare=VariableBrowser.prepare)
         # Set for a window opened for a handed-over path beside other windows: if that path cannot be
         # opened, the window goes once its error is read, rather than stay behind empty.
         self.close_if_first_load_fails = False
@@ -69,56 +62,60 @@ class MainWindow(CheckpointLoading, DropTarget, QMainWindow):
         self.setAcceptDrops(True)
         self.resize(1280, 800)
 
-        self.browser = VariableBrowser()
+        session = self.session
+        self.browser = VariableBrowser(session)
         self.setCentralWidget(self.browser)
-        self.detail = DetailPanel(self.runner)
-        self.run_panel = RunPanel(self.runner)
+        self.detail = DetailPanel(session)
+        self.run_panel = RunPanel(session)
         self.checkpoint_model = self.run_panel.checkpoint_model
-        self.run_panel.checkpoint_chosen.connect(self.open_checkpoint_row)
-        self.run_panel.run_changed.connect(self._run_changed)
         self.run_dock = self._dock("Run", "run", self.run_panel, Qt.LeftDockWidgetArea)
         self.detail_dock = self._dock("Variable", "detail", self.detail, Qt.RightDockWidgetArea)
         # The plot is made a frame after the first paint (build_deferred): the variables show first.
-        self.trajectory_slot = Deferred(self._make_trajectory, on_built=self._trajectory_built)
+        self.trajectory_slot = Deferred(self._make_trajectory)
         self.trajectory_dock = self._dock("Trajectory", "trajectory", self.trajectory_slot, Qt.BottomDockWidgetArea)
         # The Variable panel keeps the window's whole height (its tabs need it on a laptop); the plot
         # spans the Run list and the variables.
         self.setCorner(Qt.BottomRightCorner, Qt.RightDockWidgetArea)
-        self.context = WindowContext(
-            self.runner, self, current=lambda: self.current, selected=lambda: self.detail.info,
-            shown_names=self.browser.shown_names, show_busy=self.show_busy, show_progress=self.show_progress,
-            show_message=lambda text, ms: self.statusBar().showMessage(text, ms))
-        self.loading = JobSlot(self.context, "Cannot open", "Opening cancelled",
-                               failure_intro="Cannot open this checkpoint.")
         self.compute = ComputeChoice(self.runner, self.settings, self)
         self.compute.start_saved()
-        self.edits = RemapPanel(self.context)
+        self.edits = RemapPanel(session)
         self.edits_dock = self._dock("Edits", "edits", self.edits, Qt.RightDockWidgetArea)
         self.tabifyDockWidget(self.detail_dock, self.edits_dock)
         self.detail_dock.raise_()
-        self.edit_actions = EditActions(self.context, self.edits, self._reveal_edits)
-        self.edits.changed.connect(self._edited_changed)
+        self.edit_actions = EditActions(session, self.edits.save_dialog, self._reveal_edits)
         self.browser.rename_requested.connect(self.edit_actions.rename_variable)
-        self.detail.values_edited.connect(self.edit_actions.set_values_from_array)
 
         self.status = StatusProgress(self.statusBar(), self.cancel_all_work)
         self.status_text, self.progress, self.cancel_button = self.status.text, self.status.bar, self.status.cancel_button
-        self.show_busy(False)
 
         self.drop_hint = DropHint(self)
 
-        self.browser.selected.connect(self._variable_selected)
         self.browser.plot_requested.connect(self.plot_variables)
         self.browser.copy_code_requested.connect(lambda name: self.exports.copy_code(name))
-        self.browser.counts_changed.connect(lambda *_: self._update_status())
         self.detail.status.connect(lambda text: self.statusBar().showMessage(text, 8000))
-        self.exports = ExportActions(self.context)
-        self.tensorboard = TensorBoardActions(self.context, self.statusBar())
-        self.comparing = CompareActions(self.context, self.run_panel, self.edits, self._reveal_edits)
-        self.training = TrainingActions(self.context, self.trajectory_slot, self.open_variable_at,
-                                        self.tensorboard.show_graph)
+        self.exports = ExportActions(session)
+        self.tensorboard = TensorBoardActions(session, self.statusBar())
+        self.comparing = CompareActions(session, self.run_panel, self._reveal_edits)
+        self.training = TrainingActions(session, self.open_variable_at, self.tensorboard.show_graph)
+        self._follow(session)
+        self.show_busy(False)
         self._build_menus()
         window_layout.restore(self)
+
+    def _follow(self, session: Session) -> None:
+        """What the window shows of the session itself: the status bar, the title, the end of a load."""
+        session.busy_changed.connect(self.show_busy)
+        session.progress.connect(self.status.show)
+        session.message.connect(lambda text, ms: self.statusBar().showMessage(text, ms))
+        session.shown_changed.connect(lambda *_: self._update_status())
+        session.checkpoint_loaded.connect(self._checkpoint_loaded)
+        session.plan_changed.connect(lambda _: self._update_title())
+        session.values_edited.connect(lambda *_: self._reveal_edits())  # typed values: the plan that has them
+        session.run_grown.connect(lambda run: self.statusBar().showMessage(
+            f"The run now has {len(run.checkpoints)} checkpoints", 5000))
+        session.load_failed.connect(lambda _: (self._after_first_paint(), self._update_status()))
+        session.load_cancelled.connect(self._load_cancelled)
+        session.load_error_shown.connect(self._load_error_shown)
 
     # ---- construction ----------------------------------------------------------------------------
     @property
@@ -129,16 +126,9 @@ class MainWindow(CheckpointLoading, DropTarget, QMainWindow):
     def _make_trajectory(self):
         from ..trajectory.trajectory_panel import TrajectoryPanel  # pyqtgraph, imported here: after the first paint
 
-        panel = TrajectoryPanel(self.runner, executor=lambda: self.compute.current)
+        panel = TrajectoryPanel(self.session, executor=lambda: self.compute.current)
         panel.add_button.clicked.connect(self.add_selected_to_trajectory)
-        panel.checkpoint_clicked.connect(self.open_checkpoint_prefix)
         return panel
-
-    def _trajectory_built(self, panel) -> None:
-        if self.current is not None:  # as _loaded does for a new run
-            panel.clear()
-            panel.set_checkpoints(self.current.run.checkpoints)
-        self.training.trajectory_built(panel)
 
     def _dock(self, title: str, name: str, widget: QWidget, area) -> QDockWidget:
         dock = QDockWidget(title, self)
@@ -159,14 +149,14 @@ class MainWindow(CheckpointLoading, DropTarget, QMainWindow):
         file_menu.addSeparator()
         self.exports.build_menu(file_menu.addMenu("&Export"))
         file_menu.addSeparator()
-        self._action(file_menu, "&Reload", self.reload, QKeySequence.Refresh)
+        self._action(file_menu, "&Reload", self.session.reload, QKeySequence.Refresh)
         file_menu.addSeparator()
         self._action(file_menu, "&Quit", self.quit_app, QKeySequence.Quit)
         edit_menu = self.menuBar().addMenu("&Edit")
         self._action(edit_menu, "&Find Variable", self.focus_filter, QKeySequence.Find)
         self._action(edit_menu, "&Copy Values", self.detail.table.copy_selection)
-        self._action(edit_menu, "Copy as C&ode", lambda: self.exports.copy_code(self.detail.info.name if self.detail.info
-                                                                                 else None), "Ctrl+Shift+C")
+        self._action(edit_menu, "Copy as C&ode", lambda: self.exports.copy_code(
+            self.session.selected.name if self.session.selected else None), "Ctrl+Shift+C")
         edit_menu.addSeparator()
         self.edit_actions.build_menu(edit_menu, self._action)
         view_menu = self.menuBar().addMenu("&View")
@@ -228,41 +218,30 @@ class MainWindow(CheckpointLoading, DropTarget, QMainWindow):
             self.compute.choose(setting.strip())
 
     def open_files_dialog(self) -> None:
-        path = dialogs.open_file(self, "Open a checkpoint", folder=self.current_run_folder or "",
+        path = dialogs.open_file(self, "Open a checkpoint", folder=self.session.run_folder or "",
                                  pattern=dialogs.CHECKPOINT_PATTERN)
         if path:
             self.open_path(path)
 
     def _dialog_folder(self) -> str:
         """Where file dialogs start: beside the open run (its parent, to pick a sibling run)."""
-        return os.path.dirname(self.current_run_folder) if self.current_run_folder else ""
+        folder = self.session.run_folder
+        return os.path.dirname(folder) if folder else ""
 
     def open_path(self, path: str) -> None:
-        """Open a run, checkpoint file or SavedModel on a worker thread; the window stays usable."""
-        path = paths.abspath(path)  # a URL stays as it is
-        self.cancel_loading()
-        self._start_load(f"open {path}", lambda: open_run(path), path)
+        """Open a run, checkpoint file or SavedModel (from a menu, a drop, the command line, another
+        start of the app): the session opens it on a worker thread; the window stays usable."""
+        self.session.open_path(path)
 
-    def reload(self) -> None:
-        if self.current_path:
-            prefix = self.current.checkpoint.prefix if self.current else None
-            self._start_load("reload", lambda: open_run(prefix if prefix and (paths.is_url(prefix) or os.path.exists(prefix + ".index"))
-                                                        else self.current_path), self.current_path)
-
-    def open_checkpoint_row(self, row: int) -> None:
-        if self.current is None or not 0 <= row < len(self.checkpoint_model.checkpoints):
-            return
-        info = self.checkpoint_model.checkpoints[row]
-        run = self.current.run
-        self.cancel_loading()
-        self._start_load(f"open {info.name}", lambda: open_checkpoint(run, info), self.current_path)
+    def open_variable_at(self, prefix: str, name: str) -> None:
+        """Show `name` at checkpoint `prefix` (an overview cell): this window comes to the front."""
+        self.raise_()
+        self.activateWindow()
+        self.session.open_variable_at(prefix, name)
 
     def cancel_all_work(self) -> None:
         """The status bar's cancel button: stops the load, export, save or launch in progress."""
-        self.context.cancel_all()
-
-    def show_progress(self, progress) -> None:
-        self.status.show(progress)
+        self.session.cancel_all()
 
     def add_selected_to_trajectory(self) -> None:
         """“+ selected”: every selected variable goes on the plot (Shift/Ctrl-click several first)."""
@@ -285,24 +264,43 @@ class MainWindow(CheckpointLoading, DropTarget, QMainWindow):
         self.edits_dock.show()
         self.edits_dock.raise_()
 
-    def _edited_changed(self, edited: bool) -> None:
-        self.setWindowModified(edited)
-        title = self.windowTitle().replace(" [*]", "")
-        self.setWindowTitle(title + " [*]")
+    # ---- following the session ------------------------------------------------------------------------
+    def _checkpoint_loaded(self, loaded) -> None:
+        self.close_if_first_load_fails = False  # it has shown something: it stays
+        self._update_title()
+        self._update_status()
+        summary = loaded.reader.model_summary()
+        self.statusBar().clearMessage()  # a note about the checkpoint shown before is not about this one
+        for message in ([summary] if summary else []) + loaded.run.warnings + loaded.reader.warnings:
+            self.statusBar().showMessage(message, 10000)  # a warning, shown last, stays in sight
+        self._after_first_paint()
+        # What this load made is kept out of later collections (gui.base.garbage_collection), after the paint.
+        QTimer.singleShot(AFTER_FIRST_PAINT_MS, settle_garbage)
 
-    # ---- the run growing ----------------------------------------------------------------------------------
-    def _run_changed(self, run) -> None:
-        if self.current is None or run.folder != self.current.run.folder:
-            return
-        self.current.run = run
-        self.trajectory.set_checkpoints(run.checkpoints)
-        self.training.run_changed(run)
-        self.statusBar().showMessage(f"The run now has {len(run.checkpoints)} checkpoints", 5000)
-        self.run_changed.emit(run)
+    def _update_title(self) -> None:
+        loaded = self.session.current
+        if loaded is not None:
+            step = "" if loaded.checkpoint.step is None else f" · step {loaded.checkpoint.step:,}"
+            self.setWindowTitle(f"{loaded.checkpoint.name}{step} — {loaded.run.folder} — Checkpoint Inspector [*]")
+        self.setWindowModified(self.session.unsaved)  # the "*": edits no save has written
 
-    # ---- showing ---------------------------------------------------------------------------------
-    def _variable_selected(self, info) -> None:
-        self.detail.show_variable(self.current.reader if self.current else None, info)
+    def _load_cancelled(self) -> None:
+        self.close_if_first_load_fails = False  # the person stopped it: the window is theirs now
+        self._update_status()
+
+    def _load_error_shown(self) -> None:
+        if self.close_if_first_load_fails and self.session.current is None:
+            self.close()
+
+    def build_deferred(self) -> None:
+        """Make what waited for the first paint: the plots (see gui.base.deferred)."""
+        self.trajectory_slot.build()
+        self.detail.build_deferred()
+
+    def _after_first_paint(self) -> None:
+        if not self._deferred_scheduled:
+            self._deferred_scheduled = True
+            QTimer.singleShot(AFTER_FIRST_PAINT_MS, self, self.build_deferred)  # not if the window is gone
 
     def show_busy(self, busy: bool, text: str = "") -> None:
         self.status.set_busy(busy, text)
@@ -310,11 +308,11 @@ class MainWindow(CheckpointLoading, DropTarget, QMainWindow):
             self._update_status()
 
     def _update_status(self) -> None:
-        if self.current is None:
+        loaded = self.session.current
+        if loaded is None:
             self.status_text.setText("Open a run folder or checkpoint (Ctrl+O), or drop one here")
             return
-        loaded = self.current
-        shown = len(self.browser.visible_indexes)
+        shown = self.session.shown_count()
         total = len(loaded.variables)
         counts = f"{format_count(total)} variables" if shown == total else f"{shown:,} of {total:,} variables shown"
         self.status_text.setText(f"{counts} · {format_count(loaded.total_elements)} values · "
@@ -346,14 +344,16 @@ class MainWindow(CheckpointLoading, DropTarget, QMainWindow):
 
     def drop_zones(self) -> list:
         """A run dropped on the Trajectory dock, with a run open, is plotted beside it."""
-        if self.current is None:
+        if self.session.current is None:
             return []
         return [(self.trajectory_dock, "Drop a run here to plot it beside this one", self.training.open_comparison)]
 
     # ---- layout memory ---------------------------------------------------------------------------
     def closeEvent(self, event) -> None:
-        if self.edits.unsaved and not dialogs.ask_yes_no(
-                self, "Unsaved edits", "The edit plan has not been saved. Close the window and lose it?"):
+        unsaved = self.session.unsaved_runs()  # every run's plan, not only the one shown
+        if unsaved and not dialogs.ask_yes_no(
+                self, "Unsaved edits", f"The edit plan of {', '.join(unsaved)} has not been saved. Close the window "
+                                       f"and lose it?"):
             event.ignore()
             return
         self.run_panel.stop()

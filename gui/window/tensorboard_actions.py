@@ -16,7 +16,7 @@ from core.tensorboard.history import write_checkpoint_history
 from core.tensorboard.process import EXITED
 
 from ..base import dialogs
-from ..base.jobs import JobSlot, WindowContext
+from ..base.jobs import JobSlot
 
 
 class TensorBoardActions(QObject):
@@ -25,10 +25,11 @@ class TensorBoardActions(QObject):
     history_written = Signal(object)  # core.tensorboard.history.HistoryResult
     failed = Signal(str)
 
-    def __init__(self, context: WindowContext, status_bar):
-        super().__init__(context.dialog_parent)
-        self.context = context
-        self.slot = JobSlot(context, "TensorBoard", "TensorBoard: cancelled")
+    def __init__(self, session, status_bar):
+        super().__init__(session.dialog_parent)
+        self.session = session
+        self.slot = JobSlot(session, "TensorBoard", "TensorBoard: cancelled")
+        session.run_opened.connect(lambda loaded: self.run_opened(loaded.run.folder))
         self.board = None
         self.open_browser = True
         self.state_label = QLabel("")
@@ -53,11 +54,11 @@ class TensorBoardActions(QObject):
         menu.addAction("Write Checkpoint &History for TensorBoard").triggered.connect(lambda *_: self.write_history())
 
     def launch(self) -> None:
-        current = self.context.require_current()
+        current = self.session.require_current()
         if current is None or self.slot.busy:
             return
         folder = current.run.folder
-        if not launcher.has_event_files(folder) and dialogs.offer_history(self.context.dialog_parent, folder):
+        if not launcher.has_event_files(folder) and dialogs.offer_history(self.session.dialog_parent, folder):
             self.write_history(then_launch=True)
             return
         self.state_label.setText("TensorBoard: starting…")
@@ -75,7 +76,7 @@ class TensorBoardActions(QObject):
     def show_graph(self, graph_path: str) -> None:
         """“Show graph in TensorBoard”: the graph written into the run's graph/ folder (as
         FileWriter.add_graph writes it), then TensorBoard on the run, opened on its Graphs view."""
-        current = self.context.require_current()
+        current = self.session.require_current()
         if current is None or self.slot.busy:
             return
         folder = current.run.folder
@@ -88,7 +89,7 @@ class TensorBoardActions(QObject):
 
         def launched(result) -> None:
             written, board = result
-            self.context.show_message(f"Wrote the graph to {written}", 8000)
+            self.session.show_message(f"Wrote the graph to {written}", 8000)
             self._launched(board, "#graphs")
 
         self.state_label.setText("TensorBoard: starting…")
@@ -112,13 +113,13 @@ class TensorBoardActions(QObject):
         self.stopped.emit()
 
     def write_history(self, then_launch: bool = False) -> None:
-        current = self.context.require_current()
+        current = self.session.require_current()
         if current is None or self.slot.busy:
             return
         run = current.run
 
         def written(result) -> None:
-            self.context.show_message(f"Wrote TensorBoard history to {result.folder}", 8000)
+            self.session.show_message(f"Wrote TensorBoard history to {result.folder}", 8000)
             self.history_written.emit(result)
             if then_launch:
                 self.launch()

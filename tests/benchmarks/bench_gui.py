@@ -433,8 +433,9 @@ class Load:
 
 
 def time_set_variables(h: Harness, variables: list[VariableInfo]) -> Load:
-    """One load of all the variables as the window does it (gui.window.window_loading): the columns made as on
-    the load's worker, then set_variables on the GUI thread until laid out, then the settle."""
+    """One load of all the variables as the window does it (gui.session's load job runs
+    VariableBrowser.prepare on its worker): the columns made as on the load's worker, then set_variables on
+    the GUI thread until laid out, then the settle."""
     start = time.perf_counter()
     visible = VisibleSet.prepared(variables)
     prepared = time.perf_counter()

@@ -124,16 +124,18 @@ def test_verify_loads_the_saved_file_with_keras(tf_ckpts, tmp_path):
     source = tf_ckpts.keras_files / "model.keras"
     plan = RemapPlan([SetValues(name=HIDDEN_BIAS, constant=0.25), Cast(name=HIDDEN_KERNEL, dtype="float16")])
     save(source, plan, tmp_path / "edited.keras")
-    promise = preview(plan, describe_variables(KerasReader(str(source))))
-    verdict = run_to_end(verify_saved(str(source), str(tmp_path / "edited.keras"), promise))
+    reader = KerasReader(str(source))
+    promise = preview(plan, describe_variables(reader))
+    verdict = run_to_end(verify_saved(str(source), str(tmp_path / "edited.keras"), promise, reader.kind))
     assert verdict.ok and verdict.by == "Keras" and verdict.checked == len(promise.planned), verdict.mismatches
     # A promise the file does not keep is caught: the same check against another plan's values.
     other = preview(RemapPlan([SetValues(name=HIDDEN_BIAS, constant=0.75)]), describe_variables(KerasReader(str(source))))
-    verdict = run_to_end(verify_saved(str(source), str(tmp_path / "edited.keras"), other))
+    verdict = run_to_end(verify_saved(str(source), str(tmp_path / "edited.keras"), other, reader.kind))
     assert not verdict.ok and any(HIDDEN_BIAS in m for m in verdict.mismatches)
     save(tf_ckpts.keras_files / "model.weights.h5", plan, tmp_path / "edited.weights.h5")
-    verdict = run_to_end(verify_saved(str(tf_ckpts.keras_files / "model.weights.h5"), str(tmp_path / "edited.weights.h5"),
-                                      preview(plan, describe_variables(KerasReader(str(tf_ckpts.keras_files / "model.weights.h5"))))))
+    weights = KerasReader(str(tf_ckpts.keras_files / "model.weights.h5"))
+    verdict = run_to_end(verify_saved(weights.prefix, str(tmp_path / "edited.weights.h5"),
+                                      preview(plan, describe_variables(weights)), weights.kind))
     assert verdict.ok and verdict.by.startswith("h5py"), verdict.mismatches
 
 
@@ -155,8 +157,9 @@ def test_a_layer_renamed_by_its_shown_name_loads_in_keras_under_the_new_name(tf_
     from core.edit.verify import verify_saved
 
     plan = RemapPlan([RenameShown(pattern="^hidden/", replacement="head/")])
+    reader = KerasReader(str(source))
     verdict = run_to_end(verify_saved(str(source), str(tmp_path / "renamed.keras"),
-                                      preview(plan, describe_variables(KerasReader(str(source))))))
+                                      preview(plan, describe_variables(reader)), reader.kind))
     assert verdict.ok and verdict.by == "Keras", verdict.mismatches
     save(tf_ckpts.keras_files / "model.weights.h5", RemapPlan([RenameShown(pattern="^hidden/", replacement="head/")]),
          tmp_path / "renamed.weights.h5")

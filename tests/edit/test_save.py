@@ -272,18 +272,19 @@ def test_cli_remap_dry_run_and_save(tf_ckpts, tmp_path):
 
 def test_verify_with_tensorflow_in_a_child_process(tf_ckpts, tmp_path):
     from core.edit.verify import verify_saved
+    from core.format.source import SourceKind
 
     source = str(tf_ckpts.tf1_run / "model.ckpt-60")
     plan = plan_of(("regex_rename", {"pattern": "^dense/", "replacement": "layer/"}),
                    ("cast", {"name": "layer/bias", "dtype": "float64"}))
     remap(source, plan, tmp_path / "ok")
     result = preview(plan, describe_variables(CheckpointReader(source)))
-    verdict = run_to_end(verify_saved(source, str(tmp_path / "ok"), result))
+    verdict = run_to_end(verify_saved(source, str(tmp_path / "ok"), result, SourceKind.V2_BUNDLE))
     assert verdict.ok and verdict.checked == 3, verdict.mismatches
     # A checkpoint that does not keep the plan's promise is caught.
     other = plan_of(("regex_rename", {"pattern": "^dense/", "replacement": "layer/"}))
     remap(source, other, tmp_path / "bad")
-    verdict = run_to_end(verify_saved(source, str(tmp_path / "bad"), result))
+    verdict = run_to_end(verify_saved(source, str(tmp_path / "bad"), result, SourceKind.V2_BUNDLE))
     assert not verdict.ok and any("dtype float32, expected float64" in m for m in verdict.mismatches)
 
 

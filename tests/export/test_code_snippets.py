@@ -13,6 +13,7 @@ from core.edit.operations import RegexRename
 from core.edit.plan import RemapPlan, preview
 from core.export.code_snippets import reading_code, restore_mapping_code
 from core.format.readers import open_reader
+from core.format.source import SourceKind
 from core.run.loading import checkpoint_at
 from core.run.variables import describe_variables
 
@@ -64,7 +65,7 @@ def test_the_restore_mapping_restores_the_original_into_the_renamed_graph(compar
     plan = RemapPlan([RegexRename(pattern="^layer1/", replacement="hidden/"),
                       RegexRename(pattern="^layer2/", replacement="logits/")])
     renames = preview(plan, variables).renames
-    code = restore_mapping_code(source, str(tmp_path / "copy"), renames, weights)
+    code = restore_mapping_code(source, str(tmp_path / "copy"), renames, SourceKind.V2_BUNDLE, weights)
     assert "init_from_checkpoint" in code and "'layer1/weights': 'hidden/weights'" in code
     assert "Adam" not in code.split("init_from_checkpoint")[1]  # the optimizer makes its slots afresh
     mapping_code = code[code.index("tf.compat.v1.train.init_from_checkpoint"):]

@@ -18,6 +18,7 @@ from core.jobs import run_to_end
 from core.run.discovery import discover
 from core.run.variables import describe_variables
 from core.format.bundle.reader import bundle_is_complete
+from core.format.source import SourceKind
 from core.run.watch import RunWatcher
 
 
@@ -38,7 +39,7 @@ def pristine_values(prefix: str) -> dict:
     from core.format.readers import main_file, open_reader
 
     reader = open_reader(prefix)
-    if reader.naming() is not None:
+    if reader.kind.is_keras:
         # A Keras file: HDF5 keeps no checksum of contiguous data, so damaged bytes can change values
         # undetectably; the oracle checks nothing there (errors, crashes, hangs and memory still count).
         return {"rows": None, "values": {}}
@@ -82,7 +83,7 @@ def _exercise_checkpoint(info, run, oracle) -> list[str]:
             rows = _rows(reader.prefix)
             # Its own entry and the header (endianness) as written: then its values cannot have changed.
             row_unchanged = all(rows.get(k) == oracle["rows"].get(k) for k in (variable.entry.key, b""))
-            in_table = not getattr(reader, "copies_bytes", True)  # V1: values live in the table's rows
+            in_table = reader.kind is SourceKind.V1_TABLE  # values live in the table's rows
             if (undamaged_rows or (row_unchanged and not variable.entry.is_partitioned and not in_table)) and \
                     not _same(values, oracle["values"][name]):
                 raise WrongValue(f"{reader.prefix}: {name!r} read without error but differs from the undamaged file")

@@ -41,6 +41,6 @@ with s3_environment(server):
     dialog.setLabelText("Run folder or checkpoint URL (s3://bucket/run, gs://…, az://…, https://…):")
     dialog.setTextValue("s3://team-runs/experiments/sample_run")
     _drawn_over(window, dialog).save(str(out / "open_url.png"))
-    print(f"opened {window.current.run.folder}")
+    print(f"opened {window.session.current.run.folder}")
     window.close()
 server.stop()

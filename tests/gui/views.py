@@ -83,7 +83,7 @@ def render(out: Path, many_vars: Path | None, views=VIEWS, keras_run: Path | Non
     window.browser.select_name(KERNEL)
     _wait(window.detail.shown)
     for name in PLOTTED:
-        window.plot_variables([v for v in window.current.variables if v.name == name])
+        window.plot_variables([v for v in window.session.current.variables if v.name == name])
         _wait(window.trajectory.updated)
     _wait()
     save("browse")
@@ -107,7 +107,7 @@ def render(out: Path, many_vars: Path | None, views=VIEWS, keras_run: Path | Non
         broken = scratch / "model.ckpt-500.index"
         broken.write_bytes(bytes(range(256)) * 8)
         window.open_path(str(broken))
-        _wait(window.load_failed)
+        _wait(window.session.load_failed)
         _wait(ms=100)
         save("error", _message_over(window, *shown_errors[-1]))
 
@@ -116,7 +116,7 @@ def render(out: Path, many_vars: Path | None, views=VIEWS, keras_run: Path | Non
         with open(damaged / "ckpt-150.data-00000-of-00001", "r+b") as f:
             f.truncate(1000)
         window.open_path(str(damaged))
-        _wait(window.loaded)
+        _wait(window.session.checkpoint_loaded)
         _wait(window.run_panel.checked)
         _wait()
         save("damaged")
@@ -163,7 +163,7 @@ def _keras_view(window, run: Path) -> None:
     """A folder of ModelCheckpoint files: the last epoch's .keras, its dense kernel over the epochs."""
     _open(window, run / "epoch_03.keras")
     window.trajectory.clear()
-    kernel = next(v for v in window.current.variables if v.display_name == "hidden/kernel")
+    kernel = next(v for v in window.session.current.variables if v.display_name == "hidden/kernel")
     window.browser.select_name(kernel.name)
     _wait(window.detail.shown)
     window.plot_variables([kernel])
@@ -225,9 +225,9 @@ def _training_views(window, scratch: Path, training: Path, views, save) -> None:
     window.trajectory.metric.setCurrentText("update_ratio")
     window.trajectory.log_scale.setChecked(True)  # a ratio that jumps a hundredfold
     for label in ("layer_4/kernel", "layer_3/kernel", "layer_0/kernel"):
-        window.plot_variables([v for v in window.current.variables if v.display_name == label])
+        window.plot_variables([v for v in window.session.current.variables if v.display_name == label])
         _wait(window.trajectory.updated)
-    window.browser.select_name(next(v.name for v in window.current.variables if v.display_name == "layer_4/kernel"))
+    window.browser.select_name(next(v.name for v in window.session.current.variables if v.display_name == "layer_4/kernel"))
     _wait(window.detail.shown)
     _wait(ms=600)
     save("training")
@@ -248,7 +248,7 @@ def _training_views(window, scratch: Path, training: Path, views, save) -> None:
         window.training.open_comparison(str(second))
         _wait(ms=1500)
         for label in ("dense/kernel", "out/kernel"):
-            window.plot_variables([v for v in window.current.variables if v.display_name == label])
+            window.plot_variables([v for v in window.session.current.variables if v.display_name == label])
             _wait(window.trajectory.updated)
         _wait(ms=600)
         save("two_runs")
@@ -258,7 +258,7 @@ def _training_views(window, scratch: Path, training: Path, views, save) -> None:
 
 def _open(window, path) -> None:
     window.open_path(str(path))
-    _wait(window.loaded)
+    _wait(window.session.checkpoint_loaded)
     _wait()
 
 
@@ -267,10 +267,10 @@ def _rename_dialog_over(window):
     from core.edit.operations import Cast, RegexRename
     from gui.edits.batch_rename_dialog import BatchRenameDialog
 
-    window.edits.push(RegexRename(pattern="^encoder/", replacement="model/encoder/"))
-    window.edits.push(Cast(pattern="layer_norm", dtype="bfloat16"))
+    window.session.push(RegexRename(pattern="^encoder/", replacement="model/encoder/"))
+    window.session.push(Cast(pattern="layer_norm", dtype="bfloat16"))
     window.edits_dock.raise_()
-    dialog = BatchRenameDialog(window.edits.plan, window.current.variables, window)
+    dialog = BatchRenameDialog(window.edits.plan, window.session.current.variables, window)
     dialog.pattern.setText(r"/block_(\d+)/")
     dialog.replacement.setText(r"/layer_\1/")
     picture = _drawn_over(window, dialog)

@@ -22,6 +22,7 @@ from ...errors import (CheckpointError, ChecksumMismatchError, CorruptCheckpoint
 from ..wire.ordered_code import decode_slice_key
 from ..wire.protowire import read_varint
 from ..wire.sstable import LFS_PROBLEM, is_lfs_pointer, parse_table, table_bytes
+from ..source import CHUNK_BYTES, CheckpointSource, SourceKind
 from .tensor_ranges import TensorRange, stream_range
 from ...storage import files, paths
 
@@ -40,9 +41,10 @@ class Slice:
     entry: BundleEntry
 
 
-class EntryListing:
-    """What every checkpoint reader lists the same way (V2 here, V1 in core.format.bundle.v1_table): its entries
-    by name in key order (`_entries`), and the warnings of what is wrong without stopping the listing."""
+class EntryListing(CheckpointSource):
+    """The listing part of the protocol (core.format.source.CheckpointSource), written once for every reader
+    (V2 here, V1 in core.format.bundle.v1_table, Keras in core.format.keras.reader): its entries by name in
+    key order (`_entries`), and the warnings of what is wrong without stopping the listing."""
 
     prefix: str
     _entries: dict[str, BundleEntry]
@@ -93,7 +95,7 @@ class EntryListing:
 class CheckpointReader(EntryListing):
     """The index of one checkpoint, and lazy access to its tensors."""
 
-    copies_bytes = True  # a remap can copy its tensors byte range by byte range
+    kind = SourceKind.V2_BUNDLE
 
     def __init__(self, prefix: str | os.PathLike):
         self.prefix = os.fspath(prefix)
@@ -149,7 +151,7 @@ class CheckpointReader(EntryListing):
             return self._read_partitioned(entry)
         return self._read_entry(entry, entry.shape)
 
-    def iter_chunks(self, name: str, chunk_bytes: int = 8 << 20):
+    def iter_chunks(self, name: str, chunk_bytes: int = CHUNK_BYTES):
         """The tensor's values as flat numpy chunks in order, reading `chunk_bytes` at a time, so a
         statistic over a big tensor needs a few chunks of memory, not the tensor. The CRC runs along
         and is checked before the last chunk is given out: a damaged tensor raises instead of finishing.
@@ -296,6 +298,12 @@ class CheckpointReader(EntryListing):
 
     def _data_range_on_disk(self, entry: BundleEntry) -> None:
         self._shards.open(data_file_path(self.prefix, entry.shard_id, self.header.num_shards), entry)
+
+    def close(self) -> None:
+        """Let go of the open data shards. A fresh set replaces them rather than closing them here: a
+        thread still reading keeps its shard until done (each closes with its last reference), and a
+        reader kept in a cache (CheckpointInfo, the index cache's users) can still read afterwards."""
+        self._shards = DataShards()
 
     def slices_of(self, key: bytes) -> list[Slice]:
         """The stored partitions of the partitioned variable with this key, decoded on first use."""

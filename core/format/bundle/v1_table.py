@@ -8,9 +8,10 @@ SavedTensorSlices whose `data` (SavedSlice: name 1, slice 2, data 3) carries the
 in its typed repeated fields (float_val, int_val, ...) or tensor_content. Facts from TensorFlow's
 core/util/saved_tensor_slice.proto and tensor_slice_reader.cc, checked against files TensorFlow writes.
 
-V1Reader offers what CheckpointReader offers (listing, read, chunks, one element), so runs, trajectories
-and exports take V1 checkpoints as they are; the values live inside the table, so a tensor is read by
-reading its blocks (memory-mapped, CRC-checked) and decoding them.
+V1Reader is a CheckpointSource (core.format.source) of kind V1_TABLE, like CheckpointReader (listing,
+read, chunks, one element), so runs, trajectories and exports take V1 checkpoints as they are; the values
+live inside the table, so a tensor is read by reading its blocks (memory-mapped, CRC-checked) and
+decoding them.
 """
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from ...storage import files
 from .. import dtypes
 from .entry import LITTLE_ENDIAN, BundleEntry, BundleHeader, decode_shape, decode_slice
 from .reader import EntryListing, Slice
+from ..source import CHUNK_BYTES, SourceKind
 from ..wire.ordered_code import encode_slice_key
 from ..wire.protowire import LENGTH_DELIMITED, VARINT, typed_fields
 from ..wire.tensor_proto import VALUE_FIELDS, tensor_fields, tensor_values
@@ -72,7 +74,7 @@ class _Stored:
 class V1Reader(EntryListing):
     """The tensors of one V1 checkpoint (all its shard files)."""
 
-    copies_bytes = False  # values live inside the table: a remap decodes and writes them as V2
+    kind = SourceKind.V1_TABLE  # values live inside the table: no byte ranges, a remap writes them as V2
 
     def __init__(self, prefix: str | os.PathLike):
         self.prefix = os.fspath(prefix)
@@ -166,7 +168,7 @@ class V1Reader(EntryListing):
             result[region] = self._read_slice(name, by_extents[box], tuple(n for _, n in box), dtype)
         return result
 
-    def iter_chunks(self, name: str, chunk_bytes: int = 8 << 20):
+    def iter_chunks(self, name: str, chunk_bytes: int = CHUNK_BYTES):
         flat = self.read(name).reshape(-1)
         step = max(chunk_bytes // max(flat.dtype.itemsize, 8), 1)
         for start in range(0, flat.size, step):
@@ -177,6 +179,10 @@ class V1Reader(EntryListing):
         if not 0 <= flat_index < flat.size:
             raise VariableNotFoundError(self.prefix, f"{name!r} has no element {flat_index} (it has {flat.size})")
         return flat[flat_index]
+
+    def close(self) -> None:
+        """Nothing to let go of early: the tables are memory maps, unmapped when the reader goes (an mmap
+        cannot be closed while the views decoded blocks were read from still exist)."""
 
     def _read_slice(self, name: str, stored: _Stored, shape, dtype):
         import numpy as np

@@ -74,9 +74,15 @@ def layer_configs(config) -> dict[str, tuple[str, dict]]:
     return found
 
 
+def is_keras3_layout(h5) -> bool:
+    """Whether an open h5py File is laid out as Keras 3 writes (`layers/<key>/vars/<i>`, or an optimizer's
+    `vars` alone); the legacy layout (`layer_names`) is told by name_weights."""
+    return any(name in h5 for name in LAYER_GROUPS) or ("vars" in h5 and "optimizer" in h5)
+
+
 def name_weights(h5, config: dict | None = None) -> list[KerasWeight] | None:
     """Every weight of an open h5py File, named; None when the file is not laid out as Keras writes."""
-    if any(name in h5 for name in LAYER_GROUPS) or ("vars" in h5 and "optimizer" in h5):
+    if is_keras3_layout(h5):
         return _keras3(h5, layer_configs(config or {}))
     group = h5["model_weights"] if "model_weights" in h5 else h5
     if "layer_names" in group.attrs:

@@ -1,6 +1,7 @@
 """A Keras file as a checkpoint: `.keras`, Keras 3 `.weights.h5`, legacy HDF5 `.h5`, behind the same
-reader interface as the tensor bundles (core.format.bundle.reader.EntryListing), so listing, `show`,
-statistics, trajectories and the window need nothing of their own.
+reader protocol as the tensor bundles (core.format.source.CheckpointSource, its listing shared through
+core.format.bundle.reader.EntryListing), so listing, `show`, statistics, trajectories and the window need
+nothing of their own; the reader's `kind` says which of the three Keras kinds it is.
 
 Each weight is an entry named by its HDF5 dataset path (unique, what `show` accepts); `naming()` gives the
 friendly names, optimizer state and slots (core.format.keras.names) in the form the object graph gives
@@ -23,7 +24,8 @@ from .. import dtypes
 from ..bundle.entry import LITTLE_ENDIAN, BundleEntry, BundleHeader
 from ..bundle.reader import EntryListing
 from .files import KerasArchive, file_kind
-from .names import LAYER_GROUPS, KerasWeight, name_weights
+from .names import KerasWeight, is_keras3_layout, name_weights
+from ..source import CHUNK_BYTES, SourceKind
 from ..bundle.object_graph import ObjectInfo
 
 # What h5py (and zipfile under it, for a .keras) raise on damaged bytes; never let out of this module.
@@ -41,7 +43,7 @@ def _close_open_readers() -> None:
 
 
 class KerasReader(EntryListing):
-    copies_bytes = False  # values are decoded from HDF5; a remap writes them anew
+    """The weights of one Keras file; values are decoded from HDF5 (a remap writes them anew)."""
 
     def __init__(self, path: str | os.PathLike):
         self.prefix = os.fspath(path)
@@ -51,14 +53,17 @@ class KerasReader(EntryListing):
         self.h5 = None
         self.config: dict = {}
         self.metadata: dict = {}
-        kind = file_kind(self.prefix)
-        if kind is None:
+        container = file_kind(self.prefix)  # "zip" or "hdf5" by the first bytes; the SourceKind comes below
+        if container is None:
             raise NotACheckpointError(self.prefix, "is neither a .keras archive nor an HDF5 file")
-        self.h5 = self._open(kind)
+        self.h5 = self._open(container)
         _OPEN.add(self)
         try:
             weights = name_weights(self.h5, self.config)
             version = self.metadata.get("keras_version") or self.h5.attrs.get("keras_version", "")
+            # By the layout, not the name: Keras 3's `model.save("x.h5")` writes the legacy layout.
+            self._kind = SourceKind.KERAS_ARCHIVE if self.archive is not None else (
+                SourceKind.KERAS_WEIGHTS_H5 if is_keras3_layout(self.h5) else SourceKind.KERAS_LEGACY_H5)
         except H5_ERRORS as exc:
             self.close()
             raise CorruptCheckpointError(self.prefix, f"damaged Keras weights ({exc})") from None
@@ -73,11 +78,15 @@ class KerasReader(EntryListing):
             self._entries[weight.path] = self._entry(weight.path)
         self.header = BundleHeader(1, LITTLE_ENDIAN, 0)
 
-    def _open(self, kind: str):
+    @property
+    def kind(self) -> SourceKind:
+        return self._kind
+
+    def _open(self, container: str):
         import h5py
 
         try:
-            if kind == "zip":
+            if container == "zip":
                 self.archive = KerasArchive(self.prefix)
                 self.metadata = self.archive.json_member("metadata.json")
                 self.config = self.archive.json_member("config.json")
@@ -142,7 +151,7 @@ class KerasReader(EntryListing):
             except H5_ERRORS as exc:
                 raise CorruptCheckpointError(self.prefix, f"{name}: cannot be read ({exc})") from None
 
-    def iter_chunks(self, name: str, chunk_bytes: int = 8 << 20):
+    def iter_chunks(self, name: str, chunk_bytes: int = CHUNK_BYTES):
         """The values flat, a slab of leading rows at a time (memory: one chunk, not the tensor)."""
         entry = self.entry(name)
         if len(entry.shape) < 2:
@@ -217,7 +226,6 @@ def holds_keras_weights(path: str) -> bool:
 
     try:
         with HDF5_LOCK, h5py.File(path, "r") as h5:
-            return any(name in h5 for name in LAYER_GROUPS) or "model_weights" in h5 or "layer_names" in h5.attrs or (
-                "vars" in h5 and "optimizer" in h5)
+            return is_keras3_layout(h5) or "model_weights" in h5 or "layer_names" in h5.attrs
     except H5_ERRORS:
         return True  # damaged: listed, and marked as damaged, rather than hidden

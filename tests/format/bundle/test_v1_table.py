@@ -14,6 +14,7 @@ from core.analysis.trajectory import compute_trajectory
 from core.errors import CorruptCheckpointError, InspectorError
 from core.format.readers import open_reader
 from core.format.bundle.v1_table import V1Reader
+from core.format.source import SourceKind
 from core.jobs import run_to_end
 from core.run.discovery import discover
 from tests.locations import MAIN, ROOT
@@ -46,7 +47,7 @@ def test_names_shapes_dtypes_and_values_match_tensorflow(tf_ckpts, fixture, patt
     for step in (10, 20):
         prefix = str(folder / pattern.format(step))
         reader = open_reader(prefix)
-        assert isinstance(reader, V1Reader)
+        assert reader.kind is SourceKind.V1_TABLE
         theirs = tf.train.load_checkpoint(prefix)
         shapes, dtypes = theirs.get_variable_to_shape_map(), theirs.get_variable_to_dtype_map()
         assert sorted(shapes) == reader.names()

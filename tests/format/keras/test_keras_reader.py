@@ -6,6 +6,7 @@ import pytest
 
 from core.format.keras.reader import KerasReader
 from core.format.readers import open_reader
+from core.format.source import SourceKind
 from core.run.variables import describe_variables
 
 
@@ -51,7 +52,7 @@ def assert_matches_keras(reader, model):
 def test_a_keras_archive_is_read_in_place_as_keras_loads_it(tf_ckpts):
     path = tf_ckpts.keras_files / "model.keras"
     reader = open_reader(str(path))
-    assert isinstance(reader, KerasReader) and reader.keras_version == _keras().__version__
+    assert reader.kind is SourceKind.KERAS_ARCHIVE and reader.keras_version == _keras().__version__
     assert reader.config["class_name"] == "Sequential"
     assert_matches_keras(reader, _keras().saving.load_model(str(path), safe_mode=True))
     reader.close()

@@ -1,4 +1,4 @@
-"""One app per user: a second start hands its paths to the running app (gui/single_instance.py) and the
+"""One app per user: a second start hands its paths to the running app (gui/base/single_instance.py) and the
 running app opens a window for each (gui/app.py's Windows). Offscreen with pytest-qt.
 
 The server runs in the test's process and thread; a client (`send_paths`) blocks until the server
@@ -174,9 +174,9 @@ def test_each_handed_over_path_opens_its_own_window_which_is_kept(qtbot, server,
     assert len(windows.windows) == 3 and windows.windows[0] is first
     opened = windows.windows[1:]
     for window in opened:
-        qtbot.waitUntil(lambda w=window: w.current is not None, timeout=20000)
-    assert opened[0].current.checkpoint.step == 60
-    assert [w.current_path for w in opened] == paths
+        qtbot.waitUntil(lambda w=window: w.session.current is not None, timeout=20000)
+    assert opened[0].session.current.checkpoint.step == 60
+    assert [w.session.path for w in opened] == paths
     assert all(w.isVisible() for w in windows.windows)
 
 
@@ -198,8 +198,8 @@ def test_a_handed_over_path_that_cannot_open_leaves_no_empty_window(qtbot, serve
     qtbot.waitUntil(lambda: len(shown) == 1 and len(windows.windows) == 2, timeout=20000)
     assert str(broken) in shown[0]  # the person is told which file and why, then the empty window goes
     assert windows.windows[0] is first
-    qtbot.waitUntil(lambda: windows.windows[1].current is not None, timeout=20000)
-    assert windows.windows[1].current_path == str(tf_ckpts.tf1_run)
+    qtbot.waitUntil(lambda: windows.windows[1].session.current is not None, timeout=20000)
+    assert windows.windows[1].session.path == str(tf_ckpts.tf1_run)
 
 
 def test_the_only_window_stays_when_its_path_cannot_open(qtbot, windows, tmp_path, monkeypatch):

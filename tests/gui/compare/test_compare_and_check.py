@@ -17,7 +17,7 @@ def _tf():
 
 @pytest.fixture
 def run_window(qtbot, main_window, tf_ckpts):
-    with qtbot.waitSignal(main_window.loaded, timeout=20000):
+    with qtbot.waitSignal(main_window.session.checkpoint_loaded, timeout=20000):
         main_window.open_path(str(tf_ckpts.tf1_run))
     return main_window
 
@@ -26,10 +26,10 @@ def test_two_checkpoints_of_the_run_list_are_compared(qtbot, run_window, tf_ckpt
     tf = _tf()
     panel = run_window.run_panel
     rows = panel.checkpoint_model.checkpoints
-    opened = run_window.current.checkpoint.prefix
+    opened = run_window.session.current.checkpoint.prefix
     first = panel.checkpoint_model.index(0, 0)
     panel.selectionModel().select(first, QItemSelectionModel.Select | QItemSelectionModel.Rows)
-    assert run_window.current.checkpoint.prefix == opened  # selecting a second one does not open it
+    assert run_window.session.current.checkpoint.prefix == opened  # selecting a second one does not open it
     chosen = panel.selected_prefixes()
     assert len(chosen) == 2 and rows[0].prefix in chosen
     run_window.comparing.compare_selected()
@@ -81,7 +81,7 @@ def test_a_drop_fills_b_and_the_status_filter_works(qtbot, tf_ckpts, gc_in_gui_t
 
 def test_check_against_a_meta_then_save_and_verify_restores_into_it(qtbot, main_window, compare_cases, tmp_path):
     tf = _tf()
-    with qtbot.waitSignal(main_window.loaded, timeout=20000):
+    with qtbot.waitSignal(main_window.session.checkpoint_loaded, timeout=20000):
         main_window.open_path(str(compare_cases.renamed_ckpt) + ".index")
     dialog = main_window.comparing.check_against(str(compare_cases.renamed_meta))
     qtbot.addWidget(dialog)
@@ -92,7 +92,7 @@ def test_check_against_a_meta_then_save_and_verify_restores_into_it(qtbot, main_
     dialog.apply_button.click()
     edits = main_window.edits
     assert [op.describe() for op in edits.plan.operations] == [op.describe() for op in dialog.fix.plan.operations]
-    assert edits.restore_target is dialog.report.target
+    assert main_window.session.edits.restore_target is dialog.report.target
     destination = str(tmp_path / "fixed" / "model.ckpt")
     with qtbot.waitSignal(edits.saved, timeout=30000):
         edits.save_to(destination)

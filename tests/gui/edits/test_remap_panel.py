@@ -18,7 +18,7 @@ def _tf():
 
 @pytest.fixture
 def window(qtbot, main_window, tf_ckpts):
-    with qtbot.waitSignal(main_window.loaded, timeout=20000):
+    with qtbot.waitSignal(main_window.session.checkpoint_loaded, timeout=20000):
         main_window.open_path(str(tf_ckpts.tf1_run))
     return main_window
 
@@ -40,14 +40,14 @@ def test_in_place_rename_undo_redo_and_marker(qtbot, window):
     table = window.edits.preview_table
     assert (table.item(0, 0).text(), table.item(0, 1).text(), table.item(0, 4).text()) == \
         ("dense/kernel", "layer/kernel", "rename")
-    window.edits.undo_stack.undo()
+    window.session.undo_group.undo()
     assert window.edits.plan.operations == [] and not window.isWindowModified()
-    window.edits.undo_stack.redo()
+    window.session.undo_group.redo()
     assert len(window.edits.plan.operations) == 1
 
 
 def test_batch_rename_dialog_previews_and_blocks_conflicts(qtbot, window):
-    dialog = BatchRenameDialog(window.edits.plan, window.current.variables, window)
+    dialog = BatchRenameDialog(window.edits.plan, window.session.current.variables, window)
     qtbot.addWidget(dialog)
     dialog.pattern.setText("^dense/(.*)$")
     dialog.replacement.setText(r"net/\1")
@@ -66,8 +66,8 @@ def test_edit_save_and_verify_with_tensorflow(qtbot, window, tmp_path, tf_ckpts)
     source = tf.train.load_checkpoint(str(tf_ckpts.tf1_run / "model.ckpt-60"))
     select(qtbot, window, "dense/bias")
     assert window.detail.table_model.setData(window.detail.table_model.index(1, 0), "42.5")  # a typed-in cell
-    window.edits.push(RegexRename(pattern="^dense/", replacement="layer/"))
-    window.edits.push(Cast(name="layer/kernel", dtype="float64"))
+    window.session.push(RegexRename(pattern="^dense/", replacement="layer/"))
+    window.session.push(Cast(name="layer/kernel", dtype="float64"))
     window.browser.hidden_box.setChecked(True)  # global_step is bookkeeping, hidden by default
     select(qtbot, window, "global_step")
     window.edit_actions.drop_selected()
@@ -92,7 +92,7 @@ def test_edit_save_and_verify_with_tensorflow(qtbot, window, tmp_path, tf_ckpts)
 
 def test_save_the_whole_run_and_refuse_an_existing_destination(qtbot, window, tmp_path, tf_ckpts):
     tf = _tf()
-    window.edits.push(RegexRename(pattern="^dense/", replacement="layer/"))
+    window.session.push(RegexRename(pattern="^dense/", replacement="layer/"))
     window.edits.all_steps.setChecked(True)
     with qtbot.waitSignal(window.edits.saved, timeout=60000) as saved:
         window.edits.save_to(str(tmp_path / "run"))
@@ -105,16 +105,16 @@ def test_save_the_whole_run_and_refuse_an_existing_destination(qtbot, window, tm
 
 
 def test_problems_disable_saving(qtbot, window):
-    window.edits.push(Rename(source="dense/kernel", target="dense/bias"))
+    window.session.push(Rename(source="dense/kernel", target="dense/bias"))
     assert "would both be named" in window.edits.problems.text()
     assert not window.edits.save_button.isEnabled()
 
 
 def test_graph_only_renames_show_in_the_preview(qtbot, window, tf_ckpts):
     """Keras 3 keys its weights under optimizer/..., so `^model/` renames object paths only: listed."""
-    with qtbot.waitSignal(window.loaded, timeout=20000):
+    with qtbot.waitSignal(window.session.checkpoint_loaded, timeout=20000):
         window.open_path(str(tf_ckpts.tf2_keras_run))
-    window.edits.push(RegexRename(pattern="^model/", replacement="network/"))
+    window.session.push(RegexRename(pattern="^model/", replacement="network/"))
     table = window.edits.preview_table
     rows = [(table.item(r, 0).text(), table.item(r, 1).text(), table.item(r, 4).text()) for r in range(table.rowCount())]
     assert rows and all(action == "object path" and new.startswith("network/") for _, new, action in rows)
@@ -124,13 +124,13 @@ def test_graph_only_renames_show_in_the_preview(qtbot, window, tf_ckpts):
 def test_each_run_keeps_its_own_edits_and_closing_asks_first(qtbot, window, tf_ckpts, monkeypatch):
     from gui.base import dialogs
 
-    window.edits.push(RegexRename(pattern="^dense/", replacement="layer/"))
-    assert window.edits.unsaved
-    with qtbot.waitSignal(window.loaded, timeout=20000):
+    window.session.push(RegexRename(pattern="^dense/", replacement="layer/"))
+    assert window.session.unsaved
+    with qtbot.waitSignal(window.session.checkpoint_loaded, timeout=20000):
         window.open_path(str(tf_ckpts.tf2_keras_run))
-    assert window.edits.plan.operations == [] and not window.edits.undo_stack.canUndo()
+    assert window.edits.plan.operations == [] and not window.session.undo_group.canUndo()
     assert not window.edits.verify_button.isEnabled() and window.edits.result.text() == ""
-    with qtbot.waitSignal(window.loaded, timeout=20000):
+    with qtbot.waitSignal(window.session.checkpoint_loaded, timeout=20000):
         window.open_path(str(tf_ckpts.tf1_run))
     assert [op.describe() for op in window.edits.plan.operations] == ["rename /^dense// → layer/"]
     questions = []
@@ -156,9 +156,9 @@ def test_the_rename_dialog_fits_the_screen_on_a_big_run(qtbot, main_window, tf_c
 
 
 def test_the_rename_dialog_renames_by_the_names_shown(qtbot, main_window, tf_ckpts):
-    with qtbot.waitSignal(main_window.loaded, timeout=20000):
+    with qtbot.waitSignal(main_window.session.checkpoint_loaded, timeout=20000):
         main_window.open_path(str(tf_ckpts.cnn_run))
-    variables = main_window.current.variables
+    variables = main_window.session.current.variables
     kernel = next(v for v in variables if v.display_name.endswith("/conv_1/kernel"))
     dialog = BatchRenameDialog(main_window.edits.plan, variables, main_window)
     qtbot.addWidget(dialog)

@@ -79,9 +79,9 @@ def test_hovering_the_loss_names_the_nearest_checkpoint_and_a_click_opens_it(qtb
         def scenePos(self):
             return scene
 
-    with qtbot.waitSignal(window.loaded, timeout=20000):
+    with qtbot.waitSignal(window.session.checkpoint_loaded, timeout=20000):
         logged._clicked(Click())
-    assert window.current.checkpoint.step == 10
+    assert window.session.current.checkpoint.step == 10
 
 
 def test_logged_histograms_beside_the_distribution(qtbot, window, training_runs):
@@ -130,11 +130,11 @@ def test_overview_window_values_sorting_and_click(qtbot, window, training_runs):
     overview_window.sort.setCurrentIndex(2)  # by the largest jump: the exploding layer first
     row = overview_window.order[0]
     assert overview_window.overview.labels[row] == f"layer_{EXPLODING_LAYER}/kernel"
-    with qtbot.waitSignal(window.loaded, timeout=20000):
+    with qtbot.waitSignal(window.session.checkpoint_loaded, timeout=20000):
         overview_window.cell_opened.emit(overview_window.overview.prefixes[2], overview_window.overview.variables[row])
     qtbot.waitUntil(lambda: window.detail.info is not None and
                     window.detail.info.name == overview_window.overview.variables[row], timeout=20000)
-    assert window.current.checkpoint.step == 300
+    assert window.session.current.checkpoint.step == 300
     overview_window.close()
 
 
@@ -152,7 +152,7 @@ def test_two_runs_in_one_window(qtbot, window, training_runs):
     drop = QDropEvent(QPointF(inside), Qt.CopyAction, mime, Qt.LeftButton, Qt.NoModifier)
     with qtbot.waitSignal(window.trajectory.updated, timeout=30000):
         window.dropEvent(drop)  # dropped on the plot: beside the run, not instead of it
-    assert window.current.run.folder == str(training_runs.tf2_run)
+    assert window.session.current.run.folder == str(training_runs.tf2_run)
     panel = window.trajectory
     assert panel.run_names == ["tf2_run", "tf2_run_b"]
     xs, ys = panel.comparison_series[name]["curve"].getData()
@@ -172,9 +172,9 @@ def test_two_runs_in_one_window(qtbot, window, training_runs):
     assert panel.comparison_series == {} and len(panel.logged.curves) == 1
     overview_window.close()
     outside = QDropEvent(QPointF(window.browser.geometry().center()), Qt.CopyAction, mime, Qt.LeftButton, Qt.NoModifier)
-    with qtbot.waitSignal(window.loaded, timeout=20000):
+    with qtbot.waitSignal(window.session.checkpoint_loaded, timeout=20000):
         window.dropEvent(outside)  # dropped elsewhere: it opens, as before
-    assert window.current.run.folder == str(training_runs.tf2_run_b)
+    assert window.session.current.run.folder == str(training_runs.tf2_run_b)
 
 
 def test_graph_of_the_run_and_show_it_in_tensorboard(qtbot, window, training_runs, tmp_path):
@@ -225,8 +225,8 @@ def test_copy_as_code_from_the_variables_and_after_a_saved_remap(qtbot, window, 
     browser.context_menu.close()
     actions["Copy as Code (read dense/kernel)"].trigger()
     copied = QApplication.clipboard().text()
-    assert f"tf.train.load_variable({window.current.checkpoint.prefix!r}, 'dense/kernel')" in copied
-    window.edits.push(RegexRename(pattern="^dense/", replacement="layer/"))
+    assert f"tf.train.load_variable({window.session.current.checkpoint.prefix!r}, 'dense/kernel')" in copied
+    window.session.push(RegexRename(pattern="^dense/", replacement="layer/"))
     assert not window.edits.code_button.isEnabled()
     with qtbot.waitSignal(window.edits.saved, timeout=30000):
         window.edits.save_to(str(tmp_path / "renamed" / "model.ckpt"))

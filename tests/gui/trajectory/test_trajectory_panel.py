@@ -22,7 +22,7 @@ def window(main_window, monkeypatch):
 
 
 def open_run(qtbot, win, path):
-    with qtbot.waitSignal(win.loaded, timeout=20000):
+    with qtbot.waitSignal(win.session.checkpoint_loaded, timeout=20000):
         win.open_path(str(path))
 
 
@@ -50,12 +50,12 @@ def test_plot_equals_tensorflow_and_metric_switch(qtbot, window, tf_ckpts):
     window.trajectory.plot.getPlotItem().vb.updateAutoRange()
     (x0, x1), (y0, y1) = window.trajectory.plot.getPlotItem().vb.viewRange()
     assert x0 <= 20 and x1 >= 60 and y0 <= min(ys) and y1 >= max(ys)  # the curve is in sight
-    assert ys == pytest.approx([tf_l2(c.prefix, "dense/kernel") for c in window.current.run.checkpoints])
+    assert ys == pytest.approx([tf_l2(c.prefix, "dense/kernel") for c in window.session.current.run.checkpoints])
     with qtbot.waitSignal(window.trajectory.updated, timeout=20000):
         window.trajectory.metric.setCurrentText("max")
     _, ys = plotted_values(window.trajectory, "dense/kernel")
     expected = [float(_tf().train.load_checkpoint(c.prefix).get_tensor("dense/kernel").max())
-                for c in window.current.run.checkpoints]
+                for c in window.session.current.run.checkpoints]
     assert ys == pytest.approx(expected)
 
 
@@ -81,9 +81,9 @@ def test_clicking_a_point_opens_that_checkpoint(qtbot, window, tf_ckpts):
     add_variable(qtbot, window, "dense/bias")
     curve = window.trajectory.series["dense/bias"]["curve"]
     spot = next(p for p in curve.scatter.points() if p.pos().x() == 30)
-    with qtbot.waitSignal(window.loaded, timeout=20000):
+    with qtbot.waitSignal(window.session.checkpoint_loaded, timeout=20000):
         window.trajectory._points_clicked(curve, [spot])
-    assert window.current.checkpoint.step == 30
+    assert window.session.current.checkpoint.step == 30
 
 
 def test_gaps_are_gaps_with_a_reason(qtbot, window, tf_ckpts, tmp_path):
@@ -125,12 +125,12 @@ def test_a_checkpoint_written_while_open_extends_the_plot(qtbot, window, tf_ckpt
     tf.raw_ops.SaveV2(prefix=str(run / "model.ckpt-70"), tensor_names=["dense/bias"], shape_and_slices=[""],
                       tensors=[tf.constant([7.0, 7.0, 7.0])])
     with qtbot.waitSignal(window.trajectory.updated, timeout=20000):
-        with qtbot.waitSignal(window.run_changed, timeout=20000):
+        with qtbot.waitSignal(window.session.run_grown, timeout=20000):
             window.run_panel._poll()  # what the timer does every two seconds
     assert [c.step for c in window.checkpoint_model.checkpoints][-1] == 70
     xs, ys = plotted_values(window.trajectory, "dense/bias")
     assert xs[-1] == 70 and ys[-1] == pytest.approx(np.sqrt(3 * 49))
-    assert window.current.checkpoint.step == 60  # the open checkpoint stays the one being looked at
+    assert window.session.current.checkpoint.step == 60  # the open checkpoint stays the one being looked at
 
 
 def test_a_distribution_shows_progress_and_can_be_cancelled(qtbot, window, tf_ckpts, monkeypatch):
@@ -192,7 +192,7 @@ def test_several_variables_selected_are_plotted_at_once(qtbot, window, tf_ckpts)
 
     open_run(qtbot, window, tf_ckpts.cnn_run)
     browser = window.browser
-    kernels = [v for v in window.current.variables if v.kind == "variable" and v.display_name.endswith("/kernel")]
+    kernels = [v for v in window.session.current.variables if v.kind == "variable" and v.display_name.endswith("/kernel")]
     assert len(kernels) == 3
     # Ctrl-click style: two rows selected, then "+ selected" plots both.
     browser.select_name(kernels[0].name)
@@ -221,4 +221,4 @@ def test_several_variables_selected_are_plotted_at_once(qtbot, window, tf_ckpts)
     assert set(window.trajectory.series) == {v.name for v in kernels}
     for kernel in kernels:  # each plotted value is TensorFlow's
         _, ys = plotted_values(window.trajectory, kernel.name)
-        assert ys == pytest.approx([tf_l2(c.prefix, kernel.name) for c in window.current.run.checkpoints])
+        assert ys == pytest.approx([tf_l2(c.prefix, kernel.name) for c in window.session.current.run.checkpoints])

@@ -20,7 +20,7 @@ def _tf_value(prefix, name):
 
 @pytest.fixture
 def window(qtbot, main_window, tf_ckpts):
-    with qtbot.waitSignal(main_window.loaded, timeout=20000):
+    with qtbot.waitSignal(main_window.session.checkpoint_loaded, timeout=20000):
         main_window.open_path(str(tf_ckpts.all_dtypes))
     main_window.browser.hidden_box.setChecked(True)
     return main_window
@@ -36,7 +36,7 @@ def test_table_of_the_shown_variables_with_statistics(qtbot, window, tmp_path, t
     window.browser.filter_edit.setText("special/")
     out = run_export(qtbot, window, window.exports.table, tmp_path / "shown.csv", True)
     rows = list(csv.DictReader(out.open(encoding="utf-8")))
-    shown = window.browser.shown_names()
+    shown = window.session.shown_names()
     assert [r["name"] for r in rows] == sorted(shown) and all(n.startswith("special/") for n in shown)
     rank4 = next(r for r in rows if r["name"] == "special/rank4")
     assert float(rank4["max"]) == _tf_value(tf_ckpts.all_dtypes, "special/rank4").max()
@@ -55,7 +55,7 @@ def test_selected_tensor_as_csv_and_npy(qtbot, window, tmp_path, tf_ckpts):
 
 def test_shown_variables_as_npz_and_hdf5(qtbot, window, tmp_path, tf_ckpts):
     window.browser.filter_edit.setText("dtype/")
-    shown = window.browser.shown_names()
+    shown = window.session.shown_names()
     out = run_export(qtbot, window, window.exports.npz, tmp_path / "v.npz")
     with np.load(out, allow_pickle=True) as archive:
         assert sorted(archive.files) == sorted(shown)

@@ -20,7 +20,7 @@ def test_the_plots_are_made_after_the_variables_show(qtbot, main_window, tf_ckpt
     assert window.browser.visible_indexes  # the variables are in the table
     qtbot.waitUntil(lambda: window.trajectory_slot.built and window.detail.heatmap_slot.built, timeout=5000)
     # the panel got the run's checkpoints, as a panel there from the start would have
-    assert [c.prefix for c in window.trajectory.checkpoints] == [c.prefix for c in window.current.run.checkpoints]
+    assert [c.prefix for c in window.trajectory.checkpoints] == [c.prefix for c in window.session.current.run.checkpoints]
     assert window.trajectory.plot.getPlotItem().getAxis("left").labelText == "l2"
 
 

@@ -11,7 +11,7 @@ def drop(qtbot, window, path):
     mime = QMimeData()
     mime.setUrls([QUrl.fromLocalFile(str(path))])
     event = QDropEvent(QPointF(10, 10), Qt.CopyAction, mime, Qt.LeftButton, Qt.NoModifier)
-    with qtbot.waitSignal(window.loaded, timeout=20000):
+    with qtbot.waitSignal(window.session.checkpoint_loaded, timeout=20000):
         window.dropEvent(event)
 
 
@@ -23,11 +23,11 @@ def test_a_dropped_keras_run_shows_keras_names_and_values(qtbot, main_window, tf
     assert [c.step for c in window.checkpoint_model.checkpoints] == [1, 1, 2, 2, 3, 3]
     summary = f"Keras {keras.__version__} · Sequential conv_net: Conv2D conv, BatchNormalization norm"
     assert window.statusBar().currentMessage().startswith(summary)
-    assert window.current.checkpoint.prefix.endswith("epoch_03.keras")
-    shown = {window.current.variables[i].display_name for i in window.browser.visible_indexes}
+    assert window.session.current.checkpoint.prefix.endswith("epoch_03.keras")
+    shown = {window.session.current.variables[i].display_name for i in window.browser.visible_indexes}
     assert {"conv/kernel", "hidden/kernel", "logits/kernel", "norm/gamma"} <= shown
     model = keras.saving.load_model(str(tf_ckpts.keras_run / "epoch_03.keras"))
-    kernel = next(v for v in window.current.variables if v.display_name == "hidden/kernel")
+    kernel = next(v for v in window.session.current.variables if v.display_name == "hidden/kernel")
     with qtbot.waitSignal(window.detail.shown, timeout=20000):
         window.browser.select_name(kernel.name)
     expected = model.get_layer("hidden").kernel.numpy().astype(np.float64)
@@ -35,7 +35,7 @@ def test_a_dropped_keras_run_shows_keras_names_and_values(qtbot, main_window, tf
     assert window.detail.fact_labels["Stored in"].text() == \
         "HDF5 dataset /layers/dense/vars/0 in model.weights.h5 inside the archive"
     window.browser.hidden_box.setChecked(True)
-    slots = [v for v in window.current.variables if v.slot_of == kernel.name]
+    slots = [v for v in window.session.current.variables if v.slot_of == kernel.name]
     assert {s.slot_name for s in slots} == {"momentum", "velocity"}
 
 
@@ -58,8 +58,8 @@ def test_an_edited_keras_file_is_saved_from_the_window(qtbot, main_window, tf_ck
     from core.format.keras.reader import KerasReader
 
     drop(qtbot, main_window, tf_ckpts.keras_run / "epoch_03.keras")
-    bias = next(v for v in main_window.current.variables if v.display_name == "hidden/bias")
-    main_window.edits.push(SetValues(name=bias.name, constant=0.5))
+    bias = next(v for v in main_window.session.current.variables if v.display_name == "hidden/bias")
+    main_window.session.push(SetValues(name=bias.name, constant=0.5))
     with qtbot.waitSignal(main_window.edits.saved, timeout=30000):
         main_window.edits.save_to(str(tmp_path / "edited.keras"))
     assert np.array_equal(KerasReader(str(tmp_path / "edited.keras")).read(bias.name), np.full(4, 0.5, np.float32))

@@ -37,7 +37,7 @@ def drop(win, path):
 
 
 def open_and_wait(qtbot, win, path):
-    with qtbot.waitSignal(win.loaded, timeout=20000):
+    with qtbot.waitSignal(win.session.checkpoint_loaded, timeout=20000):
         drop(win, path)
 
 
@@ -54,7 +54,7 @@ def shown_infos(win):
 def test_drop_a_run_folder_lists_checkpoints_and_variables(qtbot, window, tf_ckpts):
     open_and_wait(qtbot, window, tf_ckpts.tf1_run)
     assert [c.step for c in window.checkpoint_model.checkpoints] == [20, 30, 40, 50, 60]
-    assert window.current.checkpoint.step == 60
+    assert window.session.current.checkpoint.step == 60
     window.browser.tree_box.setChecked(False)
     tf_names = sorted(n for n, _ in _tf().train.list_variables(str(tf_ckpts.tf1_run / "model.ckpt-60")))
     window.browser.hidden_box.setChecked(True)
@@ -64,7 +64,7 @@ def test_drop_a_run_folder_lists_checkpoints_and_variables(qtbot, window, tf_ckp
 
 def test_dropping_a_data_file_opens_its_checkpoint(qtbot, window, tf_ckpts):
     open_and_wait(qtbot, window, f"{tf_ckpts.tf1_run}/model.ckpt-30.data-00000-of-00001")
-    assert window.current.checkpoint.step == 30
+    assert window.session.current.checkpoint.step == 30
     assert window.settings.recent_paths()[0].endswith("model.ckpt-30.data-00000-of-00001")
 
 
@@ -73,7 +73,7 @@ def test_filter_substring_regex_and_bad_regex(qtbot, window, tf_ckpts):
     browser = window.browser
     browser.tree_box.setChecked(False)
     browser.hidden_box.setChecked(True)
-    total = len(window.current.variables)
+    total = len(window.session.current.variables)
     browser.filter_edit.setText("BLOCK_007/")  # case-insensitive substring
     names = [i.name for i in shown_infos(window)]
     assert names and all("block_007/" in n for n in names) and len(names) < total
@@ -132,9 +132,9 @@ def test_switching_checkpoints_keeps_selection_and_shows_that_steps_values(qtbot
     select_and_wait(qtbot, window, "dense/bias")
     row = window.checkpoint_model.row_of(str(tf_ckpts.tf1_run / "model.ckpt-20"))
     with qtbot.waitSignal(window.detail.shown, timeout=20000):
-        with qtbot.waitSignal(window.loaded, timeout=20000):
-            window.open_checkpoint_row(row)
-    assert window.current.checkpoint.step == 20 and window.browser.current_name == "dense/bias"
+        with qtbot.waitSignal(window.session.checkpoint_loaded, timeout=20000):
+            window.session.open_checkpoint(window.checkpoint_model.checkpoints[row])
+    assert window.session.current.checkpoint.step == 20 and window.browser.current_name == "dense/bias"
     expected = _tf().train.load_checkpoint(str(tf_ckpts.tf1_run / "model.ckpt-20")).get_tensor("dense/bias")
     assert window.detail.statistics.mean == pytest.approx(float(expected.mean()))
 
@@ -142,12 +142,12 @@ def test_switching_checkpoints_keeps_selection_and_shows_that_steps_values(qtbot
 def test_a_corrupt_file_shows_an_error_and_the_window_still_works(qtbot, window, tf_ckpts, tmp_path):
     bad = tmp_path / "broken.index"
     bad.write_bytes(os.urandom(500))
-    with qtbot.waitSignal(window.load_failed, timeout=20000) as failure:
+    with qtbot.waitSignal(window.session.load_failed, timeout=20000) as failure:
         drop(window, bad)
     assert "broken.index" in failure.args[0] and "magic number" in failure.args[0]
     assert len(window.shown_errors) == 1 and "broken.index" in window.shown_errors[0]
     open_and_wait(qtbot, window, tf_ckpts.tf1_run)
-    assert window.current.checkpoint.step == 60
+    assert window.session.current.checkpoint.step == 60
 
 
 def test_a_missing_shard_shows_in_the_detail_panel(qtbot, window, tf_ckpts, tmp_path):
@@ -167,7 +167,7 @@ def test_the_window_stays_responsive_while_a_run_loads(qtbot, window, tf_ckpts, 
     """The load runs on a worker: the GUI thread's timers keep firing while it works (here the worker is
     slowed down as a slow network disk would, so the check does not depend on the machine's speed)."""
     import core.run.loading as loading
-    import gui.window.main_window as main_window
+    import gui.session as session_module
 
     worker_threads = []
     real_open_run = loading.open_run
@@ -177,7 +177,7 @@ def test_the_window_stays_responsive_while_a_run_loads(qtbot, window, tf_ckpts, 
         time.sleep(0.5)
         return (yield from real_open_run(path))
 
-    monkeypatch.setattr(main_window, "open_run", slow_open_run)
+    monkeypatch.setattr(session_module, "open_run", slow_open_run)
     ticks = []
     timer = QTimer()
     timer.timeout.connect(lambda: ticks.append(time.monotonic()))
@@ -191,7 +191,7 @@ def test_the_window_stays_responsive_while_a_run_loads(qtbot, window, tf_ckpts, 
 
 def test_cancel_a_load(qtbot, window, tf_ckpts, monkeypatch):
     import core.run.loading as loading
-    import gui.window.main_window as main_window
+    import gui.session as session_module
 
     real_open_run = loading.open_run
 
@@ -199,12 +199,12 @@ def test_cancel_a_load(qtbot, window, tf_ckpts, monkeypatch):
         yield from ((time.sleep(0.05) or p) for p in [loading.Progress(0, 0, "waiting")] * 20)
         return (yield from real_open_run(path))
 
-    monkeypatch.setattr(main_window, "open_run", slow_open_run)
+    monkeypatch.setattr(session_module, "open_run", slow_open_run)
     drop(window, tf_ckpts.tf1_run)
     assert window.cancel_button.isVisibleTo(window)
     window.cancel_button.click()
     qtbot.waitUntil(lambda: not window.cancel_button.isVisibleTo(window), timeout=5000)
-    assert window.current is None
+    assert window.session.current is None
 
 
 def test_recent_paths_capped_deduplicated_missing_dropped(tmp_path):
@@ -267,7 +267,7 @@ def test_a_damaged_file_shows_one_clear_error(qtbot, window):
     from pathlib import Path
 
     case = Path(__file__).resolve().parents[2] / "fuzz" / "regressions" / "1_empty_key"
-    with qtbot.waitSignal(window.load_failed, timeout=20000) as failed:
+    with qtbot.waitSignal(window.session.load_failed, timeout=20000) as failed:
         window.open_path(str(case))
     assert "ckpt-100.index: damaged index: entry 1 has an empty key" in failed.args[0]
     qtbot.waitUntil(lambda: bool(window.shown_errors), timeout=5000)
@@ -276,14 +276,14 @@ def test_a_damaged_file_shows_one_clear_error(qtbot, window):
 
 def test_a_v1_run_opens_in_the_window(qtbot, window, tf_ckpts):
     open_and_wait(qtbot, window, tf_ckpts.v1_sharded)
-    assert window.current.checkpoint.step == 20 and window.checkpoint_model.rowCount() == 2
-    assert "v1/f32" in window.browser.shown_names()
+    assert window.session.current.checkpoint.step == 20 and window.checkpoint_model.rowCount() == 2
+    assert "v1/f32" in window.session.shown_names()
     with qtbot.waitSignal(window.detail.shown, timeout=20000):
         assert window.browser.select_name("v1/f32")
     assert re.fullmatch(r"V1 table file [12] of 2", window.detail.fact_labels["Stored in"].text())
     with qtbot.waitSignal(window.run_panel.checked, timeout=20000) as checked:
         window.run_panel._checked_prefixes = None
-        window.run_panel._check(window.current.run)
+        window.run_panel._check(window.session.current.run)
     assert checked.args[0] == {}  # V1 checkpoints are healthy, not "no .index"
 
 
@@ -293,7 +293,7 @@ def test_keras_configuration_reads_as_json(qtbot, window, tf_ckpts):
     from tests.tf_fixtures import OBJECT_CONFIG
 
     open_and_wait(qtbot, window, tf_ckpts.object_config)
-    assert "layer/.ATTRIBUTES/OBJECT_CONFIG_JSON" not in window.browser.shown_names()  # not a weight
+    assert "layer/.ATTRIBUTES/OBJECT_CONFIG_JSON" not in window.session.shown_names()  # not a weight
     window.browser.hidden_box.setChecked(True)
     with qtbot.waitSignal(window.detail.shown, timeout=20000):
         assert window.browser.select_name("layer/.ATTRIBUTES/OBJECT_CONFIG_JSON")
@@ -310,7 +310,7 @@ def test_steps_say_where_they_came_from_and_lfs_pointers_say_what_to_do(qtbot, w
     run = tmp_path / "run"
     shutil.copytree(tf_ckpts.tf1_run, run)
     (run / "model.ckpt-60.index").write_bytes(b"version https://git-lfs.github.com/spec/v1\noid sha256:00\nsize 9\n")
-    with qtbot.waitSignal(window.load_failed, timeout=20000) as failed:
+    with qtbot.waitSignal(window.session.load_failed, timeout=20000) as failed:
         window.open_path(str(run))
     assert "model.ckpt-60.index: is a Git LFS pointer, not the file itself: run `git lfs pull`" in failed.args[0]
 
@@ -329,7 +329,7 @@ def test_the_status_line_drops_a_finished_jobs_last_step(qtbot, window, tf_ckpts
     open_and_wait(qtbot, window, tf_ckpts.tf1_run)
     with qtbot.waitSignal(window.exports.finished, timeout=20000):
         window.exports.table(str(tmp_path / "table.csv"))
-    assert window.status_text.text().endswith(window.current.checkpoint.prefix)
+    assert window.status_text.text().endswith(window.session.current.checkpoint.prefix)
     assert "Exporting" not in window.status_text.text() and "Wrote" not in window.status_text.text()
 
 
@@ -356,14 +356,14 @@ def test_the_keyboard_moves_through_the_run_and_the_tabs(qtbot, window, tf_ckpts
     from PySide6.QtTest import QTest
 
     open_and_wait(qtbot, window, tf_ckpts.tf1_run)
-    assert window.current.checkpoint.step == 60
+    assert window.session.current.checkpoint.step == 60
     window.run_panel.setFocus()
-    with qtbot.waitSignal(window.loaded, timeout=20000):
+    with qtbot.waitSignal(window.session.checkpoint_loaded, timeout=20000):
         QTest.keyClick(window.run_panel, Qt.Key_Up)  # the arrow key opens the checkpoint it moves to
-    assert window.current.checkpoint.step == 50
-    with qtbot.waitSignal(window.loaded, timeout=20000):
+    assert window.session.current.checkpoint.step == 50
+    with qtbot.waitSignal(window.session.checkpoint_loaded, timeout=20000):
         window.run_panel.step(1)
-    assert window.current.checkpoint.step == 60
+    assert window.session.current.checkpoint.step == 60
     shortcuts = {a.text(): a.shortcut().toString() for m in window.menuBar().findChildren(type(window.menuBar().actions()[0].menu()))
                  for a in m.actions()}
     assert shortcuts["Show Heatmap"] == "Ctrl+2" and shortcuts["&Next Checkpoint"] == "Alt+Down"

@@ -19,8 +19,8 @@ def window(main_window, monkeypatch, remote_cache):
 def test_a_remote_run_opens_by_url_and_plots_what_tensorflow_reads(qtbot, window, tf_ckpts, remote_ckpts):
     url = remote_ckpts.url(tf_ckpts.tf1_run)
     open_run(qtbot, window, url)
-    assert window.current.run.folder == url
-    assert [c.step for c in window.current.run.checkpoints] == [20, 30, 40, 50, 60]
+    assert window.session.current.run.folder == url
+    assert [c.step for c in window.session.current.run.checkpoints] == [20, 30, 40, 50, 60]
     assert window.run_panel.watch_timer.interval() == REMOTE_INTERVAL_MS
     assert not window.shown_errors
     window.compute.choose("sequential")  # connecting is a job: a cluster takes seconds to reach

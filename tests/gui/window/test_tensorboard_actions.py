@@ -14,7 +14,7 @@ from gui.base import dialogs
 def window(qtbot, main_window, tmp_path, tf_ckpts):
     run = tmp_path / "run"
     shutil.copytree(tf_ckpts.tf1_run, run)
-    with qtbot.waitSignal(main_window.loaded, timeout=20000):
+    with qtbot.waitSignal(main_window.session.checkpoint_loaded, timeout=20000):
         main_window.open_path(str(run))
     return main_window
 

@@ -16,7 +16,7 @@ def window(main_window):
 
 
 def open_and_wait(qtbot, win, path):
-    with qtbot.waitSignal(win.loaded, timeout=20000):
+    with qtbot.waitSignal(win.session.checkpoint_loaded, timeout=20000):
         win.open_path(str(path))
 
 
@@ -33,9 +33,9 @@ def test_docks_and_tabs_stay_put_while_the_selection_changes(qtbot, window, tf_c
     open_and_wait(qtbot, window, tf_ckpts.cnn_run)
     window.browser.hidden_box.setChecked(True)  # slots and bookkeeping too: every kind of variable
     first = layout_of(window)
-    names = [v.name for v in window.current.variables if v.entry.is_numeric]
-    ranks = {len(v.entry.shape) for v in window.current.variables if v.entry.is_numeric}
-    assert {0, 1, 4} <= ranks and any(CNN_LONG_LAYER in v.display_name for v in window.current.variables)
+    names = [v.name for v in window.session.current.variables if v.entry.is_numeric]
+    ranks = {len(v.entry.shape) for v in window.session.current.variables if v.entry.is_numeric}
+    assert {0, 1, 4} <= ranks and any(CNN_LONG_LAYER in v.display_name for v in window.session.current.variables)
     for name in names:  # scalars, vectors, 4-D kernels with slice pickers, the 90-character layer
         with qtbot.waitSignal(window.detail.shown, timeout=20000):
             assert window.browser.select_name(name)
@@ -51,7 +51,7 @@ def test_the_first_window_and_its_tabs_fit_a_laptop_screen(qtbot, window, tf_ckp
     frame = window.frameGeometry()
     assert available.contains(frame), f"{frame} is not inside {available}"
     open_and_wait(qtbot, window, tf_ckpts.cnn_run)
-    kernel = next(v for v in window.current.variables if v.variable_name and v.variable_name.endswith("conv_2/kernel"))
+    kernel = next(v for v in window.session.current.variables if v.variable_name and v.variable_name.endswith("conv_2/kernel"))
     with qtbot.waitSignal(window.detail.shown, timeout=20000):
         window.browser.select_name(kernel.name)
     window._show_tab(1)
@@ -65,7 +65,7 @@ def test_the_first_window_and_its_tabs_fit_a_laptop_screen(qtbot, window, tf_ckp
 def test_columns_and_slice_pickers_show_their_whole_text(qtbot, window, tf_ckpts):
     open_and_wait(qtbot, window, tf_ckpts.cnn_run)
     window.browser.hidden_box.setChecked(True)
-    view, shown = window.browser.tree_view, [window.current.variables[i] for i in window.browser.visible_indexes]
+    view, shown = window.browser.tree_view, [window.session.current.variables[i] for i in window.browser.visible_indexes]
     metrics = view.fontMetrics()
     for column in (SHAPE, DTYPE, ELEMENTS, BYTES):
         widest = max(metrics.horizontalAdvance(cell_text(v, column)) for v in shown)
