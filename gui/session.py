@@ -111,8 +111,10 @@ class Session(QObject):
         self.current: LoadedCheckpoint | None = None
         self.prepared = None
         self.path: str | None = None         # what was opened (a folder, a file, a URL)
-        self.run_folder: str | None = None
+        self.run_folder: str | None = None   # the open run's folder (nothing is written in its tree unasked)
+        self.run_path: str | None = None     # what tells the open run apart: its folder, or its one file
         self.selected = None                 # VariableInfo
+        self.scope: tuple[str, ...] | None = None  # the scope row current in the tree (its names shown)
         self._shown = None                   # (visible set, indexes) of the browser's filter
         self.logs = None                     # what the open run's training logged (TrainingLogs), if anything
         self.comparison = None               # (Run, TrainingLogs | None): a run plotted beside it
@@ -197,13 +199,13 @@ class Session(QObject):
         loaded, prepared = result
         if self._load_path != SAMPLE_RUN:
             self.settings.add_recent(self._load_path)
-        new_run = self.run_folder != loaded.run.folder
+        new_run = self.run_path != loaded.run.path  # two loose files of one folder are two runs
         self.current, self.prepared, self.path = loaded, prepared, self._load_path
         self._shown = None  # the browser shows the new variables next (and keeps the selection if it can)
         if new_run:
-            self.run_folder = loaded.run.folder
+            self.run_folder, self.run_path = loaded.run.folder, loaded.run.path
             self.logs = None  # the run left's logs are not this one's; they are read afresh
-            self._switch_edits(loaded.run.folder)
+            self._switch_edits(loaded.run.path)
             self.run_opened.emit(loaded)
         self.checkpoint_loaded.emit(loaded)
         if new_run:
@@ -222,7 +224,7 @@ class Session(QObject):
 
     def grow_run(self, run) -> None:
         """The watcher's new view of the open run (checkpoints added or removed)."""
-        if self.current is None or run.folder != self.current.run.folder:
+        if self.current is None or run.path != self.current.run.path:
             return
         self.current.run = run
         self.run_grown.emit(run)
@@ -240,14 +242,18 @@ class Session(QObject):
     def run_names(self) -> tuple[str, str]:
         """The names legends give the open run and the comparison run ("" when none): each its folder's
         name, with its parent's when both folders have the same name."""
-        other = self.comparison[0].folder if self.comparison is not None else None
-        return (run_name(self.run_folder, other) if self.run_folder else "",
-                run_name(other, self.run_folder) if other else "")
+        other = self.comparison[0].path if self.comparison is not None else None
+        return (run_name(self.run_path, other) if self.run_path else "",
+                run_name(other, self.run_path) if other else "")
 
     # ---- the browser's choice ----------------------------------------------------------------------------
     def select(self, info) -> None:
-        self.selected = info
+        self.selected, self.scope = info, None
         self.selection_changed.emit(info)
+
+    def select_scope(self, scope: tuple[str, ...]) -> None:
+        """A scope row became current in the tree (the variable shown stays: a scope has no values)."""
+        self.scope = scope
 
     def set_shown(self, visible_set, indexes) -> None:
         """The variables the browser's filter shows (its VisibleSet and the indexes into it)."""
@@ -277,11 +283,11 @@ class Session(QObject):
         return self.selected
 
     # ---- the edit plan of the run shown ------------------------------------------------------------------
-    def _switch_edits(self, folder: str) -> None:
-        """Each run keeps its own plan and undo history; the one of `folder` becomes the active one."""
-        if folder not in self._edits:
-            self._edits[folder] = RunEdits(self.undo_group)
-        self.edits = self._edits[folder]
+    def _switch_edits(self, run_path: str) -> None:
+        """Each run keeps its own plan and undo history; the one of `run_path` becomes the active one."""
+        if run_path not in self._edits:
+            self._edits[run_path] = RunEdits(self.undo_group)
+        self.edits = self._edits[run_path]
         self.undo_group.setActiveStack(self.edits.undo_stack)
 
     @property
@@ -293,7 +299,7 @@ class Session(QObject):
         return self.edits is not None and self.edits.unsaved
 
     def unsaved_runs(self) -> list[str]:
-        return [folder for folder, edits in self._edits.items() if edits.unsaved]
+        return [run_path for run_path, edits in self._edits.items() if edits.unsaved]
 
     def push(self, operation: Operation) -> None:
         if self.edits is None:
@@ -317,6 +323,14 @@ class Session(QObject):
         for operation in plan.operations:
             self.push(operation)
         self.plan_changed.emit(self.edits.plan)
+
+    def discard_plan(self) -> None:
+        """The person chose to lose the edits of the run shown: an empty plan, no undo history."""
+        if self.edits is not None:
+            self.edits.undo_stack.clear()
+            self.edits.plan.operations.clear()
+            self.edits.saved_json, self.edits.restore_target = None, None
+            self.plan_changed.emit(self.edits.plan)
 
     def set_plan_options(self, slots_follow: bool, name_based: bool) -> None:
         if self.edits is not None:

@@ -15,6 +15,21 @@ if os.environ.get("QT_QPA_PLATFORM", "offscreen") == "offscreen":  # a chosen pl
     os.environ["QT_QPA_PLATFORM"] = offscreen_platform(*LAPTOP)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def app_folders(tmp_path_factory: pytest.TempPathFactory):
+    """The user's outputs folder and the app's data folder (core.run.outputs) in temporary folders for the
+    whole session, set in os.environ so the CLI and TensorBoard started as subprocesses get them too:
+    no test writes into the real home folder. Session-wide, not per test, because module- and
+    session-scoped fixtures (a history written once for several tests) are made before any per-test
+    fixture and must write where the tests then look; runs are unique temporary folders, so their
+    app folders (named by the run's path) never meet."""
+    root = tmp_path_factory.mktemp("app_folders")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("CHECKPOINT_INSPECTOR_OUTPUTS", str(root / "outputs"))
+        patch.setenv("CHECKPOINT_INSPECTOR_DATA", str(root / "data"))
+        yield root
+
+
 @pytest.fixture(scope="session")
 def tf_ckpts(tmp_path_factory: pytest.TempPathFactory) -> Fixtures:
     """Checkpoints written by TensorFlow itself, once per session (a few seconds)."""
@@ -58,7 +73,8 @@ def main_window(qtbot, tmp_path, monkeypatch, gc_in_gui_thread):
     shown_errors = []
     monkeypatch.setattr(errors, "show_error",
                         lambda parent, title, message, details="": shown_errors.append(message))
-    monkeypatch.setattr(dialogs, "ask_yes_no", lambda parent, title, question: True)  # tests answer for themselves
+    monkeypatch.setattr(dialogs, "ask_yes_no", lambda parent, title, question, **_: True)  # tests answer for themselves
+    monkeypatch.setattr(dialogs, "ask_save_discard_cancel", lambda parent, title, question: "discard")
     window = MainWindow(AppSettings(QSettings(str(tmp_path / "settings.ini"), QSettings.IniFormat)))
     window.shown_errors = shown_errors
     window.tensorboard.open_browser = False

@@ -10,7 +10,8 @@ finite values, as the detail panel does): mean, std, min, max, l2 (sqrt of the s
 abs_mean, zero_frac (zeros / all elements), nan_count, inf_count, update_ratio (||w_t - w_prev|| /
 ||w_prev||, over all elements, so a NaN makes it NaN), dist_from_first (||w_t - w_first||), and
 element (the value at one flat index). A checkpoint without the variable, or with another shape for a
-comparison, gives no value and says why.
+comparison, gives no value and says why. Checkpoints of one step (a copy saved beside the original) are
+points of their own at that step; an update ratio compares each with the checkpoint before their step.
 """
 from __future__ import annotations
 
@@ -93,12 +94,12 @@ def compute_trajectory(checkpoints: list[CheckpointInfo], name: str, metric: str
                     CACHE.put(key, outcome)
     points: list[Point] = []
     first: tuple | None = None      # (prefix, shape) of the first checkpoint holding the variable
-    previous: tuple | None = None   # the same for the last checkpoint holding it
+    previous = _Previous()          # the same for the one an update ratio compares with
     for done, info in enumerate(checkpoints):
-        point, holder = _point(info, name, metric, element, first, previous, readers, single_metric)
+        point, holder = _point(info, name, metric, element, first, previous.before(info), readers, single_metric)
         if holder is not None:
             first = first or holder
-            previous = holder
+            previous.held(holder)
         points.append(point)
         yield PointProgress(done + 1, len(checkpoints), f"{info.name}: {metric} of {name}", point)
     return Trajectory(name, metric, points)
@@ -122,8 +123,10 @@ def _pieces_wanted(checkpoints: list[CheckpointInfo], name: str, metric: str, re
     """{cache key: (piece function, piece)} of what the points need and the cache does not hold; the
     checkpoints are walked as _point walks them (the first and previous holders, their shapes)."""
     wanted: dict = {}
-    first = previous = None  # (identity, shape, source)
+    first = None  # (identity, shape, source)
+    holders = _Previous()
     for info in checkpoints:
+        previous = holders.before(info)
         reader = readers.get(info.prefix)
         try:
             if reader is None or name not in reader or not reader.entry(name).is_numeric:
@@ -143,8 +146,35 @@ def _pieces_wanted(checkpoints: list[CheckpointInfo], name: str, metric: str, re
                 wanted[("distance", identity, other[0], name)] = (distance_piece, (source, other[2]))
                 if metric == "update_ratio" and CACHE.get(("all_l2", other[0], name)) is None:
                     wanted[("stats", other[0], name)] = (statistics_piece, other[2])
-        first, previous = first or holder, holder
+        first = first or holder
+        holders.held(holder)
     return {key: work for key, work in wanted.items() if CACHE.get(key) is None}
+
+
+class _Previous:
+    """The checkpoint an update ratio compares with: the last one holding the variable at an earlier step;
+    of several at that step (a copy saved beside the original), the first written. Checkpoints of one
+    step all compare with the same one, so a copy shows its step's update, not a zero beside it."""
+
+    _NO_STEP = object()
+
+    def __init__(self):
+        self.holder = None
+        self._step = self._NO_STEP
+        self._first_of_step = None
+
+    def before(self, info: CheckpointInfo):
+        """The holder to compare `info` with (call for every checkpoint, in order)."""
+        if info.step is None or info.step != self._step:  # without steps, each checkpoint is its own
+            if self._first_of_step is not None:
+                self.holder = self._first_of_step
+            self._step, self._first_of_step = info.step, None
+        return self.holder
+
+    def held(self, holder) -> None:
+        """The checkpoint just asked about holds the variable (as `holder`)."""
+        if self._first_of_step is None:
+            self._first_of_step = holder
 
 
 def _point(info: CheckpointInfo, name: str, metric: str, element: int, first, previous, readers,

@@ -156,7 +156,8 @@ def build_parser() -> argparse.ArgumentParser:
     board.add_argument("path", type=parse_location)
     board.add_argument("--port", type=int, help="serve on this port (default: a free one)")
     board.add_argument("--write-history", action="store_true",
-                       help="first write the checkpoints' histograms and metrics for TensorBoard")
+                       help="first write the checkpoints' histograms and metrics for TensorBoard (into the "
+                            "app's data folder, never into the run; shown beside the run's logs)")
     board.add_argument("--no-browser", action="store_true", help="only print the URL")
     board.set_defaults(handler=writing.command_tensorboard)
     return parser

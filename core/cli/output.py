@@ -67,7 +67,7 @@ def checkpoint_record(info: CheckpointInfo) -> dict:
 
 
 def run_record(run: Run) -> dict:
-    return {"folder": run.folder, "state_file": run.state_file,
+    return {"folder": run.folder, "path": run.path, "single_file": run.single_file, "state_file": run.state_file,
             "checkpoints": [checkpoint_record(c) for c in run.checkpoints],
             "warnings": run.warnings, "subruns": [run_record(s) for s in run.subruns]}
 

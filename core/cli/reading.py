@@ -49,7 +49,7 @@ def command_steps(args) -> int:
     for each in run.all_runs():
         if not each.checkpoints:
             continue
-        print(f"{each.folder}" + (f"  (state file: {paths.basename(each.state_file)})" if each.state_file else ""))
+        print(f"{each.path}" + (f"  (state file: {paths.basename(each.state_file)})" if each.state_file else ""))
         rows = []
         for c in each.checkpoints:
             marks = ("latest" if c.is_latest else "") + ("" if c.listed or not each.state_file else " not in state file")

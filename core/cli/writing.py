@@ -60,9 +60,12 @@ def command_export(args) -> int:
 
 def command_tensorboard(args) -> int:
     """Start TensorBoard on the run, print its URL on stdout (the one line a script reads), open the
-    browser, and keep it running until Ctrl+C; notes go to stderr."""
+    browser, and keep it running until Ctrl+C; notes go to stderr. The history goes to the app's folder
+    of the run's logs (core.tensorboard.run_logs), never into the run, and TensorBoard shows it beside
+    the run's own logs."""
     from ..errors import TensorBoardError
-    from ..tensorboard import launcher
+    from ..jobs import run_to_end
+    from ..tensorboard import launcher, run_logs
 
     run = discover(args.path)
     path = paths.abspath(args.path)  # a URL is handed to TensorBoard as it is
@@ -70,16 +73,21 @@ def command_tensorboard(args) -> int:
     board = None
     try:
         if args.write_history:
-            from ..jobs import run_to_end
             from ..tensorboard.history import write_checkpoint_history
 
-            history = run_to_end(write_checkpoint_history(run.single_run()))
+            # Named by the folder TensorBoard is started on (RUN may be the parent of its one run).
+            history = run_to_end(write_checkpoint_history(run.single_run(), folder=run_logs.history_folder(logdir)))
             print(f"wrote the history of {len(history.steps)} checkpoints x {len(history.tags)} variables "
                   f"to {history.folder}", file=sys.stderr)
-        elif not launcher.has_event_files(logdir):
+        elif not launcher.has_logs(logdir):
             print(f"note: {logdir} holds no TensorBoard event files; add --write-history to show the "
                   f"checkpoints' histograms and metrics", file=sys.stderr)
         board = launcher.launch(logdir, port=args.port)
+        for folder in launcher.unshown_logs(board):
+            print(f"note: TensorBoard cannot be started on {logdir} and {folder} together (a comma in a path); "
+                  f"see it with: tensorboard --logdir {folder}", file=sys.stderr)
+        if args.write_history:  # the URL once the page shows the history (TensorBoard reads it after it answers)
+            run_to_end(launcher.wait_listed_job(board, run_logs.HISTORY_RUN))
         print(board.url, flush=True)
         if not args.no_browser:
             launcher.open_in_browser(board.url)
@@ -129,6 +137,7 @@ def build_plan(args):
 
 
 def command_remap(args) -> int:
+    from ..edit.keras_load_check import keras_load_warnings
     from ..edit.plan import preview
     from ..edit.save import save_remapped, save_remapped_run
     from ..jobs import run_to_end
@@ -145,6 +154,8 @@ def command_remap(args) -> int:
         if args.dry_run:
             result = preview(plan, describe_variables(reader))
             _print_preview(result)
+            for line in keras_load_warnings(reader, result):  # written if asked, but Keras would refuse it
+                print(f"warning: {line}")
             return 0 if not result.problems else EXIT_BAD_INPUT
         reports = [run_to_end(save_remapped(reader, plan, args.dst, args.overwrite, make_latest=args.make_latest))]
     for report in reports:

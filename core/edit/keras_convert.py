@@ -20,7 +20,7 @@ import sys
 
 from ..errors import DestinationError, InputError
 from ..jobs import Job
-from .child_process import run_module
+from .child_process import error_line, run_module
 
 
 def convert(source: str, destination: str, model: str | None = None) -> Job[str]:
@@ -80,5 +80,5 @@ if __name__ == "__main__":
     try:
         _run(arguments[0], arguments[1], model_argument)
     except Exception as exc:  # the parent shows one line: what Keras or TensorFlow said
-        print(f"CONVERT-ERROR: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}", file=sys.stderr)
+        print(f"CONVERT-ERROR: {type(exc).__name__}: {error_line(exc)}", file=sys.stderr)
         sys.exit(2)

@@ -4,7 +4,9 @@ drops, casts and new values (from a .npy, a constant, the value table) applied t
 save killed at any instant leaves no half file and the source is never touched.
 
 Keras finds a weight by its place in the file (`layers/dense/vars/0`), not by a name a plan could give
-it: a plan that renames weights, or adds new ones, is refused with what to do instead.
+it: a plan that renames weights, or adds new ones, is refused with what to do instead. A plan that leaves
+a layer with other weights than Keras builds for it is saved with a note per layer saying what Keras will
+answer (core.edit.keras_load_check).
 """
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ from ..jobs import Job, Progress
 from ..run.variables import describe_variables
 from .conversion import cast_values
 from .keras_layers import layer_renames, renamed_config
+from .keras_load_check import keras_load_warnings
 from .plan import RemapPlan, preview
 
 
@@ -43,6 +46,9 @@ def save_keras_remapped(reader: KerasReader, plan: RemapPlan, destination: str, 
                                        "first (load it with Keras and save it as .keras)")
     named = reader.naming()
     layers = layer_renames(reader, [p for p in result.planned if p.source and not named[p.source].optimizer_state])
+    # Layers Keras would not load are said, not refused: the copy is a new file and may be what the user
+    # wants (weights for a changed model); the CLI prints these notes, the window shows them after the save.
+    report.notes.extend(keras_load_warnings(reader, result))
     replaced = {}
     changed = [p for p in result.planned if p.values is not None or p.dtype != p.source_dtype]
     for done, planned in enumerate(changed):

@@ -9,29 +9,16 @@ program would, and prints one JSON line: {"ok", "checked", "mismatches", "by"}.
   names), restored by TensorFlow's object-graph saver with `assert_existing_objects_matched`; without an
   object graph, a TF1 Saver over variables of the template's names;
 - a `.keras` model: Keras loads it and `load_weights` the checkpoint.
-TensorFlow's own message is what a failure reports. Run as `python -m core.edit.restore_verify_worker REQUEST`.
+TensorFlow's (or Keras's) own message is what a failure reports (core.edit.child_process.error_line).
+Run as `python -m core.edit.restore_verify_worker REQUEST`.
 """
 from __future__ import annotations
 
 import sys
 
-from .child_process import answer_request
+from .child_process import answer_request, error_line
 
 _GRAPH_KEY = "_CHECKPOINTABLE_OBJECT_GRAPH"
-_FRAME_LINES = ("Graph execution error", "Detected at node", "Node:", "[[", "File ", "Original stack trace")
-
-
-def _first_line(exc: BaseException) -> str:
-    """TensorFlow's message in one line. A graph-mode restore error opens with a general paragraph, then
-    "Original error:", then frames of the graph; the line that says what went wrong ("Key hidden/biases
-    not found in checkpoint") is the first that is none of these."""
-    text = getattr(exc, "message", None) or str(exc) or type(exc).__name__
-    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
-    for index, line in enumerate(lines):
-        if line.endswith("Original error:"):
-            rest = [candidate for candidate in lines[index + 1:] if not candidate.startswith(_FRAME_LINES)]
-            return rest[0] if rest else line
-    return lines[0] if lines else type(exc).__name__
 
 
 def restore_into_meta(tf, checkpoint: str, meta: str) -> int:
@@ -121,7 +108,7 @@ def check(request: dict) -> dict:
     try:
         count = attempt()
     except Exception as exc:  # TensorFlow's own verdict, whatever its type: reported, not raised
-        return {"ok": False, "checked": 0, "mismatches": [_first_line(exc)], "by": who}
+        return {"ok": False, "checked": 0, "mismatches": [error_line(exc)], "by": who}
     return {"ok": True, "checked": count, "mismatches": [], "by": who}
 
 

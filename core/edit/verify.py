@@ -3,7 +3,8 @@ remapped checkpoint is saved, TensorFlow reloads it in a separate process (so th
 and compares every tensor with what the plan promised: the source's tensor (renamed), cast as planned,
 or the new values; nothing missing, nothing extra. After a check-driven save, verify_restore restores
 the checkpoint into the check's target the way its program would (core.edit.restore_verify_worker).
-The jobs report progress while the process runs and kill it when cancelled."""
+The jobs report progress while the process runs and kill it when cancelled. A child that fails is told
+by TensorFlow's or Keras's own line (core.edit.child_process.error_line / last_error)."""
 from __future__ import annotations
 
 import json
@@ -16,7 +17,7 @@ from ..format import dtypes
 from ..format.checkpoint_keys import OBJECT_GRAPH_KEY
 from ..format.source import SourceKind
 from ..jobs import Job
-from .child_process import run_module
+from .child_process import last_error, run_module
 from .plan import Preview
 
 @dataclass
@@ -73,10 +74,12 @@ def _ask_child(worker: str, request: dict, folder: str, doing: str, who: str, pr
         json.dump(request, f)
     finished = yield from run_module(worker, [request_path], doing)
     lines = [line for line in finished.stdout.splitlines() if line.startswith("{")]
-    if finished.returncode != 0 or not lines:
-        last = finished.stderr.strip().splitlines()[-1:] or ["no output"]
-        return VerifyResult(False, 0, [f"the {who} check could not run: {last[0]}"], prefix, who, into)
-    verdict = json.loads(lines[-1])
+    verdict = json.loads(lines[-1]) if lines else {}
+    if "error" in verdict or "ok" not in verdict or finished.returncode != 0:
+        # What TensorFlow or Keras said (the child's exception, or the end of its traceback), not the last
+        # line of stderr, which for a Keras load failure is the repr of the list of layers that failed.
+        said = verdict.get("error") or last_error(finished.stderr)
+        return VerifyResult(False, 0, [f"the {who} check could not run: {said}"], prefix, who, into)
     return VerifyResult(verdict["ok"], verdict["checked"], verdict["mismatches"], prefix, verdict.get("by", who), into)
 
 

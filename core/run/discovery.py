@@ -1,11 +1,22 @@
-"""Finding a run and all its checkpoints from whatever path a person gives.
+"""Finding a run and all its checkpoints from whatever path a person gives: what a run is.
 
 Accepted: a run folder, a checkpoint prefix, its `.index`, `.data-*` or `.meta` file, the `checkpoint`
-state file, or a SavedModel folder, locally or behind a URL (core.storage). A run is one folder: the
-prefixes its state file lists (relative or stale absolute paths) plus every prefix on disk
-(kept-every-N-hours ones the state file dropped, unnumbered ones). Sub-folders that hold checkpoints are runs of their own, found a few levels down.
+state file, a Keras file (`.keras`, `.weights.h5`, `.h5`) or a SavedModel folder, locally or behind a URL
+(core.storage).
+
+- A folder's own run: its TensorFlow checkpoints (the prefixes its state file lists, relative or stale
+  absolute paths, plus every prefix on disk: kept-every-N-hours ones the state file dropped, unnumbered
+  ones, a copy saved beside them) and its Keras files that share a ModelCheckpoint name template with
+  another (core.run.name_templates); a folder whose only checkpoint is one Keras file is that file's run.
+- A Keras file beside others of other names (`single.weights.h5`, `legacy.h5` beside `single.keras`) is a
+  run of one checkpoint of its own, listed under its folder as a sub-run.
+- Sub-folders that hold checkpoints are runs of their own, found a few levels down: a folder of runs is a
+  tree (Run.subruns), from which a command or the window takes one (Run.single_run).
+- A file opened alone is a run of one checkpoint unless its folder is a run of the file's kind: a state
+  file naming the prefix, another prefix or Keras file with the same name template; then it is its folder's
+  own run, opened at that checkpoint.
 Only file names and sizes are looked at, except for a prefix without `-N` in its name, whose global
-step is read from a `global_step`/`step`/`save_counter` variable.
+step is read from a `global_step`/`step`/`save_counter` variable (core.run.checkpoint_info).
 """
 from __future__ import annotations
 
@@ -16,62 +27,29 @@ from dataclasses import dataclass, field
 from ..atomic_write import writer_is_gone
 from ..errors import CheckpointError, NotACheckpointError, SeveralRunsError
 from ..format.bundle.commit import leftovers
-from ..format.source import CheckpointSource
-from ..format.keras.files import KERAS_SUFFIXES, has_keras_name
+from ..format.keras.files import has_keras_name
 from ..format.keras.reader import holds_keras_weights, is_keras_file
-from ..format.readers import main_file, open_reader
 from ..format.wire.sstable import LFS_PROBLEM, is_lfs_pointer
 from ..format.bundle.v1_table import is_v1_file, v1_files, v1_prefix_of
-from ..format.checkpoint_keys import STEP_KEYS
 from ..format.checkpoint_state import STATE_FILE_NAME, CheckpointState, read_state_file, resolve, resolved_timestamps
 from ..storage import files, paths
 from ..storage.location import Location
+from .checkpoint_info import CheckpointInfo, describe_checkpoint, keras_name_parts, sort_oldest_first
+from .name_templates import name_template, series_of
+
+__all__ = ["CheckpointInfo", "Run", "discover", "keras_name_parts", "prefix_of_file", "saved_model_prefix"]
 
 _DATA_SUFFIX = re.compile(r"\.data-\d{5}-of-\d{5}$")
 _NOT_V1_SUFFIXES = (".index", ".meta", ".json", ".txt", ".md", ".py", ".pb", ".pbtxt", ".png", ".jpg", ".csv", ".npy",
                     ".npz", ".h5", ".hdf5", ".keras", ".log", ".yaml", ".yml", ".partial", ".aside", ".zip", ".tar")
-_STEP_SUFFIX = re.compile(r"-(\d+)$")
-# Numbers other savers put in names (Keras ModelCheckpoint's `cp-0005.ckpt`, `weights.05-0.42`, `epoch_005`):
-# trusted only after the step variables, since `weights.05-0.42` also holds a loss.
-_STEP_IN_NAME = re.compile(r"(?:^|[-_.])(?:cp|ckpt|epoch|step|weights|model|iter|it)[-_.]?(\d+)", re.IGNORECASE)
-_ITERATION_KEYS = ("optimizer/iter/.ATTRIBUTES/VARIABLE_VALUE", "optimizer/_iterations/.ATTRIBUTES/VARIABLE_VALUE")
 _MAX_SUBRUN_DEPTH = 4
 _MAX_FOLDERS_SCANNED = 2000  # a person may point us at their home folder: stop looking after this many
 
 
 @dataclass
-class CheckpointInfo:
-    """One checkpoint of a run, as far as the file system tells (no tensor data read)."""
-
-    prefix: str
-    step: int | None
-    step_source: str | None          # "name", "variable", "optimizer iterations", "version" or None
-    listed: bool                     # named by the run's `checkpoint` state file
-    is_latest: bool                  # the state file's model_checkpoint_path
-    timestamp: float | None          # from the state file, when it has one
-    mtime: float                     # of the .index file
-    size_bytes: int                  # .index + all .data-* files
-    data_files: list[str] = field(default_factory=list)
-    # Discovery opens the index of an unnumbered checkpoint to find its step; keep that reader so the
-    # command or window that opens this checkpoint next does not parse the index a second time.
-    _reader: CheckpointSource | None = field(default=None, repr=False, compare=False)
-
-    @property
-    def name(self) -> str:
-        sep = paths.sep_of(self.prefix)
-        if self.prefix.endswith(f"{sep}variables{sep}variables"):  # a SavedModel: its folder (a version)
-            return paths.basename(paths.dirname(paths.dirname(self.prefix)))
-        return paths.basename(self.prefix)
-
-    def open_reader(self) -> CheckpointSource:
-        """The checkpoint's reader (parsing its index now unless discovery already did)."""
-        reader, self._reader = self._reader or open_reader(self.prefix), None
-        return reader
-
-
-@dataclass
 class Run:
-    """A folder of checkpoints, oldest first, plus any sub-folders that are runs themselves."""
+    """A folder's checkpoints, oldest first (or one file of it: `single_file`), plus any sub-folders and
+    loose files that are runs themselves."""
 
     folder: str
     checkpoints: list[CheckpointInfo]
@@ -79,6 +57,21 @@ class Run:
     subruns: list["Run"] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     selected_prefix: str | None = None  # the checkpoint the given path named, if it named one
+    # The name of the one file (or prefix) this run is, when its folder holds other checkpoints that are
+    # not of its run (a Keras file beside others of other names); None for a folder's own run.
+    single_file: str | None = None
+    # The folder of runs this run was taken from (single_run), when it held more than one: what the
+    # window's Run dock shows as a tree to pick another from.
+    tree: "Run | None" = field(default=None, repr=False, compare=False)
+
+    @property
+    def path(self) -> str:
+        """What tells this run apart and finds it again (`discover(run.path)`): its folder, or its file."""
+        return paths.join(self.folder, self.single_file) if self.single_file else self.folder
+
+    @property
+    def name(self) -> str:
+        return self.single_file or paths.basename(self.folder) or self.folder
 
     @property
     def latest(self) -> CheckpointInfo | None:
@@ -94,26 +87,31 @@ class Run:
             runs.extend(sub.all_runs())
         return runs
 
+    def label_in(self, root: "Run") -> str:
+        """The run's name under a folder of runs: its path relative to the root's folder."""
+        if self is root or self.path == root.path:
+            return self.name
+        return paths.relpath(self.path, root.folder).replace(os.sep, "/")
+
     def single_run(self, take_first: bool = False) -> "Run":
         """The one run a command or a window works on (the policy for a folder of runs, written once):
         this run when it has checkpoints of its own, else its only sub-run with checkpoints. A folder of
         several runs is refused, naming them (SeveralRunsError), unless the caller shows the choice
-        (the GUI): then the first, with a warning naming the others."""
-        if self.checkpoints:
-            return self
+        (the GUI): then the first, with a warning naming the others. The run taken keeps the folder of
+        runs as its `tree` when that holds others."""
         candidates = [r for r in self.all_runs() if r.checkpoints]
         if not candidates:
             raise NotACheckpointError(self.folder, "holds no checkpoint")
-        if len(candidates) == 1:
-            return candidates[0]
-        names = [paths.relpath(r.folder, self.folder) for r in candidates]
-        if take_first:
-            chosen = candidates[0]
+        chosen = self if self.checkpoints else candidates[0]
+        if len(candidates) > 1 and not self.checkpoints:
+            names = [r.label_in(self) for r in candidates]
+            if not take_first:
+                raise SeveralRunsError(self.folder, f"holds several runs ({', '.join(names)}): name one of them",
+                                       [r.path for r in candidates])
             chosen.warnings.append(f"{self.folder} holds {len(candidates)} runs ({', '.join(names)}): showing "
-                                   f"{names[0]}; open a sub-folder to see another")
-            return chosen
-        raise SeveralRunsError(self.folder, f"holds several runs ({', '.join(names)}): name one of them",
-                               [r.folder for r in candidates])
+                                   f"{names[0]}; pick another in the Run list")
+        chosen.tree = self if len(candidates) > 1 else None
+        return chosen
 
     def find(self, step: int | None = None) -> CheckpointInfo:
         """The checkpoint at `step`, or the selected / latest one when step is None."""
@@ -169,7 +167,7 @@ def discover(path: str | os.PathLike) -> Run:
         if not is_keras_file(path):
             raise NotACheckpointError(path, LFS_PROBLEM if is_lfs_pointer(path) else
                                       "is named as a Keras file but is neither a .keras (zip) archive nor HDF5")
-        return _discover_folder(paths.dirname(path), selected=path, depth=0, scan_subruns=False)
+        return _run_of_file(path)
     prefix = prefix_of_file(path) if files.isfile(path) else None
     if prefix is None:
         prefix = v1_prefix_of(path) if is_v1_file(path) else path
@@ -184,7 +182,7 @@ def discover(path: str | os.PathLike) -> Run:
             raise NotACheckpointError(path, "is not a checkpoint file (expected a .index, .data-*, "
                                             ".meta or `checkpoint` file, a run folder or a SavedModel)")
         raise NotACheckpointError(path, "no such file or folder")
-    return _discover_folder(paths.dirname(prefix), selected=prefix, depth=0, scan_subruns=False)
+    return _run_of_file(prefix)
 
 
 def _serving_run(folder: str) -> Run | None:
@@ -203,10 +201,10 @@ def _serving_run(folder: str) -> Run | None:
     for version, prefix in versions:
         variables_folder = paths.dirname(prefix)
         data = _data_files_by_prefix(variables_folder, sorted(files.listdir(variables_folder)))
-        info = _describe(prefix, None, False, version == newest, data.get(prefix, []), run)
+        info = describe_checkpoint(prefix, None, False, version == newest, data.get(prefix, []), run.warnings)
         info.step, info.step_source = version, "version"
         run.checkpoints.append(info)
-    _sort_oldest_first(run.checkpoints)
+    sort_oldest_first(run.checkpoints)
     return run
 
 
@@ -238,15 +236,20 @@ def _discover_folder(folder: str, selected: str | None, depth: int, state_path: 
         raise NotACheckpointError(folder, "permission denied: cannot list this folder") from None
     run = Run(folder=folder, checkpoints=[], selected_prefix=selected)
     state = _read_state(folder, state_path, run)
-    on_disk = [paths.join(folder, n[:-len(".index")]) for n in names if n.endswith(".index")]
-    on_disk += _v1_prefixes(folder, names)
-    on_disk += [paths.join(folder, n) for n in names if has_keras_name(n) and not n.startswith(".")
-                and holds_keras_weights(paths.join(folder, n))]
-    if selected is not None and selected not in on_disk and is_keras_file(selected):
-        on_disk.append(selected)  # a Keras file opened by name, whatever its extension
+    tensorflow = [paths.join(folder, n[:-len(".index")]) for n in names if n.endswith(".index")]
+    tensorflow += _v1_prefixes(folder, names)
+    keras = [paths.join(folder, n) for n in names if has_keras_name(n) and not n.startswith(".")
+             and holds_keras_weights(paths.join(folder, n))]
+    if selected is not None and selected not in keras + tensorflow and is_keras_file(selected):
+        keras.append(selected)  # a Keras file opened by name, whatever its extension
+    in_series = {paths.join(folder, n) for members in series_of([paths.basename(k) for k in keras]).values()
+                 for n in members}
+    loose = [k for k in keras if k not in in_series]
+    if not tensorflow and not in_series and len(loose) == 1:
+        in_series, loose = set(loose), []  # a folder whose one checkpoint is a Keras file: that file's run
     listed = _listed_prefixes(state, folder)
     latest = resolve(state.latest, folder) if state and state.latest else None
-    prefixes = list(dict.fromkeys(on_disk))
+    prefixes = list(dict.fromkeys(tensorflow + [k for k in keras if k in in_series]))
     for prefix in listed:
         if prefix not in prefixes:
             run.warnings.append(f"{state.path}: lists {paths.basename(prefix)}, which is not on disk")
@@ -254,9 +257,9 @@ def _discover_folder(folder: str, selected: str | None, depth: int, state_path: 
     data_files = _data_files_by_prefix(folder, names)
     timestamps = resolved_timestamps(state, folder) if state is not None else {}
     for prefix in prefixes:
-        run.checkpoints.append(_describe(prefix, timestamps.get(prefix), prefix in listed, prefix == latest,
-                                         data_files.get(prefix, []), run))
-    _sort_oldest_first(run.checkpoints)
+        run.checkpoints.append(describe_checkpoint(prefix, timestamps.get(prefix), prefix in listed,
+                                                   prefix == latest, data_files.get(prefix, []), run.warnings))
+    sort_oldest_first(run.checkpoints)
     if scan_subruns and depth < _MAX_SUBRUN_DEPTH:
         for name in names:
             child = paths.join(folder, name)
@@ -265,7 +268,29 @@ def _discover_folder(folder: str, selected: str | None, depth: int, state_path: 
             sub = _discover_folder(child, None, depth + 1, budget=budget)
             if sub.checkpoints or sub.subruns:
                 run.subruns.append(sub)
+    for path in loose:  # after the sub-folders, as a file manager lists them
+        alone = Run(folder=folder, checkpoints=[], selected_prefix=path, single_file=paths.basename(path))
+        alone.checkpoints.append(describe_checkpoint(path, None, False, False, [], alone.warnings))
+        run.subruns.append(alone)
     return run
+
+
+def _run_of_file(path: str) -> Run:
+    """A checkpoint file or prefix opened alone: its folder's own run, opened at it, when the folder is a
+    run of its kind (a Keras file in a ModelCheckpoint series; a prefix its state file names, or whose name
+    template another prefix shares; the folder's one checkpoint); else a run of that file alone."""
+    run = _discover_folder(paths.dirname(path), selected=path, depth=0, scan_subruns=False)
+    for alone in run.subruns:
+        if alone.path == path:  # a Keras file beside others of other names
+            return alone
+    mine = next((c for c in run.checkpoints if c.prefix == path), None)
+    if mine is None or has_keras_name(path) or is_keras_file(path):
+        return run
+    template = name_template(paths.basename(path))
+    if mine.listed or (len(run.checkpoints) == 1 and not run.subruns) or any(
+            c is not mine and name_template(paths.basename(c.prefix)) == template for c in run.checkpoints):
+        return run
+    return Run(folder=run.folder, checkpoints=[mine], selected_prefix=path, single_file=paths.basename(path))
 
 
 def _report_interrupted_saves(folder: str, names: list[str], run: Run) -> None:
@@ -322,75 +347,3 @@ def _v1_prefixes(folder: str, names: list[str]) -> list[str]:
         if is_v1_file(path):
             found.append(v1_prefix_of(path))
     return list(dict.fromkeys(found))
-
-
-def _describe(prefix: str, timestamp: float | None, listed: bool, is_latest: bool,
-              data_files: list[str], run: Run) -> CheckpointInfo:
-    main = main_file(prefix)
-    main_size, mtime = files.getsize(main), files.modified_time(main)
-    if files.exists(prefix + ".index"):
-        size = main_size + sum(_size(p) for p in data_files)
-    elif is_keras_file(prefix):
-        data_files, size = [prefix], main_size
-    else:
-        data_files = v1_files(prefix)
-        size = sum(_size(p) for p in data_files)
-    step, source = _step_from_name(prefix)
-    reader = None
-    if step is None and has_keras_name(prefix):  # ModelCheckpoint's epoch or batch number, else write time
-        match = _STEP_IN_NAME.search(_keras_stem(prefix))
-        step, source = (int(match.group(1)), "name") if match else (None, None)
-    elif step is None:
-        step, source, reader = _step_from_variables(prefix, run)
-    return CheckpointInfo(prefix, step, source, listed, is_latest, timestamp, mtime, size, data_files,
-                          reader)
-
-
-def _size(path: str) -> int:
-    try:
-        return files.getsize(path)
-    except OSError:
-        return 0
-
-
-def keras_name_parts(path: str) -> tuple[str, str]:
-    """`run/weights.05-0.42.weights.h5` -> (`run/weights.05-0.42`, `.weights.h5`)."""
-    for suffix in sorted(KERAS_SUFFIXES, key=len, reverse=True):
-        if path.lower().endswith(suffix):
-            return path[: -len(suffix)], path[-len(suffix):]
-    return path, ""
-
-
-def _keras_stem(path: str) -> str:
-    """`weights.05-0.42.weights.h5` -> `weights.05-0.42`."""
-    return paths.basename(keras_name_parts(path)[0])
-
-
-def _step_from_name(prefix: str) -> tuple[int | None, str | None]:
-    stem = _keras_stem(prefix) if has_keras_name(prefix) else paths.basename(prefix)
-    match = _STEP_SUFFIX.search(stem.split("-?????-of-")[0])
-    return (int(match.group(1)), "name") if match else (None, None)
-
-
-def _step_from_variables(prefix: str, run: Run) -> tuple[int | None, str | None, CheckpointSource | None]:
-    """A step counter stored in the checkpoint; else the optimizer's iteration count (a SavedModel has
-    nothing better); else a number the name carries in another saver's pattern."""
-    reader = None
-    try:
-        reader = open_reader(prefix)
-        for names, source in ((STEP_KEYS, "variable"), (_ITERATION_KEYS, "optimizer iterations")):
-            for name in names:
-                if name in reader and reader.entry(name).shape == () and reader.entry(name).dtype_name.startswith("int"):
-                    return int(reader.read(name)), source, reader
-    except CheckpointError as exc:
-        run.warnings.append(str(exc))
-    match = _STEP_IN_NAME.search(paths.basename(prefix).split("-?????-of-")[0])
-    return (int(match.group(1)), "name", reader) if match else (None, None, reader)
-
-
-def _sort_oldest_first(checkpoints: list[CheckpointInfo]) -> None:
-    """By global step when every checkpoint has one (copies lose mtimes), else by write time."""
-    if all(c.step is not None for c in checkpoints):
-        checkpoints.sort(key=lambda c: (c.step, c.mtime, c.prefix))
-    else:
-        checkpoints.sort(key=lambda c: (c.timestamp or c.mtime, -1 if c.step is None else c.step, c.prefix))

@@ -41,7 +41,8 @@ def checkpoint_at(path: str, step: int | None = None,
 
 def open_run(path: str) -> Job[LoadedCheckpoint]:
     """Find the run `path` (text or a core.storage.location.Location) belongs to and load its selected (or
-    latest) checkpoint."""
+    latest) checkpoint. A folder of runs gives its first run, the folder kept as `run.tree` (the window's
+    Run dock shows it to pick another: `run.path` of the one picked opens it)."""
     path = Location(path)  # parsed once, here where a window's path enters
     # A remote folder's listing is cached by its file system: opening (or reloading) looks afresh.
     files.refresh(path)

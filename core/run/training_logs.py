@@ -7,6 +7,14 @@ tells its runs apart; a tag of the run folder itself keeps its name. Several fil
 restarted job) are read in name order, which is the order they were written in (the name holds the
 time), and make one series per tag, purged as TensorBoard purges (core.format.events.files.EventStream).
 
+Whose logs: a run's own, never a sibling run's or a parent's. For a run folder (one holding checkpoints;
+a checkpoint file or prefix names its folder) that is the event files in the folder itself (TF1's
+FileWriter, tf.estimator's training summaries) and in the sub-folders the usual writers make there
+(LOG_FOLDERS: Keras's TensorBoard callback writes `train/` and `validation/` under its log_dir, often
+`logs/`; tf.estimator and TensorFlow's summary_ops_v2.eval_dir `eval/` or `eval_<name>/`), at any depth
+below those; a sub-folder holding checkpoints is a run of its own and is never read. A folder without
+checkpoints of its own is a log folder someone named: all of it is read, as TensorBoard reads a logdir.
+
 Not read: hidden folders and the checkpoint history this app writes (`checkpoint_history/`): those
 are our own figures, not what training logged.
 """
@@ -18,10 +26,15 @@ from dataclasses import dataclass, field
 
 from ..storage import files, paths
 from ..errors import InputError, NotACheckpointError
+from ..format.checkpoint_state import STATE_FILE_NAME
 from ..format.events.files import EventStream, FileReport, is_event_file
+from ..format.keras.files import has_keras_name
 from ..format.events.protos import LoggedHistogram
 from ..jobs import Job, Progress
 
+# Sub-folders of a run that hold its own logs: Keras's TensorBoard callback (`train`, `validation`, under a
+# log_dir often named `logs`), tf.estimator (`eval`, `eval_<name>`), and the names tutorials give a log_dir.
+LOG_FOLDERS = frozenset({"train", "validation", "eval", "test", "logs", "log", "tensorboard", "summaries"})
 HISTORY_FOLDER_NAME = "checkpoint_history"  # where core.tensorboard.history writes (it imports it from here)
 MAX_DEPTH = 4        # logdir/run/split/...: deeper folders are someone else's
 MAX_FILES = 10_000   # a folder of more event files than this is not one run's logs
@@ -61,7 +74,7 @@ class TrainingLogs:
 
 def find_event_files(path: str | os.PathLike) -> tuple[str, list[str]]:
     """(the folder the logs belong to, its event files in reading order). `path` is a run folder, a
-    checkpoint prefix or file in one, or one event file."""
+    checkpoint prefix or file in one, a log folder, or one event file."""
     path = os.fspath(path)
     if files.isfile(path) and is_event_file(path):
         return paths.dirname(path) or ".", [path]
@@ -74,9 +87,16 @@ def find_event_files(path: str | os.PathLike) -> tuple[str, list[str]]:
     found: list[str] = []
     sep = paths.sep_of(folder)
     base_depth = folder.rstrip(sep).count(sep)
+    a_run = None  # whether `folder` is a run (its own logs only) or a log folder (all of it), once listed
     for here, folders, names in files.walk(folder):
-        folders[:] = sorted(f for f in folders if not f.startswith(".") and f != HISTORY_FOLDER_NAME)
-        if here.rstrip(sep).count(sep) - base_depth >= MAX_DEPTH:
+        depth = here.rstrip(sep).count(sep) - base_depth
+        if a_run is None:
+            a_run = holds_checkpoints(names)
+        folders[:] = sorted(f for f in folders if not f.startswith(".") and f != HISTORY_FOLDER_NAME
+                            and not (a_run and depth == 0 and not is_log_folder(f)))
+        if a_run:  # a sub-folder holding checkpoints is another run: its logs are its own
+            folders[:] = [f for f in folders if not _holds_checkpoints_at(paths.join(here, f))]
+        if depth >= MAX_DEPTH:
             folders[:] = []
         for name in sorted(names):
             full = paths.join(here, name)
@@ -85,6 +105,27 @@ def find_event_files(path: str | os.PathLike) -> tuple[str, list[str]]:
         if len(found) > MAX_FILES:
             raise InputError(folder, f"holds more than {MAX_FILES:,} event files; point at one run's folder")
     return folder, found
+
+
+def is_log_folder(name: str) -> bool:
+    """A sub-folder of a run that the usual writers fill with the run's event files."""
+    name = name.lower()
+    return name in LOG_FOLDERS or name.startswith("eval_")
+
+
+def holds_checkpoints(names: list[str]) -> bool:
+    """Whether a folder holding these files is a run: a `checkpoint` state file, a
+    checkpoint index, a Keras file, a SavedModel (by names only: the walk must stay a listing)."""
+    return (STATE_FILE_NAME in names or "saved_model.pb" in names
+            or any(n.endswith(".index") or has_keras_name(n) for n in names if not n.startswith(".")))
+
+
+def _holds_checkpoints_at(folder: str) -> bool:
+    try:
+        names = files.listdir(folder)
+    except OSError:
+        return False
+    return holds_checkpoints(names)
 
 
 def _is_prefix(path: str) -> bool:

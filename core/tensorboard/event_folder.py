@@ -1,13 +1,15 @@
-"""Folders of TensorBoard event files the app writes into a run (the checkpoint history, the graph), put
-in place so that nothing half-written is ever seen and nothing of the person's is ever deleted.
+"""Folders of TensorBoard event files the app writes about a run (the checkpoint history, the graph, in
+the app's folder for the run: core.tensorboard.run_logs), put in place so that nothing half-written is
+ever seen and nothing of the person's is ever deleted.
 
-Owns: refusing a folder that holds anything but the event files this app wrote there (a run's own
-`graph/` folder of FileWriter logs must never be replaced); the hidden partial sibling a folder is
-written in and its move into place (an older folder is set aside and deleted only after); and writing
-one event file, under a hidden temporary name (TensorBoard reads only `events.out.tfevents.*`) until it
-is complete, its first event the file version TensorBoard expects. TensorBoard's record writer and
-protos are imported inside functions and TensorFlow never: TensorBoard's own EventFileWriter creates
-folders through `tensorboard.compat.tf`, which imports the whole of TensorFlow when it is installed.
+Owns: refusing a folder that holds anything but the event files this app wrote there (a folder a caller
+names may be a person's own, such as a run's `graph/` of FileWriter logs, never to be replaced); the
+hidden partial sibling a folder is written in and its move into place (an older folder is set aside and
+deleted only after); and writing one event file, under a hidden temporary name (TensorBoard reads only
+`events.out.tfevents.*`) until it is complete, its first event the file version TensorBoard expects.
+TensorBoard's record writer and protos are imported inside functions and TensorFlow never: TensorBoard's
+own EventFileWriter creates folders through `tensorboard.compat.tf`, which imports the whole of
+TensorFlow when it is installed.
 """
 from __future__ import annotations
 
@@ -57,11 +59,12 @@ def new_event_file(folder: str, suffix: str):
 
 
 @contextlib.contextmanager
-def folder_in_place(target: str, what: str, suffix: str):
+def folder_in_place(target: str, what: str, suffix: str, staging: str | None = None):
     """A new partial folder to fill; when the block ends without an error it becomes `target` (see
     move_into_place), otherwise it is deleted. `what` names the contents in errors ("the graph");
-    `suffix` ends the names of the event files written there (new_event_file's)."""
-    partial = make_partial_folder(target)
+    `suffix` ends the names of the event files written there (new_event_file's); `staging` is where
+    the partial folder is made (default: beside the target; see make_partial_folder)."""
+    partial = make_partial_folder(target, staging)
     try:
         yield partial
         move_into_place(partial, target, what, suffix)
@@ -84,14 +87,21 @@ def check_replaceable(target: str, what: str, suffix: str) -> None:
         raise DestinationError(target, f"holds {kind} ({others[0]}, ...); choose another folder for {what}")
 
 
-def make_partial_folder(target: str) -> str:
-    """A hidden sibling of the target, on the same file system so the final rename is atomic. Made
-    with os.mkdir, not tempfile.mkdtemp, whose private 0700 mode the finished folder would keep."""
+def make_partial_folder(target: str, staging: str | None = None) -> str:
+    """A hidden folder in `staging` (default: the target's parent), on the same file system as the
+    target so the final rename is atomic. A target's parent TensorBoard reads as a whole (the app's
+    logs of a run) needs a staging folder outside it: TensorBoard would show a finished event file in
+    the partial folder as a run of its own. Made with os.mkdir, not tempfile.mkdtemp, whose private
+    0700 mode the finished folder would keep."""
     import uuid
 
-    parent = os.path.dirname(target)
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    parent = staging or os.path.dirname(target)
     os.makedirs(parent, exist_ok=True)
-    partial = os.path.join(parent, f".{os.path.basename(target)}.{uuid.uuid4().hex[:12]}.partial")
+    name = os.path.basename(target)
+    if staging:  # away from its target: named after its parent as well, to tell whose it is
+        name = f"{os.path.basename(os.path.dirname(target))}.{name}"
+    partial = os.path.join(parent, f".{name}.{uuid.uuid4().hex[:12]}.partial")
     os.mkdir(partial)
     return partial
 

@@ -9,7 +9,8 @@ files TensorBoard reads) and the folder its final name only when everything is w
 
 The metrics are core.analysis.trajectory's, the histograms core.analysis.statistics', so the app, the CLI and TensorBoard
 show the same numbers. The folder and its event file are written by core.tensorboard.event_folder
-(TensorBoard's record writer and protos, never TensorFlow), as the graph is.
+(TensorBoard's record writer and protos, never TensorFlow), as the graph is. The folder is the app's
+for the run (core.tensorboard.run_logs), never inside the run.
 """
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ from ..run.discovery import CheckpointInfo, Run
 from ..run.training_logs import HISTORY_FOLDER_NAME
 from ..run.variables import describe_variables
 from .event_folder import check_replaceable, folder_in_place, new_event_file
+from . import run_logs
 
 HISTORY_METRICS = SINGLE_METRICS + PAIR_METRICS
 _WHAT = "the checkpoint history"
@@ -42,8 +44,9 @@ class HistoryResult:
 
 
 def history_folder(run: Run) -> str:
-    """Where the history goes by default: a sub-folder of the run, so TensorBoard on the run finds it."""
-    return os.path.join(run.folder, HISTORY_FOLDER_NAME)
+    """Where the history goes by default: the app's folder of the run's logs (never the run), which
+    TensorBoard started on the run shows beside it (core.tensorboard.run_logs)."""
+    return run_logs.history_folder(run.folder)
 
 
 def scalar_tag(metric: str, variable_tag: str) -> str:
@@ -89,7 +92,8 @@ def write_checkpoint_history(run: Run, names: Sequence[str] | None = None,
     check_replaceable(target, _WHAT, HISTORY_FOLDER_NAME)
     plan = _plan(run, list(names) if names is not None else default_variables(run))
     values = yield from _compute_metrics(plan)
-    with folder_in_place(target, _WHAT, HISTORY_FOLDER_NAME) as partial:  # cancelled or failed: the folder stays as it was
+    staging = run_logs.staging_folder(target)
+    with folder_in_place(target, _WHAT, HISTORY_FOLDER_NAME, staging) as partial:  # cancelled or failed: the folder stays as it was
         event_file = yield from _write_events(partial, plan, values, done=len(values) * len(plan.checkpoints))
     yield Progress(plan.total, plan.total, f"Wrote the checkpoint history to {target}")
     return HistoryResult(target, os.path.join(target, os.path.basename(event_file)), plan.steps, plan.tags)

@@ -2,10 +2,11 @@
 when it serves, and making sure it never outlives the app.
 
 Owns: finding the `tensorboard` program of the app's own environment; starting it on 127.0.0.1 on a
-free (or the asked-for) port, in its own process group, with a parent-death signal on Linux; the ring
-of its last log lines; waiting until it answers HTTP; stopping it with its data server. Qt-free, so the
-GUI and the CLI drive the same code (through core.tensorboard.launcher, which keeps one instance per
-folder).
+free (or the asked-for) port, in its own process group, with a parent-death signal on Linux, on a run
+(a local folder, or a URL handed over as it is) plus named folders of the app's logs beside it (its
+`--logdir_spec`, see logdir_spec()); the ring of its last log lines; waiting until it answers HTTP;
+stopping it with its data server. Qt-free, so the GUI and the CLI drive the same code (through
+core.tensorboard.launcher, which keeps one instance per run).
 
 States of an instance: STARTING (spawned, not answering yet), RUNNING (answered at `url`), EXITED
 (`returncode` and `last_lines()` say why).
@@ -30,6 +31,7 @@ from dataclasses import dataclass
 
 from ..errors import TensorBoardError
 from ..jobs import Job, Progress, run_to_end
+from ..storage import paths
 
 HOST = "127.0.0.1"  # never listen beyond this machine: TensorBoard has no authentication
 START_TIMEOUT = 60.0
@@ -130,10 +132,14 @@ class _LogRing:
 
 
 class TensorBoard:
-    """One TensorBoard process serving one folder. Made by spawn() (or launch()), not by hand."""
+    """One TensorBoard process serving one run (`logdir`) and the folders of `extras` (TensorBoard run
+    name -> folder) beside it. Made by spawn() (or launch()), not by hand."""
 
-    def __init__(self, logdir: str, host: str, port: int, command: list[str], process: subprocess.Popen):
+    def __init__(self, logdir: str, host: str, port: int, command: list[str], process: subprocess.Popen,
+                 location: str | None = None, extras: dict[str, str] | None = None):
         self.logdir = logdir
+        self.extras = dict(extras or {})
+        self.location = location or logdir  # what it reports as its data location: --logdir or --logdir_spec
         self.host = host
         self.port = port
         self.command = command
@@ -175,10 +181,21 @@ class TensorBoard:
         except (OSError, ValueError, urllib.error.URLError):
             return False
         location = environment.get("data_location") if isinstance(environment, dict) else None
-        if not isinstance(location, str) or os.path.normpath(location) != os.path.normpath(self.logdir):
+        if not isinstance(location, str) or (location != self.location
+                                             and os.path.normpath(location) != os.path.normpath(self.location)):
             return False
         self._answered = True
         return True
+
+    def runs(self) -> list[str]:
+        """The names of the runs TensorBoard has found so far (its reloader reads the folders after it
+        starts answering, and again every few seconds); empty when it does not answer."""
+        try:
+            with _LOCAL_HTTP.open(self.url + "data/runs", timeout=_PROBE_TIMEOUT) as response:
+                names = json.load(response)
+        except (OSError, ValueError, urllib.error.URLError):
+            return []
+        return [name for name in names if isinstance(name, str)] if isinstance(names, list) else []
 
     def wait_ready_job(self, timeout: float = START_TIMEOUT) -> Job[str]:
         """Job (core.jobs): poll until TensorBoard answers; returns the URL. Raises TensorBoardError if
@@ -249,23 +266,45 @@ def _signal_group(process: subprocess.Popen, signal_number: int) -> None:
         pass  # already gone
 
 
-def spawn(logdir: str | os.PathLike, port: int | None = None, command: list[str] | None = None) -> TensorBoard:
-    """Start TensorBoard on `logdir` and return at once (state STARTING); `port` None or 0 takes a free
-    one, `command` defaults to find_tensorboard(). Not registered: launch() is what callers want."""
-    logdir = os.path.abspath(os.fspath(logdir))
-    if not os.path.isdir(logdir):
+def logdir_spec(logdir: str, extras: dict[str, str]) -> str | None:
+    """TensorBoard's `--logdir_spec` for the run `logdir` plus the named folders of `extras`, or None
+    when a path holds a comma (the spec's separator; TensorBoard has no escape for it). The run itself
+    goes unnamed, so its own runs keep the names `--logdir` gives them (".", "train", ...). TensorBoard
+    2.21 (data_ingester._parse_event_files_spec) splits the spec at commas, then each part at its first
+    colon into name and path unless it starts with "/", a drive or a URL scheme (`s3://...`, passed on as
+    it is): a name may hold no colon, a path may."""
+    if any("," in path for path in (logdir, *extras.values())):
+        return None
+    for name in extras:
+        if not name or ":" in name or "," in name or name.startswith("/"):
+            raise ValueError(f"{name!r} cannot name a run in TensorBoard's --logdir_spec")
+    return ",".join([logdir] + [f"{name}:{path}" for name, path in extras.items()])
+
+
+def spawn(logdir: str | os.PathLike, port: int | None = None, command: list[str] | None = None,
+          extras: dict[str, str] | None = None) -> TensorBoard:
+    """Start TensorBoard on `logdir` (a local folder, or a URL TensorBoard reads itself) plus the
+    folders of `extras` (run name -> local folder, written yet or not: TensorBoard looks again at each
+    reload) and return at once (state STARTING); `port` None or 0 takes a free one, `command` defaults
+    to find_tensorboard(). Where no spec can be made (logdir_spec), the run alone is served: the board's
+    `extras` then says what it shows. Not registered: launch() is what callers want."""
+    logdir = paths.abspath(os.fspath(logdir))  # a URL is handed over as it is
+    if not paths.is_url(logdir) and not os.path.isdir(logdir):
         # TensorBoard itself would start and serve an empty board for a folder that does not exist.
         raise TensorBoardError(logdir, "is not a folder")
     if port is not None and not 0 <= port <= 65535:
         raise TensorBoardError(logdir, f"port {port} is not a port number (0 to 65535)")
+    extras = {name: os.path.abspath(folder) for name, folder in (extras or {}).items()}
+    spec = logdir_spec(logdir, extras) if extras else None
     command = list(command or find_tensorboard())
     port = port or free_port()
-    arguments = command + ["--logdir", logdir, "--host", HOST, "--port", str(port)]
+    arguments = command + (["--logdir_spec", spec] if spec else ["--logdir", logdir]) + [
+        "--host", HOST, "--port", str(port)]
     try:
         process = _SPAWNER.call(lambda: _popen(arguments))
     except OSError as exc:
         raise TensorBoardError(logdir, f"could not start {arguments[0]}: {exc.strerror or exc}") from None
-    return TensorBoard(logdir, HOST, port, arguments, process)
+    return TensorBoard(logdir, HOST, port, arguments, process, spec or logdir, extras if spec else {})
 
 
 def _popen(arguments: list[str]) -> subprocess.Popen:

@@ -2,7 +2,10 @@
 
 Every one returns the answer, or None (False for yes/no) when the person cancels, so callers read the
 same whichever way it was answered, and tests replace a function here to answer without a modal dialog.
-File dialogs start in the folder given (the open run's), else where the person last picked a file.
+Open dialogs start in the folder given (the open run's), else where the person last picked a file.
+What a person saves goes through `save_output`/`save_output_folder`: they start in the last output
+folder (else the outputs folder of core.run.outputs), never in the run, and a place inside the run is
+written only after a question that says what changes there (No is the default).
 Callers use them as `dialogs.ask_text(...)` (not imported by name) so a replaced function is seen.
 """
 from __future__ import annotations
@@ -27,8 +30,16 @@ def fill_recent_menu(menu, settings, open_path) -> None:
         menu.addAction("Clear", settings.clear_recent)
 
 
-def ask_yes_no(parent, title: str, question: str) -> bool:
-    return QMessageBox.question(parent, title, question) == QMessageBox.Yes
+def ask_yes_no(parent, title: str, question: str, default_yes: bool = True) -> bool:
+    default = QMessageBox.Yes if default_yes else QMessageBox.No
+    return QMessageBox.question(parent, title, question, QMessageBox.Yes | QMessageBox.No, default) == QMessageBox.Yes
+
+
+def ask_save_discard_cancel(parent, title: str, question: str) -> str:
+    """"save", "discard" or "cancel" (Esc and closing the box cancel)."""
+    answer = QMessageBox.question(parent, title, question, QMessageBox.Save | QMessageBox.Discard | QMessageBox.Cancel,
+                                  QMessageBox.Save)
+    return {QMessageBox.Save: "save", QMessageBox.Discard: "discard"}.get(answer, "cancel")
 
 
 def offer_history(parent, folder: str) -> bool:
@@ -83,3 +94,36 @@ def save_file(parent, title: str, suggestion: str, pattern: str = "") -> str | N
 
 def choose_folder(parent, title: str, folder: str = "") -> str | None:
     return _remember(QFileDialog.getExistingDirectory(parent, title, folder or last_folder))
+
+
+def save_output(session, title: str, name: str, pattern: str = "", what: str = "a file") -> str | None:
+    """Where to save `name` (a file, or a checkpoint prefix): asked in the last output folder, never in the
+    run; a place inside the run (`session.run_folder`) only after saying what it adds there. `session`:
+    anything with dialog_parent, settings and run_folder (gui.session.Session)."""
+    from core.run.outputs import suggested_path
+
+    suggestion = suggested_path(name, session.run_folder, session.settings.last_output_folder())
+    path = save_file(session.dialog_parent, title, suggestion, pattern)
+    return _confirmed_output(session, path, what)
+
+
+def save_output_folder(session, title: str, name: str, what: str) -> str | None:
+    """A new folder to save into (it need not exist: the save makes it), asked like save_output."""
+    return save_output(session, title, name, "", what)
+
+
+def _confirmed_output(session, path: str | None, what: str) -> str | None:
+    import os
+
+    from core.run.outputs import writes_into
+
+    if not path:
+        return None
+    if writes_into(path, session.run_folder) and not ask_yes_no(
+            session.dialog_parent, "Write into the run?",
+            f"{path} is inside the run you are inspecting ({session.run_folder}).\n\nSaving there adds {what} "
+            f"to the run: its checkpoints, trajectories and TensorBoard will see it. Write it there anyway?",
+            default_yes=False):
+        return None
+    session.settings.set_last_output_folder(os.path.dirname(os.path.abspath(path)))
+    return path

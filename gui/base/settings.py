@@ -39,6 +39,14 @@ class AppSettings:
     def set_executor_setting(self, setting: str) -> None:
         self.qsettings.setValue("compute/executor", setting)
 
+    def last_output_folder(self) -> str:
+        """Where the person last saved something (an edited copy, an export, a plan): the next save starts
+        there (core.run.outputs.suggested_folder keeps it out of the run)."""
+        return str(self.qsettings.value("outputs/last_folder", "") or "")
+
+    def set_last_output_folder(self, folder: str) -> None:
+        self.qsettings.setValue("outputs/last_folder", folder)
+
     def clear_recent(self) -> None:
         self._store_recent([])
 

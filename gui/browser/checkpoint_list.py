@@ -1,5 +1,7 @@
 """The run's checkpoints as a table: step, time written, size, which one the state file calls latest, and
-a ⚠ on a checkpoint whose index or shards are broken (found in the background: core.run.health)."""
+a ⚠ on a checkpoint whose index or shards are broken (found in the background: core.run.health).
+Checkpoints of one step (a copy saved into the run beside the original, two ModelCheckpoint callbacks of
+one epoch) are rows of their own: a later one names the first of its step, the tooltips name them all."""
 from __future__ import annotations
 
 import time
@@ -8,6 +10,7 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt
 from PySide6.QtGui import QBrush, QColor, QFont
 
 from core.formatting import format_bytes
+from core.run.checkpoint_info import same_step_as
 from core.run.discovery import CheckpointInfo, Run
 
 COLUMNS = ("Step", "Written", "Size", "Checkpoint")  # the tooltip has the full path and date
@@ -22,11 +25,29 @@ class CheckpointListModel(QAbstractTableModel):
         self.checkpoints: list[CheckpointInfo] = []
         self.current_prefix: str | None = None
         self.problems: dict[str, str] = {}  # prefix -> what is wrong with it
+        self.same_step: dict[str, list[str]] = {}  # prefix -> names of the other checkpoints at its step
+        self.first_of_step: dict[str, str] = {}   # prefix of a later one of a step -> the first one's name
 
     def set_run(self, run: Run | None) -> None:
         self.beginResetModel()
         self.checkpoints = list(run.checkpoints) if run else []
+        self.same_step = same_step_as(self.checkpoints)
+        # The row says it: a later checkpoint of a step (a copy saved beside the original) names the first
+        # one; the first keeps its plain name (its tooltip names the others).
+        first: dict[int, str] = {}
+        self.first_of_step = {}
+        for info in self.checkpoints:
+            if info.prefix in self.same_step:
+                if info.step in first:
+                    self.first_of_step[info.prefix] = first[info.step]
+                else:
+                    first[info.step] = info.name
         self.endResetModel()
+
+    def same_step_note(self, info: CheckpointInfo) -> str:
+        """"same step as model.ckpt-1000" for a later checkpoint of a step, else ""."""
+        earlier = self.first_of_step.get(info.prefix)
+        return f"same step as {earlier}" if earlier else ""
 
     def set_problems(self, problems: dict[str, str]) -> None:
         self.problems = dict(problems)
@@ -62,9 +83,12 @@ class CheckpointListModel(QAbstractTableModel):
                 return time.strftime("%m-%d %H:%M", time.localtime(info.timestamp or info.mtime))
             if column == 2:
                 return format_bytes(info.size_bytes)
-            return ("⚠ " if info.prefix in self.problems else "") + info.name
+            note = self.same_step_note(info)
+            return ("⚠ " if info.prefix in self.problems else "") + info.name + (f"  ({note})" if note else "")
         if role == Qt.ToolTipRole:
             notes = [info.prefix, time.strftime("written %Y-%m-%d %H:%M:%S", time.localtime(info.timestamp or info.mtime))]
+            if info.prefix in self.same_step:
+                notes.append(f"step {info.step:,} is also the step of {', '.join(self.same_step[info.prefix])}")
             if info.is_latest:
                 notes.append("latest according to the `checkpoint` state file")
             if not info.listed:

@@ -1,21 +1,23 @@
 """The Run dock: the run's checkpoints as a table (the open one in bold, the latest starred, damaged ones
-marked ⚠ with what is wrong), watched for checkpoints written while it is open. Ctrl-clicking a second
-checkpoint selects it for "Compare" without opening it. Both the watching and
-the damage check run off the GUI thread: a network folder can be slow to list, a long run slow to check."""
+marked ⚠ with what is wrong, checkpoints of one step told apart), watched for checkpoints written while it
+is open; above it, when the person opened a folder of runs, the tree of those runs (gui.browser.run_tree)
+to pick another from. Ctrl-clicking a second checkpoint selects it for "Compare" without opening it. Both
+the watching and the damage check run off the GUI thread: a network folder can be slow to list, a long run
+slow to check."""
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtWidgets import QAbstractItemView, QApplication, QMenu, QTableView
+from PySide6.QtWidgets import QAbstractItemView, QApplication, QMenu, QSplitter, QTableView, QVBoxLayout, QWidget
 
 from core.jobs import Progress
 from core.run.health import check_checkpoints
 from core.run.watch import LOCAL_INTERVAL_MS, RunWatcher
 
 from .checkpoint_list import CheckpointListModel
+from .run_tree import RunTree
 
 
-
-class RunPanel(QTableView):
+class RunPanel(QWidget):
     checkpoint_chosen = Signal(int)  # a row other than the open checkpoint was clicked or activated
     run_changed = Signal(object)     # Run: the watcher found checkpoints added or removed
     checked = Signal(object)         # {prefix: problem} of the run's damaged checkpoints
@@ -25,21 +27,36 @@ class RunPanel(QTableView):
         super().__init__(parent)
         self.session = session
         self.runner = session.runner
+        self.run_tree = RunTree()
+        self.run_tree.hide()  # a run on its own needs no tree
+        self.table = QTableView()
         self.checkpoint_model = CheckpointListModel(self)
-        self.setModel(self.checkpoint_model)
-        self.setSelectionBehavior(QAbstractItemView.SelectRows)
+        table = self.table
+        table.setModel(self.checkpoint_model)
+        table.setSelectionBehavior(QAbstractItemView.SelectRows)
         # Ctrl/Shift-click selects a second checkpoint to compare with (it does not open it).
-        self.setSelectionMode(QAbstractItemView.ExtendedSelection)
-        self.setContextMenuPolicy(Qt.CustomContextMenu)
-        self.customContextMenuRequested.connect(self._context_menu)
-        self.verticalHeader().hide()
-        self.verticalHeader().setDefaultSectionSize(22)
-        self.setEditTriggers(QAbstractItemView.NoEditTriggers)
-        self.horizontalHeader().setStretchLastSection(True)
-        self.clicked.connect(self._clicked)
-        self.activated.connect(self._clicked)
+        table.setSelectionMode(QAbstractItemView.ExtendedSelection)
+        table.setContextMenuPolicy(Qt.CustomContextMenu)
+        table.customContextMenuRequested.connect(self._context_menu)
+        table.verticalHeader().hide()
+        table.verticalHeader().setDefaultSectionSize(22)
+        table.setEditTriggers(QAbstractItemView.NoEditTriggers)
+        table.horizontalHeader().setStretchLastSection(True)
+        table.clicked.connect(self._clicked)
+        table.activated.connect(self._clicked)
         # Arrow keys move the current row: that opens the checkpoint, as a click does.
-        self.selectionModel().currentRowChanged.connect(lambda current, _previous: self._clicked(current))
+        table.selectionModel().currentRowChanged.connect(lambda current, _previous: self._clicked(current))
+        self.splitter = QSplitter(Qt.Vertical)
+        self.splitter.addWidget(self.run_tree)
+        self.splitter.addWidget(table)
+        self.splitter.setStretchFactor(0, 1)
+        self.splitter.setStretchFactor(1, 2)
+        self.splitter.setChildrenCollapsible(False)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.splitter)
+        self.setFocusProxy(table)  # the keys of the dock move through the checkpoints
+        self._forwarding_key = False
         self.watcher: RunWatcher | None = None
         self._watch_job = None
         self._check_job = None
@@ -48,19 +65,55 @@ class RunPanel(QTableView):
         self.watch_timer.setInterval(LOCAL_INTERVAL_MS)  # the watcher's own, once a run is shown
         self.watch_timer.timeout.connect(self._poll)
         session.checkpoint_loaded.connect(lambda loaded: self.show_run(loaded.run, loaded.checkpoint.prefix))
+        # a failed or cancelled pick in the tree: the tree shows the run that is still shown
+        session.load_failed.connect(lambda *_: self.run_tree.mark_current(self.run_tree.current_path))
+        session.load_cancelled.connect(lambda: self.run_tree.mark_current(self.run_tree.current_path))
         self.checkpoint_chosen.connect(lambda row: session.open_checkpoint(self.checkpoint_model.checkpoints[row]))
+        self.run_tree.run_chosen.connect(session.open_path)
         self.run_changed.connect(session.grow_run)
+
+    # ---- the table's own, for callers that treat the dock as the checkpoint list ------------------------
+    def selectionModel(self):
+        return self.table.selectionModel()
+
+    def keyPressEvent(self, event) -> None:
+        """A key sent to the dock moves through the checkpoints (one the table leaves comes back here
+        on its way up: it goes on up, not round again)."""
+        if self._forwarding_key:
+            event.ignore()
+            return
+        self._forwarding_key = True
+        try:
+            QApplication.sendEvent(self.table, event)
+        finally:
+            self._forwarding_key = False
 
     def show_run(self, run, current_prefix: str) -> None:
         """The run of the checkpoint just opened (it may be the same run as before)."""
+        self._show_tree(run)
         self.checkpoint_model.set_run(run)
         self._mark_current(current_prefix)
-        self.resizeColumnsToContents()
-        if self.watcher is None or self.watcher.folder != run.folder:
-            self.watcher = RunWatcher(run)
-        self.watch_timer.setInterval(self.watcher.interval_ms)
-        self.watch_timer.start()
+        self.table.resizeColumnsToContents()
+        if run.single_file:  # one file beside others: nothing to watch for (its folder is another run's)
+            self.watcher = None
+            self.watch_timer.stop()
+        else:
+            if self.watcher is None or self.watcher.folder != run.folder:
+                self.watcher = RunWatcher(run)
+            self.watch_timer.setInterval(self.watcher.interval_ms)
+            self.watch_timer.start()
         self._check(run)
+
+    def _show_tree(self, run) -> None:
+        """The folder of runs this run came from; kept while the person picks runs in it (a run picked is
+        found again on its own, without the tree), replaced when another folder of runs opens."""
+        tree = self.run_tree
+        picked_in_it = tree.contains(run.path) and (run.tree is None or tree.root is None
+                                                     or run.tree.path != tree.root.path)
+        if run.tree is not tree.root and not picked_in_it:
+            tree.set_root(run.tree)
+        tree.setVisible(tree.run_count() > 1)
+        tree.mark_current(run.path)
 
     def stop(self) -> None:
         self.watch_timer.stop()
@@ -69,11 +122,11 @@ class RunPanel(QTableView):
         self.checkpoint_model.set_current(prefix)
         row = self.checkpoint_model.row_of(prefix)
         if row >= 0:
-            self.selectRow(row)
+            self.table.selectRow(row)
 
     def selected_prefixes(self) -> list[str]:
         """The selected checkpoints, oldest first."""
-        rows = sorted({index.row() for index in self.selectionModel().selectedRows()})
+        rows = sorted({index.row() for index in self.table.selectionModel().selectedRows()})
         return [self.checkpoint_model.checkpoints[row].prefix for row in rows
                 if row < len(self.checkpoint_model.checkpoints)]
 
@@ -84,7 +137,7 @@ class RunPanel(QTableView):
         menu = QMenu(self)
         names = [self.checkpoint_model.checkpoints[self.checkpoint_model.row_of(p)].name for p in selected]
         menu.addAction(f"Compare {names[0]} with {names[1]}", lambda: self.compare_requested.emit(selected))
-        menu.exec(self.viewport().mapToGlobal(point))
+        menu.exec(self.table.viewport().mapToGlobal(point))
 
     def _clicked(self, index) -> None:
         if QApplication.keyboardModifiers() & (Qt.ControlModifier | Qt.ShiftModifier):
@@ -98,7 +151,7 @@ class RunPanel(QTableView):
         """Open the next (+1) or previous (-1) checkpoint of the run."""
         row = self.checkpoint_model.row_of(self.checkpoint_model.current_prefix or "") + offset
         if 0 <= row < len(self.checkpoint_model.checkpoints):
-            self.selectRow(row)
+            self.table.selectRow(row)
 
     # ---- watching --------------------------------------------------------------------------------------
     def _poll(self) -> None:

@@ -20,6 +20,7 @@ class VariableBrowser(QWidget):
     plot_requested = Signal(list)      # VariableInfos chosen for the trajectory plot (context menu)
     rename_requested = Signal(str, str)  # stored name, new name (an in-place edit of the key column)
     copy_code_requested = Signal(str)  # stored name: copy the Python that reads it
+    rename_requested_for = Signal(object)  # a scope (tuple of names shown) or None (the variable): Rename…
 
     def __init__(self, session, parent=None):
         super().__init__(parent)
@@ -219,6 +220,11 @@ class VariableBrowser(QWidget):
         if info is not None:
             menu.addAction(f"Copy as Code (read {info.display_name})").triggered.connect(
                 lambda _=False, name=info.name: self.copy_code_requested.emit(name))
+            menu.addAction(f"Rename {info.display_name}…").triggered.connect(
+                lambda _=False: self.rename_requested_for.emit(None))
+        elif scope:
+            menu.addAction(f"Rename {'/'.join(scope)}/…").triggered.connect(
+                lambda _=False, s=scope: self.rename_requested_for.emit(s))
         menu.addSeparator()
         in_scope = variables_in_scope(visible, self.visible_indexes, scope)
         self._add_selection(menu, f"Select all in {'/'.join(scope) or 'the model'}", in_scope)
@@ -253,7 +259,8 @@ class VariableBrowser(QWidget):
     def _current_changed(self, current, _previous) -> None:
         info = current.data(VARIABLE_ROLE) if current.isValid() else None
         if info is None and current.isValid():
-            return  # a scope row: keep showing the last variable
+            self.session.select_scope(scope_of(current))  # a scope row: the last variable stays shown
+            return
         name = info.name if info else None
         if name == self.current_name and info is not None:
             self.selected.emit(info)  # same name in another checkpoint: still a new tensor

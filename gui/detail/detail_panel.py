@@ -1,6 +1,8 @@
 """The detail panel: what one selected variable is (dtype, shape, bytes, shard, names), its statistics,
 and its values as a table, a heatmap and a histogram, all of one chosen 2-D slice.
 
+The values are those the session's edit plan leaves (core.edit.planned_values): typed-in cells, new
+values and casts show in the statistics and plots at once, and an undo shows the stored values again.
 The tensor is read and summarised on a worker thread; a newer selection supersedes an older read.
 """
 from __future__ import annotations
@@ -9,7 +11,8 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QComboBox, QFormLayout, QFrame, QGridLayout, QHBoxLayout, QLabel, QScrollArea,
                                QSpinBox, QSplitter, QTabWidget, QVBoxLayout, QWidget)
 
-from core.analysis.statistics import Histogram, Statistics, read_with_statistics
+from core.analysis.statistics import Histogram, Statistics
+from core.edit.planned_values import NO_CHANGE, planned_change, read_planned
 from core.analysis.tensor_slicing import SliceChoice, format_value, plottable
 from core.formatting import format_bytes, format_shape
 from core.run.variables import VariableInfo
@@ -47,6 +50,7 @@ class DetailPanel(QWidget):
         self.statistics: Statistics | None = None
         self.histogram: Histogram | None = None
         self.choice: SliceChoice | None = None
+        self.change = NO_CHANGE  # what the edit plan does to the values shown
         self._job = None
 
         self.title = QLabel("Select a variable")
@@ -133,6 +137,7 @@ class DetailPanel(QWidget):
         self.axes_widget.hide()
         session.selection_changed.connect(
             lambda info: self.show_variable(session.current.reader if session.current else None, info))
+        session.plan_changed.connect(self._plan_changed)
 
     @property
     def heatmap(self):
@@ -152,6 +157,7 @@ class DetailPanel(QWidget):
             self._job.cancel()
             self._job = None
         self.reader, self.info, self.array, self.statistics = reader, info, None, None
+        self.choice = None  # a new variable starts at its default slice; a plan change keeps the one in sight
         self._clear_values()
         if info is None:
             self.title.setText("Select a variable")
@@ -175,21 +181,51 @@ class DetailPanel(QWidget):
         if entry.dtype is None or entry.dtype.is_opaque:
             self.stats_note.setText(f"{entry.dtype_name} entries are opaque: listed, not decoded.")
             return
+        self._read(reader, info)
+
+    def _planned_change(self, info):
+        current = self.session.current
+        return planned_change(self.session.plan, current.variables, info.name) if current is not None else NO_CHANGE
+
+    def _read(self, reader, info) -> None:
+        self.change = change = self._planned_change(info)
+        if change.dropped:
+            self.stats_note.setText(f"{info.name} is {change.describe()}: it will not be in the saved copy.")
+            return
         self.stats_note.setText("Reading…")
-        self._job = self.runner.start(f"read {info.name}", lambda: read_with_statistics(reader, info.name),
+        self._job = self.runner.start(f"read {info.name}", lambda: read_planned(reader, change, info.name),
                                       on_finished=self._loaded, on_failed=self._failed)
+
+    def _plan_changed(self, _plan) -> None:
+        """The plan changed: the values shown follow it when what it does to this variable changed
+        (cells typed in, an undo that takes them back, a cast, a drop)."""
+        dtype = self.info.entry.dtype if self.info is not None else None
+        if self.reader is None or dtype is None or dtype.is_opaque:
+            return
+        if self._planned_change(self.info) != self.change:
+            if self._job is not None:
+                self._job.cancel()
+                self._job = None
+            self.array, self.statistics = None, None
+            self._clear_values()
+            self._read(self.reader, self.info)
 
     def _loaded(self, result) -> None:
         if self.sender() is not self._job:
             return  # an older selection's read finished late
         self._job = None
-        array, self.statistics, self.histogram = result
+        array, self.statistics, self.histogram, cast_warnings = result
         # A private, writable copy: typed-in cells change it, never the reader's data.
         self.array = array.copy() if array.dtype != object else array
         self._show_statistics(self.statistics)
+        if self.change.changes_values:  # the values shown are not the stored ones: say so
+            self.stats_note.setText(" ".join([self.change.describe().capitalize() + ".", self.stats_note.text(),
+                                              *cast_warnings]))
         if self.info.kind == "config":  # Keras configuration: the JSON, readable
             self.stats_note.setText(readable_json(self.array))
-        self.choice = SliceChoice.default_for(self.array.shape)
+        if self.choice is None or self.choice.rank != self.array.ndim or any(
+                value >= self.array.shape[axis] for axis, value in self.choice.fixed.items()):
+            self.choice = SliceChoice.default_for(self.array.shape)  # else the slice in sight stays
         self._build_axis_pickers()
         self._refresh_values()
         self.shown.emit()

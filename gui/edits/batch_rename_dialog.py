@@ -13,7 +13,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, 
 from core.edit.operations import Drop, DropRegex, Operation, RegexRename
 from core.edit.plan import RemapPlan, preview
 from core.edit.shown_names import RenameShown, shown_name_of
-from core.format.checkpoint_keys import OBJECT_GRAPH_KEY
+from core.format.checkpoint_keys import OBJECT_GRAPH_KEY, object_path_of_key
 
 
 MAX_PROBLEM_LINES = 8  # a regex that clashes everywhere lists a few, not thousands (the dialog must fit)
@@ -37,7 +37,9 @@ class BatchRenameDialog(QDialog):
         self.table.setHorizontalHeaderLabels(["name shown", "becomes", "stored key", "stored as"])
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.Stretch)
         self.table.setWordWrap(False)
-        self.table.setTextElideMode(Qt.ElideMiddle)  # a long key keeps its start and its distinguishing end
+        # As in the Edits preview: the object path (TF2 keys all end in `/.ATTRIBUTES/VARIABLE_VALUE`), cut at
+        # its start, where names differ; the whole name is the cell's tooltip.
+        self.table.setTextElideMode(Qt.ElideLeft)
         self.table.verticalHeader().hide()
         self.problems = QLabel("")
         self.problems.setWordWrap(True)
@@ -128,7 +130,9 @@ class BatchRenameDialog(QDialog):
         self.table.setRowCount(len(changed))
         for row, texts in enumerate(changed):
             for column, text in enumerate(texts):
-                self.table.setItem(row, column, QTableWidgetItem(text))
+                item = QTableWidgetItem(object_path_of_key(text))
+                item.setToolTip(text)
+                self.table.setItem(row, column, item)
         known = set(base.problems)
         own = [p for p in result.problems if p not in known]
         shown = own[:MAX_PROBLEM_LINES] + ([f"… and {len(own) - MAX_PROBLEM_LINES:,} more"]

@@ -4,6 +4,7 @@
 the Edits dock is shown. (Values typed into the table reach the session from the detail panel.)"""
 from __future__ import annotations
 
+import re
 from typing import Callable
 
 from PySide6.QtCore import QObject
@@ -51,6 +52,11 @@ class EditActions(QObject):
             self.push(Rename(source=old, target=new))
 
     def rename_selected_dialog(self) -> None:
+        """F2: the variable shown gets a new stored name; a scope row current in the tree, every variable
+        under it (the regex dialog, prefilled with the scope)."""
+        if self.session.scope:
+            self.batch_rename_dialog(self.session.scope)
+            return
         info = self.session.require_selected()
         if info is None:
             return
@@ -58,13 +64,24 @@ class EditActions(QObject):
         if new is not None:
             self.rename_variable(info.name, new)
 
-    def batch_rename_dialog(self) -> None:
+    def batch_rename_dialog(self, scope: tuple[str, ...] = ()) -> None:
         current = self.session.current
         if current is None:
             return
         dialog = BatchRenameDialog(self.session.plan, current.variables, self.session.dialog_parent)
+        if scope:  # the scope's names shown, as the tree shows them: the person types the new scope
+            path = "/".join(scope)
+            dialog.pattern.setText(f"^{re.escape(path)}/")
+            dialog.replacement.setText(f"{path}/")
         if dialog.exec():
             self.push(dialog.operation())
+
+    def rename_from_menu(self, scope: tuple[str, ...] | None) -> None:
+        """The variable tree's context menu: Rename of the variable shown, or of a scope."""
+        if scope:
+            self.batch_rename_dialog(scope)
+        else:
+            self.rename_selected_dialog()
 
     def drop_selected(self) -> None:
         info = self.session.require_selected()

@@ -9,6 +9,8 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QCheckBox, QHBoxLayout, QHeaderView, QLabel, QListWidget, QPushButton, QTableWidget,
                                QTableWidgetItem, QVBoxLayout, QWidget)
 
+from core.edit.keras_load_check import keras_load_warnings
+from core.format.checkpoint_keys import object_path_of_key
 from core.edit.plan import RemapPlan, preview
 from core.edit.save import save_remapped, save_remapped_run
 from core.edit.verify import verify_restore, verify_saved
@@ -57,7 +59,10 @@ class RemapPanel(QWidget):
         self.preview_table.horizontalHeader().setStretchLastSection(True)
         self.preview_table.verticalHeader().hide()
         self.preview_table.setWordWrap(False)
-        self.preview_table.setTextElideMode(Qt.ElideMiddle)  # a long key keeps its start and its end
+        # Long keys share their start (`optimizer/_trainable_variables/...`) and TF2 keys their end
+        # (`/.ATTRIBUTES/VARIABLE_VALUE`): a cell shows the object path, cut at its start, where names
+        # differ; the whole key is the cell's tooltip.
+        self.preview_table.setTextElideMode(Qt.ElideLeft)
         self.problems = QLabel("")
         self.problems.setWordWrap(True)
         self.save_button = QPushButton("Save As…")
@@ -153,14 +158,19 @@ class RemapPanel(QWidget):
         self.preview_table.setRowCount(len(changed_rows))
         for row, cells in enumerate(changed_rows):
             for column, text in enumerate(cells):
-                self.preview_table.setItem(row, column, QTableWidgetItem(text))
+                item = QTableWidgetItem(object_path_of_key(text) if column < 2 else text)
+                item.setToolTip(text)
+                self.preview_table.setItem(row, column, item)
         self.preview_table.resizeColumnsToContents()
         widest = max(self.preview_table.viewport().width() * 2 // 5, 160)
         for column in (0, 1):  # source and result share the width: both stay in sight
             self.preview_table.setColumnWidth(column, min(self.preview_table.columnWidth(column), widest))
         problems = result.problems if result is not None else []
-        self.problems.setText("\n".join(f"⚠ {p}" for p in problems))
-        self.problems.setStyleSheet("color: #c0392b" if problems else "color: palette(text)")
+        # What would keep Keras from loading the saved copy: said before saving, though the save stays
+        # possible (weights for a changed model, or loaded with skip_mismatch, are what some want).
+        warnings = keras_load_warnings(self.session.current.reader, result) if result is not None else []
+        self.problems.setText("\n".join([f"⚠ {p}" for p in problems] + [f"⚠ {w}" for w in warnings]))
+        self.problems.setStyleSheet("color: #c0392b" if problems or warnings else "color: palette(text)")
         self.save_button.setEnabled(bool(self.plan.operations) and not problems and not self.slot.busy)
         target = self.session.restore_target
         if target is not self._target_shown:  # a check's plan came in: what was saved before is not its save
@@ -299,18 +309,20 @@ class RemapPanel(QWidget):
         current = self.session.current
         if current is None:
             return
+        # Every suggestion is in the outputs folder (core.run.outputs), never in the run; a place inside the
+        # run is taken only once the person said yes to what it adds there (gui.base.dialogs.save_output).
         if self.all_steps.isChecked():
-            folder = dialogs.choose_folder(self, "Save every checkpoint of the run into a new folder")
-            if folder:
-                self.save_to(folder, overwrite=bool(os.listdir(folder)) and self._confirm_overwrite(folder))
+            self._save_run_dialog(current.run.folder)
             return
         if current.reader.kind.is_keras:  # an edited file of the same kind
             stem, suffix = keras_name_parts(current.checkpoint.prefix)
-            path = dialogs.save_file(self, "Save the edited Keras file as", f"{stem}-edited{suffix}")
+            path = dialogs.save_output(self.session, "Save the edited Keras file as",
+                                       os.path.basename(f"{stem}-edited{suffix}"), what="an edited Keras file")
             existing = path and os.path.exists(path)
         else:
-            path = dialogs.save_file(self, "Save the remapped checkpoint as (a new prefix)",
-                                     current.checkpoint.prefix + "-remapped")
+            path = dialogs.save_output(self.session, "Save the remapped checkpoint as (a new prefix)",
+                                       os.path.basename(current.checkpoint.prefix) + "-remapped",
+                                       what="a checkpoint (one more row of the run, at the same step)")
             existing = path and os.path.exists(path + ".index")
         if not path:
             return
@@ -319,8 +331,26 @@ class RemapPanel(QWidget):
             return
         self.save_to(path, overwrite)
 
+    def _save_run_dialog(self, run_folder: str) -> None:
+        """Every checkpoint into a new folder (made by the save); never over the run being read."""
+        name = os.path.basename(run_folder.rstrip("/\\")) or "run"
+        folder = dialogs.save_output_folder(self.session, "Save every checkpoint of the run into a new folder",
+                                            f"{name}-remapped", "a copy of every checkpoint (a second run inside it)")
+        if not folder:
+            return
+        if os.path.realpath(folder) == os.path.realpath(run_folder):
+            errors.show_error(self.session.dialog_parent, "Cannot save there",
+                              f"{folder} is the run being read: its remapped copy goes to a new folder.")
+            return
+        existing = os.path.isdir(folder) and bool(os.listdir(folder))
+        overwrite = existing and self._confirm_overwrite(folder)
+        if existing and not overwrite:
+            return
+        self.save_to(folder, overwrite=overwrite)
+
     def _confirm_overwrite(self, path: str) -> bool:
-        return dialogs.ask_yes_no(self, "Replace?", f"{path} holds a checkpoint already. Replace it?")
+        return dialogs.ask_yes_no(self, "Replace?", f"{path} holds a checkpoint already. Replace it?",
+                                  default_yes=False)
 
     def _load_plan_dialog(self) -> None:
         path = dialogs.open_file(self, "Load a remap plan", "Remap plan (*.json)")
@@ -339,7 +369,8 @@ class RemapPanel(QWidget):
             self.session.push(operation)
 
     def _save_plan_dialog(self) -> None:
-        path = dialogs.save_file(self, "Save the remap plan", "remap-plan.json", "Remap plan (*.json)")
+        path = dialogs.save_output(self.session, "Save the remap plan", "remap-plan.json", "Remap plan (*.json)",
+                                   "a plan file")
         if path:
             with atomic_write(path, "w", encoding="utf-8") as f:
                 f.write(self.plan.to_json())

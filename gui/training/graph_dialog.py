@@ -51,8 +51,8 @@ class GraphDialog(QDialog):
         self.sections["Variables"].setExpanded(True)
         buttons = QDialogButtonBox(QDialogButtonBox.Close)
         self.tensorboard_button = QPushButton("Show graph in TensorBoard")
-        self.tensorboard_button.setToolTip("Write the graph as an event file in the run's graph/ folder and "
-                                           "open it in TensorBoard")
+        self.tensorboard_button.setToolTip("Write the graph as an event file in the app's folder for this run "
+                                           "(never in the run) and open it in TensorBoard beside the run")
         self.tensorboard_button.setEnabled(on_show_in_tensorboard is not None)
         self.tensorboard_button.clicked.connect(self._show_in_tensorboard)
         buttons.addButton(self.tensorboard_button, QDialogButtonBox.ActionRole)

@@ -1,6 +1,7 @@
 """The mouse over the trajectory dock's plot: the hover box naming the checkpoint point under the mouse
 (or, off the points, the logged value and its nearest checkpoint), and a click on a point opening that
-checkpoint."""
+checkpoint. Checkpoints of one step share an x: the click opens the one whose value it hit, the hover box
+names every checkpoint drawn on the dot."""
 from __future__ import annotations
 
 import time
@@ -50,6 +51,9 @@ class PlotPointer:
             run = f" · {self.panel.run_names[in_comparison]}" if self.panel.comparing else ""
             text = (f"{series['label']}{run}\nstep {info.step}  ({info.name}, {when})\n"
                     f"{self.panel.metric.currentText()} = {point.value:.6g}")
+            twins = self._same_point(series, info, point)
+            if twins:  # checkpoints of one step with one value: one dot on the plot, every name in the box
+                text += f"\nthe same at {', '.join(twins)}"
         else:
             text = self.panel.logged.hover_text(position)
         if text is None:
@@ -62,14 +66,31 @@ class PlotPointer:
     def points_clicked(self, curve, points) -> None:
         if not points:
             return
-        x = points[0].pos().x()
+        x, y = points[0].pos().x(), points[0].pos().y()
         for series, checkpoints in self.panel.plotted_series():
             if series["curve"] is not curve:
                 continue
-            for index, info in enumerate(checkpoints):
-                if self.panel.x_of(index, info) == x:
-                    self.panel.checkpoint_clicked.emit(info.prefix)
-                    return
+            # Checkpoints of one step share an x (a copy saved beside the original): the one whose value
+            # was clicked, the first of them when their values are equal too.
+            at_x = [info for index, info in enumerate(checkpoints) if self.panel.x_of(index, info) == x]
+            if at_x:
+                self.panel.checkpoint_clicked.emit(min(at_x, key=lambda info: self._distance(series, info, y)).prefix)
+            return
+
+    def _same_point(self, series, info, point) -> list[str]:
+        """Names of the other checkpoints drawn on this very dot: same x, same value."""
+        for each, checkpoints in self.panel.plotted_series():
+            if each is series:
+                x = {c.prefix: self.panel.x_of(i, c) for i, c in enumerate(checkpoints)}
+                return [c.name for c in checkpoints if c.prefix != info.prefix and x[c.prefix] == x[info.prefix]
+                        and getattr(series["points"].get(c.prefix), "value", None) == point.value]
+        return []
+
+    def _distance(self, series, info, y: float) -> float:
+        point = series["points"].get(info.prefix)
+        if point is None or point.value is None:
+            return float("inf")
+        return abs(_plotted(point.value, self.panel.log_scale.isChecked()) - y)
 
 
 def _plotted(value: float, log: bool) -> float:

@@ -9,13 +9,13 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QFileDialog, QHBoxLayout, QLabel, QProgressBar, QPushButton,
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QLabel, QProgressBar, QPushButton,
                                QSizePolicy, QSpinBox, QStackedWidget, QToolBar, QToolButton, QVBoxLayout, QWidget)
 
 from core.export.tables import write_csv
 from core.analysis.trajectory import METRICS, PointProgress, compute_trajectory
 
-from ..base import errors
+from ..base import dialogs, errors
 from .distribution_view import DistributionView
 from ..base.elided_label import ElidedLabel
 from .logged_curves import RUN_COLOURS, LoggedCurves
@@ -116,8 +116,7 @@ class TrajectoryPanel(QWidget):
         self.clear_button.clicked.connect(self.clear)
         self.export_csv.clicked.connect(self._export_csv_dialog)
         self.export_image.clicked.connect(self._export_image_dialog)
-        # The plot follows the session: a new run's checkpoints (its plotted variables cleared), the run
-        # growing; a click on a point opens that checkpoint.
+        # It follows the session (a new run, the run growing, its logs); a click on a point opens that checkpoint.
         self.checkpoint_clicked.connect(session.open_checkpoint_prefix)
         session.run_opened.connect(self._run_opened)
         session.run_grown.connect(lambda run: self.set_checkpoints(run.checkpoints))
@@ -390,12 +389,12 @@ class TrajectoryPanel(QWidget):
         export_plot_image(widget, path, "Checkpoint Inspector trajectory")
 
     def _export_csv_dialog(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Export trajectory as CSV", "trajectory.csv", "CSV (*.csv)")
+        path = dialogs.save_output(self.session, "Export trajectory as CSV", "trajectory.csv", "CSV (*.csv)", "a CSV")
         if path:
             self.export_csv_to(path)
 
     def _export_image_dialog(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Export plot", "trajectory.png", "PNG (*.png);;SVG (*.svg)")
+        path = dialogs.save_output(self.session, "Export plot", "trajectory.png", "PNG (*.png);;SVG (*.svg)", "a plot")
         if path:
             self.export_image_to(path)
 

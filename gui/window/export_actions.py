@@ -4,7 +4,6 @@ reads a variable, to the clipboard. Each export is a core job run on
 the window's worker pool with progress in the status bar and the window's cancel button."""
 from __future__ import annotations
 
-import os
 
 from PySide6.QtCore import QObject, Signal
 
@@ -99,9 +98,7 @@ class ExportActions(QObject):
         return current.reader if current is not None else None
 
     def _dialog(self, default_name: str, pattern: str, export_to) -> None:
-        current = self.session.current
-        folder = os.path.dirname(current.checkpoint.prefix) if current else ""
-        path = dialogs.save_file(self.session.dialog_parent, "Export", os.path.join(folder, default_name), pattern)
+        path = dialogs.save_output(self.session, "Export", default_name, pattern, f"the export {default_name}")
         if path:
             export_to(path)
 

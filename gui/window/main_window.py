@@ -31,6 +31,7 @@ from ..browser.run_panel import RunPanel
 from ..base.settings import AppSettings
 from ..base.status_progress import StatusProgress
 from .tensorboard_actions import TensorBoardActions
+from .unsaved_edits import UnsavedEdits
 from ..training.training_actions import TrainingActions
 from ..browser.variable_browser import VariableBrowser
 from ..base.garbage_collection import settle as settle_garbage
@@ -83,7 +84,9 @@ class MainWindow(DropTarget, QMainWindow):
         self.tabifyDockWidget(self.detail_dock, self.edits_dock)
         self.detail_dock.raise_()
         self.edit_actions = EditActions(session, self.edits.save_dialog, self._reveal_edits)
+        self.unsaved = UnsavedEdits(self, session, self.edits)
         self.browser.rename_requested.connect(self.edit_actions.rename_variable)
+        self.browser.rename_requested_for.connect(self.edit_actions.rename_from_menu)
 
         self.status = StatusProgress(self.statusBar(), self.cancel_all_work)
         self.status_text, self.progress, self.cancel_button = self.status.text, self.status.bar, self.status.cancel_button
@@ -230,14 +233,18 @@ class MainWindow(DropTarget, QMainWindow):
 
     def open_path(self, path: str) -> None:
         """Open a run, checkpoint file or SavedModel (from a menu, a drop, the command line, another
-        start of the app): the session opens it on a worker thread; the window stays usable."""
-        self.session.open_path(path)
+        start of the app): the session opens it on a worker thread; the window stays usable. Unsaved
+        edits are saved or discarded first, as the person says (or nothing opens)."""
+        self.unsaved.then(f"Open {path}", lambda: self.session.open_path(path))
 
     def open_variable_at(self, prefix: str, name: str) -> None:
         """Show `name` at checkpoint `prefix` (an overview cell): this window comes to the front."""
         self.raise_()
         self.activateWindow()
-        self.session.open_variable_at(prefix, name)
+        if self.session.current is not None and any(c.prefix == prefix for c in self.session.current.run.checkpoints):
+            self.session.open_variable_at(prefix, name)  # the same run: its edits stay as they are
+        else:
+            self.unsaved.then(f"Open {prefix}", lambda: self.session.open_variable_at(prefix, name))
 
     def cancel_all_work(self) -> None:
         """The status bar's cancel button: stops the load, export, save or launch in progress."""
@@ -350,10 +357,7 @@ class MainWindow(DropTarget, QMainWindow):
 
     # ---- layout memory ---------------------------------------------------------------------------
     def closeEvent(self, event) -> None:
-        unsaved = self.session.unsaved_runs()  # every run's plan, not only the one shown
-        if unsaved and not dialogs.ask_yes_no(
-                self, "Unsaved edits", f"The edit plan of {', '.join(unsaved)} has not been saved. Close the window "
-                                       f"and lose it?"):
+        if not self.unsaved.closing_allowed():
             event.ignore()
             return
         self.run_panel.stop()

@@ -1,6 +1,8 @@
 """Tools > TensorBoard: launch TensorBoard on the open run (reused if running), show its state in the
 status bar (starting, running at URL, exited with its last lines), stop it, and write the checkpoint
-history (histograms and metric scalars per checkpoint) for a run that logged none."""
+history (histograms and metric scalars per checkpoint) for a run that logged none. The history and the
+graph go to the app's folder of the run's logs (core.tensorboard.run_logs), never into the run; the
+board shows them beside the run's own logs, also when written while it runs."""
 from __future__ import annotations
 
 import os
@@ -10,7 +12,7 @@ from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QLabel
 
 from core.jobs import Progress
-from core.tensorboard import launcher
+from core.tensorboard import launcher, run_logs
 from core.tensorboard.graph_events import write_graph_events
 from core.tensorboard.history import write_checkpoint_history
 from core.tensorboard.process import EXITED
@@ -53,29 +55,43 @@ class TensorBoardActions(QObject):
         menu.addSeparator()
         menu.addAction("Write Checkpoint &History for TensorBoard").triggered.connect(lambda *_: self.write_history())
 
-    def launch(self) -> None:
+    def launch(self, shown_run: str | None = None) -> None:
+        """TensorBoard on the open run; with `shown_run` (a run_logs name) the page opens once the board
+        lists that run, so it shows what was just written."""
         current = self.session.require_current()
         if current is None or self.slot.busy:
             return
         folder = current.run.folder
-        if not launcher.has_event_files(folder) and dialogs.offer_history(self.session.dialog_parent, folder):
+        if not launcher.has_logs(folder) and dialogs.offer_history(self.session.dialog_parent, folder):
             self.write_history(then_launch=True)
             return
+
+        def job():
+            board = yield from launcher.launch_job(folder)
+            if shown_run is not None:
+                yield from launcher.wait_listed_job(board, shown_run)
+            return board
+
         self.state_label.setText("TensorBoard: starting…")
-        self.slot.start("tensorboard", lambda: launcher.launch_job(folder), self._launched,
+        self.slot.start("tensorboard", job, self._launched,
                         on_failed=self._failed, on_cancelled=lambda: self.state_label.setText(""))
 
     def _launched(self, board, page: str = "") -> None:
         self.board = board
         self.state_label.setText(f"TensorBoard: running at {board.url}")
         self.poll.start()
+        unshown = launcher.unshown_logs(board)
+        if unshown:  # no --logdir_spec for a path with a comma: say where the rest is
+            self.session.show_message(f"TensorBoard shows the run alone (a comma in a path); the app's logs of "
+                                      f"it are in {', '.join(unshown)}", 12000)
         if self.open_browser:
             QDesktopServices.openUrl(QUrl(board.url + page))
         self.running.emit(board.url + page)
 
     def show_graph(self, graph_path: str) -> None:
-        """“Show graph in TensorBoard”: the graph written into the run's graph/ folder (as
-        FileWriter.add_graph writes it), then TensorBoard on the run, opened on its Graphs view."""
+        """“Show graph in TensorBoard”: the graph written (as FileWriter.add_graph writes it) into the
+        app's folder of the run's logs, then TensorBoard on the run, opened on its Graphs view once it
+        lists the graph."""
         current = self.session.require_current()
         if current is None or self.slot.busy:
             return
@@ -85,6 +101,7 @@ class TensorBoardActions(QObject):
             yield Progress(0, 0, "Writing the graph for TensorBoard…")
             written = write_graph_events(graph_path, folder)
             board = yield from launcher.launch_job(folder)
+            yield from launcher.wait_listed_job(board, run_logs.GRAPH_RUN)
             return written, board
 
         def launched(result) -> None:
@@ -119,10 +136,11 @@ class TensorBoardActions(QObject):
         run = current.run
 
         def written(result) -> None:
-            self.session.show_message(f"Wrote TensorBoard history to {result.folder}", 8000)
+            self.session.show_message(f"Wrote TensorBoard history to {result.folder} (the run is left as it "
+                                      f"was; TensorBoard shows it as {run_logs.HISTORY_RUN})", 8000)
             self.history_written.emit(result)
             if then_launch:
-                self.launch()
+                self.launch(shown_run=run_logs.HISTORY_RUN)
 
         self.slot.start("history", lambda: write_checkpoint_history(run), written,
                         busy_text="Writing checkpoint history for TensorBoard…", on_failed=self._failed,

@@ -1,6 +1,6 @@
 """The session (gui.session) is the one owner of what a window has open; every panel follows it. Opening
 run B after working on run A (a variable selected and plotted, its values typed over, a rename in the
-plan, a save) leaves no panel showing anything of A, and A's edits come back, undoable, with A."""
+plan, a save) leaves no panel showing anything of A, and A's saved edits come back, undoable, with A."""
 import numpy as np
 
 from core.edit.operations import RegexRename
@@ -32,8 +32,7 @@ def test_opening_run_b_after_editing_run_a_leaves_nothing_of_a(qtbot, main_windo
     session.push(RegexRename(pattern="^dense/", replacement="layer/"))
     with qtbot.waitSignal(window.edits.saved, timeout=60000):
         window.edits.save_to(str(tmp_path / "saved" / "model.ckpt"))
-    session.push(RegexRename(pattern="^layer/", replacement="top/"))  # one more, not saved
-    assert window.isWindowModified() and window.edits.preview_table.rowCount() > 0
+    assert not window.isWindowModified() and window.edits.preview_table.rowCount() > 0
     assert window.edits.verify_button.isEnabled() and window.edits.result.text()
 
     _open(qtbot, window, tf_ckpts.tf2_keras_run)
@@ -63,14 +62,12 @@ def test_opening_run_b_after_editing_run_a_leaves_nothing_of_a(qtbot, main_windo
     assert {v.name for v in loaded_b.variables if v.kind != "object_graph"} <= _reader_names(b_prefix) | {
         "_CHECKPOINTABLE_OBJECT_GRAPH"}
 
-    _open(qtbot, window, tf_ckpts.tf1_run)  # back to A: its edits return, undoable one by one
-    assert [op.describe() for op in session.plan.operations][-2:] == [
-        "rename /^dense// → layer/", "rename /^layer// → top/"]
-    assert window.isWindowModified()  # the last rename was never saved
-    assert window.edits.operations.count() == len(session.plan.operations)
-    session.undo_group.undo()
+    _open(qtbot, window, tf_ckpts.tf1_run)  # back to A: its saved edits return, undoable one by one
     assert [op.describe() for op in session.plan.operations][-1] == "rename /^dense// → layer/"
-    assert not window.isWindowModified()  # back to what the save wrote
+    assert not window.isWindowModified() and window.edits.operations.count() == len(session.plan.operations)
+    session.undo_group.undo()
+    assert [op.describe() for op in session.plan.operations] == ["set values of dense/kernel"]
+    assert window.isWindowModified()  # no longer what the save wrote
 
 
 def test_typed_values_reach_the_plan_through_the_session(qtbot, main_window, tf_ckpts):
@@ -112,3 +109,33 @@ def test_a_variable_asked_for_at_the_checkpoint_shown_is_selected(qtbot, main_wi
     with qtbot.waitSignal(session.selection_changed, timeout=10000):
         window.open_variable_at(session.current.checkpoint.prefix, A_VARIABLE)
     assert session.selected.name == A_VARIABLE and window.browser.current_name == A_VARIABLE
+
+
+def test_the_values_shown_follow_the_plan_and_undo_shows_the_stored_ones_again(qtbot, main_window, tf_ckpts):
+    """Cells typed in: statistics, table and histogram show the edited tensor; Ctrl+Z shows the stored
+    one again; a cast shows the values as the save would cast them (TensorFlow reads the stored ones)."""
+    import tensorflow as tf
+
+    window, session, detail = main_window, main_window.session, main_window.detail
+    _open(qtbot, window, tf_ckpts.tf1_run)
+    stored = tf.train.load_checkpoint(session.current.checkpoint.prefix).get_tensor(A_VARIABLE)
+    with qtbot.waitSignal(detail.shown, timeout=20000):
+        assert window.browser.select_name(A_VARIABLE)
+    edited = detail.array.copy()
+    typed = float(np.float32(stored.max() + 10.5))  # a new maximum: the statistics must see it
+    edited.flat[0] = typed
+    with qtbot.waitSignal(detail.shown, timeout=20000):
+        session.edit_values(A_VARIABLE, edited)
+    assert detail.statistics.max == typed and float(detail.array.flat[0]) == typed
+    assert "edit plan" in detail.stats_note.text()
+    with qtbot.waitSignal(detail.shown, timeout=20000):
+        session.undo_group.undo()
+    assert np.array_equal(detail.array, stored) and detail.statistics.max == float(stored.max())
+    assert "edit plan" not in detail.stats_note.text()
+    from core.edit.operations import Cast, Drop
+
+    with qtbot.waitSignal(detail.shown, timeout=20000):
+        session.push(Cast(name=A_VARIABLE, dtype="float16"))
+    assert detail.array.dtype == np.float16 and np.array_equal(detail.array, stored.astype(np.float16))
+    session.push(Drop(names=[A_VARIABLE]))
+    assert "dropped" in detail.stats_note.text() and detail.array is None

@@ -66,7 +66,9 @@ def render(out: Path, many_vars: Path | None, views=VIEWS, keras_run: Path | Non
     scratch = Path(tempfile.mkdtemp(prefix="views-"))
     shown_errors = []
     errors.show_error = lambda parent, title, message, details="": shown_errors.append((title, message))
-    dialogs.ask_yes_no = lambda parent, title, question: True  # closing with the rename view's plan unsaved
+    dialogs.ask_yes_no = lambda parent, title, question, **_: True
+    # the rename view's plan is left unsaved: the next open and the close discard it without a modal box
+    dialogs.ask_save_discard_cancel = lambda parent, title, question: "discard"
     window = MainWindow(AppSettings(QSettings(str(scratch / "settings.ini"), QSettings.IniFormat)))
     window.setGeometry(window.screen().availableGeometry())  # what a maximised window gets
     window.show()

@@ -1,91 +1,50 @@
 """TensorBoard from the app (core.tensorboard.launcher and .process, core.tensorboard.history, `main.py tensorboard`), checked
 against the real TensorBoard: it is started through our launcher, asked over its HTTP data API what it
-serves, and its processes are looked up in /proc to prove none is left behind."""
+serves, and its processes are looked up in /proc to prove none is left behind. The history goes to the
+app's folder of the run's logs (core.tensorboard.run_logs, under $CHECKPOINT_INSPECTOR_DATA, a temporary
+folder in tests: tests/conftest.py) and the run is never written."""
 import json
 import os
-import shutil
+import selectors
 import signal
 import socket
 import subprocess
 import sys
 import textwrap
-import time
-import urllib.parse
-import urllib.request
 from pathlib import Path
 
 import pytest
 
-from core.tensorboard import launcher, process
+from core.tensorboard import launcher, process, run_logs
 from core.errors import InspectorError
 from core.jobs import Cancelled, run_to_end
 from core.run.discovery import discover
 from core.errors import DestinationError, TensorBoardError
-from core.tensorboard.history import HISTORY_FOLDER_NAME, HISTORY_METRICS, scalar_tag, write_checkpoint_history
+from core.tensorboard.history import HISTORY_METRICS, scalar_tag, write_checkpoint_history
 from core.analysis.trajectory import compute_trajectory
 
 from tests.locations import ROOT, SAMPLE_RUN
-needs_proc = pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="looks processes up in /proc")
-
-
-# ---- helpers ------------------------------------------------------------------------------------------
-
-def _proc_stat(pid: int) -> list[str] | None:
-    """Fields of /proc/PID/stat after the command name: [state, ppid, pgid, ...]; None if no such process."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except (OSError, IndexError):
-        return None
-
-
-def _live_members(group: int) -> list[int]:
-    """Processes of a process group that still run (a zombie is dead, only not collected yet)."""
-    members = []
-    for entry in os.listdir("/proc"):
-        fields = _proc_stat(int(entry)) if entry.isdigit() else None
-        if fields and int(fields[2]) == group and fields[0] != "Z":
-            members.append(int(entry))
-    return members
-
-
-def _children(pid: int) -> list[int]:
-    return [int(e) for e in os.listdir("/proc") if e.isdigit() and (_proc_stat(int(e)) or ["", ""])[1] == str(pid)]
-
-
-def _wait_until(condition, timeout: float, what: str):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"not within {timeout} s: {what}")
-        time.sleep(0.2)
-
-
-_HTTP = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # 127.0.0.1 never via a proxy
-
-
-def _get(board, path: str, **query):
-    url = board.url + path + ("?" + urllib.parse.urlencode(query) if query else "")
-    with _HTTP.open(url, timeout=10) as response:
-        return json.load(response)
-
-
-def _copy_run(source, destination: Path) -> Path:
-    shutil.copytree(source, destination)
-    return destination
+from tests.tensorboard.board_checks import (HTTP as _HTTP, children as _children, copy_run as _copy_run, get as _get,
+                                            hashes as _hashes, live_members as _live_members, needs_proc,
+                                            proc_stat as _proc_stat, wait_until as _wait_until)
 
 
 def _snapshot(folder: Path) -> dict[str, bytes]:
     return {str(p.relative_to(folder)): p.read_bytes() if p.is_file() else b"<dir>" for p in sorted(folder.rglob("*"))}
 
 
+def _staged(folder: Path) -> list[str]:
+    """Partial or set-aside folders of the app's logs of the run at `folder` (run_logs.staging_folder)."""
+    logs = Path(run_logs.history_folder(folder)).parent
+    staging = logs.parent
+    return [n for n in os.listdir(staging) if n.startswith(f".{logs.name}.")] if staging.is_dir() else []
+
+
 # ---- one TensorBoard on a TF-written run plus our history, shared by the tests that only look --------
 
 @pytest.fixture(scope="module")
 def history_run(tf_ckpts, tmp_path_factory):
-    """A copy of TensorFlow's TF1 run with our checkpoint history written into it."""
+    """A copy of TensorFlow's TF1 run with our checkpoint history written for it (in the app's folder)."""
     folder = _copy_run(tf_ckpts.tf1_run, tmp_path_factory.mktemp("tensorboard") / "tf1_run")
     result = run_to_end(write_checkpoint_history(discover(folder)))
     yield folder, result
@@ -103,24 +62,26 @@ def board(history_run):
 def test_tensorboard_serves_the_history_with_trajectory_values(history_run, board):
     folder, result = history_run
     assert board.state == process.RUNNING and board.url.startswith("http://127.0.0.1:")
-    # TensorBoard answers before its data server has read the folder: wait for the run to appear.
-    _wait_until(lambda: HISTORY_FOLDER_NAME in _get(board, "data/runs"), 30, "the history run is listed")
+    assert result.folder == run_logs.history_folder(folder) and not result.folder.startswith(str(folder))
+    # TensorBoard answers before it has read the folders: wait for the run to appear.
+    history = run_logs.HISTORY_RUN
+    _wait_until(lambda: history in _get(board, "data/runs"), 30, "the history run is listed")
 
     variable_tags = set(result.tags.values())
     assert variable_tags == {"dense/kernel", "dense/bias"}  # the model variables, no Adam slots
-    scalar_tags = set(_get(board, "data/plugin/scalars/tags")[HISTORY_FOLDER_NAME])
+    scalar_tags = set(_get(board, "data/plugin/scalars/tags")[history])
     assert scalar_tags == {scalar_tag(m, t) for m in HISTORY_METRICS for t in variable_tags}
-    assert set(_get(board, "data/plugin/histograms/tags")[HISTORY_FOLDER_NAME]) == variable_tags
+    assert set(_get(board, "data/plugin/histograms/tags")[history]) == variable_tags
 
     checkpoints = discover(folder).checkpoints
     assert result.steps == [c.step for c in checkpoints] == [20, 30, 40, 50, 60]
     for name, tag in result.tags.items():
         expected = run_to_end(compute_trajectory(checkpoints, name, "l2")).points
-        served = _get(board, "data/plugin/scalars/scalars", run=HISTORY_FOLDER_NAME, tag=scalar_tag("l2", tag))
+        served = _get(board, "data/plugin/scalars/scalars", run=history, tag=scalar_tag("l2", tag))
         assert [step for _, step, _ in served] == [p.step for p in expected]
         assert [value for _, _, value in served] == pytest.approx([p.value for p in expected], rel=1e-6)
 
-        histograms = _get(board, "data/plugin/histograms/histograms", run=HISTORY_FOLDER_NAME, tag=tag)
+        histograms = _get(board, "data/plugin/histograms/histograms", run=history, tag=tag)
         size = checkpoints[-1].open_reader().entry(name).num_elements
         assert [step for _, step, _ in histograms] == result.steps
         assert all(sum(count for _, _, count in buckets) == size for _, _, buckets in histograms)
@@ -258,42 +219,54 @@ def test_open_in_browser_never_fails_without_a_browser(monkeypatch):
 
 def test_cancelling_the_history_leaves_nothing(tmp_path, tf_ckpts):
     folder = _copy_run(tf_ckpts.tf1_run, tmp_path / "run")
-    before = _snapshot(folder)
+    before = _hashes(folder)
+    history = Path(run_logs.history_folder(folder))
     seen = []
     with pytest.raises(Cancelled):  # while computing the metrics
         run_to_end(write_checkpoint_history(discover(folder)), seen.append, lambda: len(seen) >= 3)
-    assert _snapshot(folder) == before
+    assert _hashes(folder) == before and not history.exists()
 
-    def writing() -> bool:  # the hidden folder being written exists
-        return any(name.endswith(".partial") for name in os.listdir(folder))
+    def writing() -> bool:  # the hidden folder being written exists (outside the folder TensorBoard reads)
+        return bool(_staged(folder))
 
     with pytest.raises(Cancelled):
         run_to_end(write_checkpoint_history(discover(folder)), should_cancel=writing)
-    assert _snapshot(folder) == before
+    assert _hashes(folder) == before and not history.exists() and _staged(folder) == []
 
 
 def test_a_cancelled_rewrite_keeps_the_previous_history(tmp_path, tf_ckpts):
     folder = _copy_run(tf_ckpts.tf1_run, tmp_path / "run")
+    run_before = _hashes(folder)
     first = run_to_end(write_checkpoint_history(discover(folder)))
-    before = _snapshot(folder)
+    logs = Path(first.folder).parent
+    before = _snapshot(logs)
     job = write_checkpoint_history(discover(folder))
-    while not any(name.endswith(".partial") for name in os.listdir(folder)):
+    while not _staged(folder):
         next(job)
     job.close()
-    assert _snapshot(folder) == before and os.path.isfile(first.event_file)
+    assert _snapshot(logs) == before and os.path.isfile(first.event_file)
     second = run_to_end(write_checkpoint_history(discover(folder)))  # and a finished one replaces it
     assert os.listdir(second.folder) == [os.path.basename(second.event_file)]
-    assert not [name for name in os.listdir(folder) if name.startswith(".")]  # no partial or old folder
+    assert _staged(folder) == [] and os.listdir(logs) == [run_logs.HISTORY_SUBFOLDER]  # no partial or old folder
+    assert _hashes(folder) == run_before
 
 
 def test_the_history_never_replaces_a_folder_of_other_files(tmp_path, tf_ckpts):
     folder = _copy_run(tf_ckpts.tf1_run, tmp_path / "run")
-    mine = folder / HISTORY_FOLDER_NAME / "notes.txt"
-    mine.parent.mkdir()
+    mine = Path(run_logs.history_folder(folder)) / "notes.txt"
+    mine.parent.mkdir(parents=True)
     mine.write_text("mine")
     with pytest.raises(DestinationError, match="holds other files"):
         run_to_end(write_checkpoint_history(discover(folder)))
     assert mine.read_text() == "mine"
+    chosen = tmp_path / "chosen"  # a folder a caller names: the same rule, its partial folder beside it
+    (chosen / "notes.txt").parent.mkdir()
+    (chosen / "notes.txt").write_text("mine")
+    with pytest.raises(DestinationError, match="holds other files"):
+        run_to_end(write_checkpoint_history(discover(folder), folder=chosen))
+    result = run_to_end(write_checkpoint_history(discover(folder), folder=tmp_path / "elsewhere"))
+    assert os.listdir(result.folder) == [os.path.basename(result.event_file)]
+    assert sorted(os.listdir(tmp_path)) == ["chosen", "elsewhere", "run"]
 
 
 def test_the_history_writer_never_imports_tensorflow(tmp_path):
@@ -310,7 +283,7 @@ def test_the_history_writer_never_imports_tensorflow(tmp_path):
     """)
     output = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
     assert output.splitlines() == ["6 5", "[]"]
-    assert launcher.has_event_files(run / HISTORY_FOLDER_NAME)
+    assert launcher.has_event_files(run_logs.history_folder(run))  # the child had this process's data folder
 
 
 # ---- the command line -----------------------------------------------------------------------------------
@@ -333,22 +306,49 @@ def test_cli_errors_are_one_line_with_status_2(tmp_path, tf_ckpts):
     assert error == f"error: {run}: port 70000 is not a port number (0 to 65535)"
 
 
+def _read_line(stream, timeout: float, what: str) -> str:
+    """The next line a child prints, failing after `timeout` instead of hanging the suite with it."""
+    with selectors.DefaultSelector() as selector:
+        selector.register(stream, selectors.EVENT_READ)
+        if not selector.select(timeout):
+            raise AssertionError(f"not within {timeout} s: {what}")
+    return stream.readline()  # the child prints the line in one write (print(..., flush=True))
+
+
 @needs_proc
-def test_cli_writes_history_serves_prints_the_url_and_stops_on_ctrl_c(tmp_path, tf_ckpts):
-    run = _copy_run(tf_ckpts.tf1_run, tmp_path / "run")
+def test_cli_writes_history_serves_prints_the_url_and_stops_on_ctrl_c(tmp_path, training_runs):
+    """`tensorboard RUN --write-history` on a TF2 run with its own logs: RUN byte-identical after (every
+    name and sha256), the history shown as a run beside RUN's own, Ctrl+C stops TensorBoard and the CLI.
+    Every wait is on an event, with a deadline, never a fixed sleep."""
+    run = _copy_run(training_runs.tf2_run, tmp_path / "run")
+    own = {str(p.parent.relative_to(run)) for p in run.rglob("events.out.tfevents.*")}  # TensorBoard's run names
+    assert own == {"train", "validation"}
+    before = _hashes(run)
     cli = subprocess.Popen([sys.executable, str(ROOT / "main.py"), "tensorboard", str(run), "--write-history",
                             "--no-browser"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
     try:
-        url = cli.stdout.readline().strip()
-        assert url.startswith("http://127.0.0.1:") and url.endswith("/")
+        url = _read_line(cli.stdout, 240, "the CLI printed the URL").strip()
+        assert url.startswith("http://127.0.0.1:") and url.endswith("/"), cli.stderr.read() if not url else url
         with _HTTP.open(url + "data/environment", timeout=10) as response:
-            assert json.load(response)["data_location"] == str(run)
+            location = json.load(response)["data_location"]
+        assert location == process.logdir_spec(str(run), run_logs.app_logs(run))  # the run plus the app's logs
+
+        def listed():
+            names = set(_get(url, "data/runs"))
+            return names if names >= own | {run_logs.HISTORY_RUN} else None
+
+        assert _wait_until(listed, 30, "the run's logs and the history are listed") == own | {run_logs.HISTORY_RUN}
         groups = [int(f[2]) for f in map(_proc_stat, _children(cli.pid)) if f]
         assert groups, "TensorBoard is not a child of the CLI"
         cli.send_signal(signal.SIGINT)
-        assert cli.wait(15) == 0
-        assert "wrote the history of 5 checkpoints x 2 variables" in cli.stderr.read()
-        _wait_until(lambda: not any(_live_members(g) for g in groups), 5, "TensorBoard stopped")
-        assert launcher.has_event_files(run / HISTORY_FOLDER_NAME)
+        # Stopping is bounded: SIGTERM to TensorBoard's group, SIGKILL after process.STOP_GRACE seconds.
+        assert cli.wait(60) == 0
+        stderr = cli.stderr.read()
+        assert f"wrote the history of 4 checkpoints x 4 variables to {run_logs.history_folder(run)}" in stderr
+        _wait_until(lambda: not any(_live_members(g) for g in groups), 10, "TensorBoard stopped")
+        assert launcher.has_event_files(run_logs.history_folder(run))
+        assert _hashes(run) == before
     finally:
         cli.kill()
+        cli.wait()
+

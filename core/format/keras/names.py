@@ -23,7 +23,7 @@ NON_TRAINABLE = ("moving_mean", "moving_variance")
 LAYER_GROUPS = ("layers", "_layer_checkpoint_dependencies")  # the second: Keras 3.0 and 3.1's name
 _KERNEL_BIAS = ("kernel", "bias")
 # Keras 3 class -> its variables in creation order, as (name, the config flag that creates it or None).
-_CLASS_WEIGHTS = {
+CLASS_WEIGHTS = {
     **{cls: (("kernel", None), ("bias", "use_bias")) for cls in (
         "Dense", "EinsumDense", "Conv1D", "Conv2D", "Conv3D", "Conv1DTranspose", "Conv2DTranspose",
         "Conv3DTranspose", "DepthwiseConv1D", "DepthwiseConv2D")},
@@ -36,7 +36,7 @@ _CLASS_WEIGHTS = {
     "PReLU": (("alpha", None),),
 }
 # A layer's key in the file is its class in snake case (`conv2d`, `batch_normalization_1`).
-_CLASS_OF_KEY = {re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", c).lower(): c for c in _CLASS_WEIGHTS}
+_CLASS_OF_KEY = {re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", c).lower(): c for c in CLASS_WEIGHTS}
 _CLASS_OF_KEY.update({"conv1d_transpose": "Conv1DTranspose", "conv2d_transpose": "Conv2DTranspose",
                       "conv3d_transpose": "Conv3DTranspose", "depthwise_conv1d": "DepthwiseConv1D",
                       "depthwise_conv2d": "DepthwiseConv2D", "separable_conv1d": "SeparableConv1D",
@@ -123,7 +123,7 @@ def _keras3_layers(group, path: str, scope: str, configs, weights: list[KerasWei
 def _variable_names(key: str, layer: str, configs, count: int) -> list[str]:
     """The names of a layer's `count` variables, from its class (by the model config, else by its key)."""
     class_name, config = configs.get(layer, (_CLASS_OF_KEY.get(re.sub(r"_\d+$", "", key)), None))
-    table = _CLASS_WEIGHTS.get(class_name or "")
+    table = CLASS_WEIGHTS.get(class_name or "")
     if table:
         if config is not None:
             names = [name for name, flag in table if flag is None or config.get(flag, True)]

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from PySide6.QtCore import Qt
 
-from core.edit.operations import Cast, RegexRename, Rename
+from core.edit.operations import Cast, Drop, RegexRename, Rename
 from gui.edits.batch_rename_dialog import BatchRenameDialog
 from gui.browser.columns import KEY
 
@@ -51,7 +51,7 @@ def test_batch_rename_dialog_previews_and_blocks_conflicts(qtbot, window):
     qtbot.addWidget(dialog)
     dialog.pattern.setText("^dense/(.*)$")
     dialog.replacement.setText(r"net/\1")
-    pairs = {(dialog.table.item(r, 0).text(), dialog.table.item(r, 1).text()) for r in range(dialog.table.rowCount())}
+    pairs = {(dialog.table.item(r, 0).toolTip(), dialog.table.item(r, 1).toolTip()) for r in range(dialog.table.rowCount())}
     assert pairs == {("dense/kernel", "net/kernel"), ("dense/bias", "net/bias")}
     assert dialog.buttons.button(dialog.buttons.StandardButton.Ok).isEnabled()
     dialog.replacement.setText("same")
@@ -121,23 +121,59 @@ def test_graph_only_renames_show_in_the_preview(qtbot, window, tf_ckpts):
     assert not window.edits.problems.text()
 
 
-def test_each_run_keeps_its_own_edits_and_closing_asks_first(qtbot, window, tf_ckpts, monkeypatch):
-    from gui.base import dialogs
-
-    window.session.push(RegexRename(pattern="^dense/", replacement="layer/"))
-    assert window.session.unsaved
+def test_preview_cells_show_where_keys_differ_and_the_whole_key_in_their_tooltip(qtbot, window, tf_ckpts):
+    """Keras 3 keys share their start and their end (`optimizer/_trainable_variables/N/.ATTRIBUTES/
+    VARIABLE_VALUE`): the cells show the object paths, which differ; the tooltips the stored keys."""
     with qtbot.waitSignal(window.session.checkpoint_loaded, timeout=20000):
         window.open_path(str(tf_ckpts.tf2_keras_run))
-    assert window.edits.plan.operations == [] and not window.session.undo_group.canUndo()
+    keys = [v.name for v in window.session.current.variables if v.name.endswith("/.ATTRIBUTES/VARIABLE_VALUE")]
+    window.session.push(Drop(names=keys[:3]))
+    table = window.edits.preview_table
+    shown = [table.item(r, 0).text() for r in range(table.rowCount())]
+    tips = [table.item(r, 0).toolTip() for r in range(table.rowCount())]
+    assert set(keys[:3]) <= set(tips) and len(set(shown)) == len(shown)  # (slots follow: rows of their own)
+    assert all(not text.endswith("VARIABLE_VALUE") and tip.startswith(text) for text, tip in zip(shown, tips))
+    assert table.textElideMode() == Qt.ElideLeft
+
+
+def test_unsaved_edits_ask_save_discard_or_cancel_before_another_run_and_before_closing(
+        qtbot, window, tf_ckpts, monkeypatch, tmp_path):
+    from gui.base import dialogs
+
+    answers, questions = [], []
+    monkeypatch.setattr(dialogs, "ask_save_discard_cancel",
+                        lambda parent, title, question: questions.append(question) or answers.pop(0))
+    session, run_a, run_b = window.session, str(tf_ckpts.tf1_run), str(tf_ckpts.tf2_keras_run)
+    session.push(RegexRename(pattern="^dense/", replacement="layer/"))
+    assert session.unsaved and window.isWindowModified()
+    answers.append("cancel")  # Cancel: nothing opens, the edits stay
+    window.open_path(run_b)
+    assert questions and run_a in questions[-1] and not session.loading.busy
+    assert session.run_folder == run_a and session.unsaved
+    answers.append("save")  # Save: Save As, then the other run opens once the copy is written
+    saved = tmp_path / "saved" / "model.ckpt"
+    monkeypatch.setattr(dialogs, "save_file", lambda parent, title, suggestion, pattern="": str(saved))
+    with qtbot.waitSignal(session.checkpoint_loaded, timeout=60000):
+        window.open_path(run_b)
+    assert (tmp_path / "saved" / "model.ckpt.index").exists() and session.run_folder == run_b
+    assert window.edits.plan.operations == [] and not session.undo_group.canUndo() and not window.isWindowModified()
     assert not window.edits.verify_button.isEnabled() and window.edits.result.text() == ""
-    with qtbot.waitSignal(window.session.checkpoint_loaded, timeout=20000):
-        window.open_path(str(tf_ckpts.tf1_run))
+    with qtbot.waitSignal(session.checkpoint_loaded, timeout=20000):
+        window.open_path(run_a)  # its saved plan comes back, saved: no question, no "*"
     assert [op.describe() for op in window.edits.plan.operations] == ["rename /^dense// → layer/"]
-    questions = []
-    monkeypatch.setattr(dialogs, "ask_yes_no", lambda parent, title, question: questions.append(question) or False)
+    assert not session.unsaved and len(questions) == 2
+    session.push(RegexRename(pattern="^layer/", replacement="top/"))
+    answers.append("discard")  # Discard: the plan goes, the other run opens
+    with qtbot.waitSignal(session.checkpoint_loaded, timeout=20000):
+        window.open_path(run_b)
+    with qtbot.waitSignal(session.checkpoint_loaded, timeout=20000):
+        window.open_path(run_a)
+    assert window.edits.plan.operations == [] and len(questions) == 3
+    session.push(RegexRename(pattern="^dense/", replacement="net/"))
+    answers.append("cancel")  # closing asks too; Cancel keeps the window
     window.close()
-    assert questions and "not been saved" in questions[0] and window.isVisible()  # kept open
-    monkeypatch.setattr(dialogs, "ask_yes_no", lambda parent, title, question: True)
+    assert window.isVisible() and "closing the window" in questions[-1]
+    monkeypatch.setattr(dialogs, "ask_save_discard_cancel", lambda parent, title, question: "discard")
 
 
 def test_the_rename_dialog_fits_the_screen_on_a_big_run(qtbot, main_window, tf_ckpts):
@@ -165,7 +201,7 @@ def test_the_rename_dialog_renames_by_the_names_shown(qtbot, main_window, tf_ckp
     assert dialog.match.currentText() == "the names shown"  # what the tree shows is what the regex sees
     dialog.pattern.setText("/conv_1/")
     dialog.replacement.setText("/stem/")
-    rows = {tuple(dialog.table.item(r, c).text() for c in range(4)) for r in range(dialog.table.rowCount())}
+    rows = {tuple(dialog.table.item(r, c).toolTip() for c in range(4)) for r in range(dialog.table.rowCount())}
     assert (kernel.display_name, kernel.display_name.replace("/conv_1/", "/stem/"), kernel.name, kernel.name) in rows
     assert dialog.buttons.button(dialog.buttons.StandardButton.Ok).isEnabled()
     assert dialog.operation().kind == "rename_shown"

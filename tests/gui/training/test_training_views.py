@@ -3,6 +3,8 @@ as the oracle), checkpoint markers, hover and click, logged histograms beside th
 overview window, and two runs in one window."""
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
@@ -12,6 +14,7 @@ from core.analysis import trajectory as trajectory_module
 from core.analysis.overview import compute_overview
 from core.jobs import run_to_end
 from core.run.discovery import discover
+from core.tensorboard import run_logs
 from tests.gui.trajectory.test_trajectory_panel import add_variable, open_run
 from tests.training_fixtures import EXPLODING_LAYER, TF2_SAVE_EVERY, TF2_STEPS
 
@@ -202,11 +205,11 @@ def test_graph_of_the_run_and_show_it_in_tensorboard(qtbot, window, training_run
     with qtbot.waitSignal(window.tensorboard.running, timeout=120000) as running:
         dialog.tensorboard_button.click()
     url = running.args[0]
-    assert url.endswith("#graphs") and (run / "graph").is_dir()
+    assert url.endswith("#graphs") and os.path.isdir(run_logs.graph_folder(run)) and not (run / "graph").exists()
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
     base = url[: -len("#graphs")]
-    qtbot.waitUntil(lambda: "graph" in json.loads(opener.open(base + "/data/plugin/graphs/info", timeout=10).read()),
-                    timeout=30000)
+    qtbot.waitUntil(lambda: run_logs.GRAPH_RUN in json.loads(
+        opener.open(base + "/data/plugin/graphs/info", timeout=10).read()), timeout=30000)
     window.tensorboard.stop()
     dialog.close()
 

@@ -69,6 +69,30 @@ def test_an_edited_keras_file_is_saved_from_the_window(qtbot, main_window, tf_ck
     assert verdict.args[0].ok and verdict.args[0].by == "Keras", verdict.args[0].mismatches
 
 
+def test_dropping_a_bias_warns_in_the_preview_and_verify_says_what_keras_said(qtbot, main_window, tf_ckpts, tmp_path):
+    """A dropped bias makes a file Keras refuses: the preview says so before saving (the save stays
+    possible), and Verify shows Keras's own words, not the repr of a layer."""
+    import keras
+
+    from core.edit.operations import Drop
+
+    drop(qtbot, main_window, tf_ckpts.keras_run / "epoch_03.keras")
+    bias = next(v for v in main_window.session.current.variables if v.display_name == "hidden/bias")
+    main_window.session.push(Drop(names=[bias.name]))
+    warning = main_window.edits.problems.text()
+    assert "hidden" in warning and "expected 2 variables" in warning and main_window.edits.save_button.isEnabled()
+    saved = tmp_path / "no_bias.keras"
+    with qtbot.waitSignal(main_window.edits.saved, timeout=30000):
+        main_window.edits.save_to(str(saved))
+    with pytest.raises(ValueError) as refused:  # the oracle: Keras itself refuses the copy
+        keras.saving.load_model(str(saved))
+    with qtbot.waitSignal(main_window.edits.verified, timeout=120000) as verdict:
+        main_window.edits.verify_button.click()
+    said = main_window.edits.result.text()
+    assert not verdict.args[0].ok and "expected 2 variables, but received 1" in said and "[<Dense" not in said
+    assert "expected 2 variables, but received 1" in str(refused.value)
+
+
 def test_the_app_opens_a_keras_file_and_exits_cleanly(tf_ckpts, tmp_path):
     """A start on a Keras file (the smoke test: open, list, quit at once while the run's background damage
     check still reads its files) exits 0: no worker thread reads HDF5 while the interpreter tears down."""

@@ -1,0 +1,50 @@
+"""Which checkpoint files of one folder belong together by their names: the name template a saver fills in.
+
+A saver names the checkpoints of one run from one pattern and a number that changes: TensorFlow's Saver
+and CheckpointManager append the step (`model.ckpt-1000`, `ckpt-5`); Keras's ModelCheckpoint formats its
+`filepath` with `str.format(epoch=epoch + 1, batch=..., **logs)` (keras/src/callbacks/model_checkpoint.py,
+`_get_file_path`), so `weights.{epoch:02d}-{val_loss:.2f}.weights.h5` gives `weights.05-0.42.weights.h5`
+and `model-{epoch:02d}.keras` gives `model-05.keras`. Every field of such a pattern is a number, as
+`format` writes one (`5`, `05`, `0.42`, `-0.42`, `4.2e-05`, `42%`, `nan`, `inf`), so taking the numbers out
+of a name gives back its pattern: files with the same template come from the same saver. (Keras itself,
+looking for its latest file, turns each `{...}` of the pattern into `.*`: the same idea from the other side.)
+
+A number glued to letters on its left is a field too (Keras's own example writes `batch03epoch02.keras`);
+the price is that `resnet50-01.keras` and `resnet101-01.keras` share a template.
+"""
+from __future__ import annotations
+
+import re
+
+from ..format.keras.files import KERAS_SUFFIXES
+
+FIELD = "{}"
+# A number as str.format writes an int or a float field: digits, a fraction, an exponent, a percent sign,
+# or nan/inf; a minus sign belongs to the number unless it follows a letter or digit (there it separates,
+# as in `model.ckpt-1000` or `weights.05-0.42`).
+_NUMBER = re.compile(r"(?:(?<![0-9A-Za-z])-)?(?:\d+(?:\.\d+)?(?:[eE][-+]?\d+)?%?|(?<![A-Za-z])(?:nan|inf)(?![A-Za-z]))")
+
+
+def name_template(name: str) -> str:
+    """`weights.05-0.42.weights.h5` -> `weights.{}-{}.weights.h5`; `model.ckpt-1000` -> `model.ckpt-{}`;
+    a name without a number is its own template. The Keras suffix stays as it is (`x.h5` and `x.keras`
+    are two savers)."""
+    stem, suffix = name, ""
+    for known in sorted(KERAS_SUFFIXES, key=len, reverse=True):
+        if name.lower().endswith(known):
+            stem, suffix = name[: -len(known)], name[-len(known):]
+            break
+    return _NUMBER.sub(FIELD, stem) + suffix
+
+
+def has_field(template: str) -> bool:
+    return FIELD in template
+
+
+def series_of(names: list[str]) -> dict[str, list[str]]:
+    """{template: names} of the names that share a template with at least one other (a saver's series);
+    a name alone under its template is in none."""
+    groups: dict[str, list[str]] = {}
+    for name in names:
+        groups.setdefault(name_template(name), []).append(name)
+    return {template: members for template, members in groups.items() if len(members) > 1 and has_field(template)}
