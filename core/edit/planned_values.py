@@ -18,7 +18,7 @@ from .draft import ValueSource
 from .plan import RemapPlan, preview
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class PlannedChange:
     """What the plan does to one stored variable's values (its name may change too: that is not here)."""
 
@@ -29,6 +29,11 @@ class PlannedChange:
     @property
     def changes_values(self) -> bool:
         return self.values is not None or self.dtype is not None or self.dropped
+
+    def same_as(self, other: "PlannedChange") -> bool:
+        """The same change: the very same new values (an array typed twice is two sources, and arrays
+        cannot be compared as a whole by ==), the same cast, the same drop."""
+        return self.values is other.values and self.dtype == other.dtype and self.dropped == other.dropped
 
     def describe(self) -> str:
         if self.dropped:

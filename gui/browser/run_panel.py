@@ -21,6 +21,7 @@ class RunPanel(QWidget):
     checkpoint_chosen = Signal(int)  # a row other than the open checkpoint was clicked or activated
     run_changed = Signal(object)     # Run: the watcher found checkpoints added or removed
     checked = Signal(object)         # {prefix: problem} of the run's damaged checkpoints
+    run_picked = Signal(str)         # a run picked in the tree of runs: its path, for the window to open
     compare_requested = Signal(list)  # [prefix A, prefix B]: "Compare these two" on two selected rows
 
     def __init__(self, session, parent=None):
@@ -69,7 +70,7 @@ class RunPanel(QWidget):
         session.load_failed.connect(lambda *_: self.run_tree.mark_current(self.run_tree.current_path))
         session.load_cancelled.connect(lambda: self.run_tree.mark_current(self.run_tree.current_path))
         self.checkpoint_chosen.connect(lambda row: session.open_checkpoint(self.checkpoint_model.checkpoints[row]))
-        self.run_tree.run_chosen.connect(session.open_path)
+        self.run_tree.run_chosen.connect(self.run_picked)  # the window opens it (after unsaved edits)
         self.run_changed.connect(session.grow_run)
 
     # ---- the table's own, for callers that treat the dock as the checkpoint list ------------------------

@@ -202,7 +202,7 @@ class DetailPanel(QWidget):
         dtype = self.info.entry.dtype if self.info is not None else None
         if self.reader is None or dtype is None or dtype.is_opaque:
             return
-        if self._planned_change(self.info) != self.change:
+        if not self._planned_change(self.info).same_as(self.change):
             if self._job is not None:
                 self._job.cancel()
                 self._job = None

@@ -29,6 +29,7 @@ class RemapPanel(QWidget):
     saved = Signal(object)        # list of core.edit.save.SaveReport
     verified = Signal(object)     # core.edit.verify.VerifyResult
     failed = Signal(str)
+    cancelled = Signal()          # a save or verify was cancelled: nothing was written
 
     def __init__(self, session):
         super().__init__()
@@ -274,6 +275,7 @@ class RemapPanel(QWidget):
     def _cancelled(self) -> None:
         self.result.setText("Saving cancelled: nothing was written.")
         self.refresh()
+        self.cancelled.emit()
 
     def cancel(self) -> None:
         self.slot.cancel()

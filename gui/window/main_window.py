@@ -69,6 +69,7 @@ class MainWindow(DropTarget, QMainWindow):
         self.detail = DetailPanel(session)
         self.run_panel = RunPanel(session)
         self.checkpoint_model = self.run_panel.checkpoint_model
+        self.run_panel.run_picked.connect(self._run_picked)
         self.run_dock = self._dock("Run", "run", self.run_panel, Qt.LeftDockWidgetArea)
         self.detail_dock = self._dock("Variable", "detail", self.detail, Qt.RightDockWidgetArea)
         # The plot is made a frame after the first paint (build_deferred): the variables show first.
@@ -236,6 +237,13 @@ class MainWindow(DropTarget, QMainWindow):
         start of the app): the session opens it on a worker thread; the window stays usable. Unsaved
         edits are saved or discarded first, as the person says (or nothing opens)."""
         self.unsaved.then(f"Open {path}", lambda: self.session.open_path(path))
+
+    def _run_picked(self, path: str) -> None:
+        """A run picked in the Run dock's tree opens like any path; if the person keeps the run shown (Cancel
+        to its unsaved edits), the tree marks that one again."""
+        tree = self.run_panel.run_tree
+        if not self.unsaved.then(f"Open {path}", lambda: self.session.open_path(path)) and not self.edits.slot.busy:
+            tree.mark_current(tree.current_path)
 
     def open_variable_at(self, prefix: str, name: str) -> None:
         """Show `name` at checkpoint `prefix` (an overview cell): this window comes to the front."""

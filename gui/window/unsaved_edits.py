@@ -14,6 +14,7 @@ class UnsavedEdits:
         self._after_save: Callable[[], None] | None = None  # what waits for a save the person chose
         edits_panel.saved.connect(lambda _: self._save_ended(True))
         edits_panel.failed.connect(lambda _: self._save_ended(False))
+        edits_panel.cancelled.connect(lambda: self._save_ended(False))
 
     def then(self, doing: str, action: Callable[[], None]) -> bool:
         """Run `action` once the plan of the run shown has no unsaved edits (asking first when it has);
@@ -29,9 +30,10 @@ class UnsavedEdits:
             action()
             return True
         if answer == "save":
+            running = self.edits.slot.handle  # a Verify may be running: only a save started now counts
             self.edits.save_dialog()
-            if self.edits.slot.busy:  # a save started: the action follows once it has written
-                self._after_save = action
+            if self.edits.slot.handle is not None and self.edits.slot.handle is not running:
+                self._after_save = action  # the action follows once the save has written
         return False
 
     def closing_allowed(self) -> bool:

@@ -139,3 +139,21 @@ def test_the_values_shown_follow_the_plan_and_undo_shows_the_stored_ones_again(q
     assert detail.array.dtype == np.float16 and np.array_equal(detail.array, stored.astype(np.float16))
     session.push(Drop(names=[A_VARIABLE]))
     assert "dropped" in detail.stats_note.text() and detail.array is None
+
+
+def test_typing_twice_and_undoing_keeps_the_values_shown_right(qtbot, main_window, tf_ckpts):
+    """Two edits of one variable are two arrays: the panel tells them apart (no array comparison)."""
+    window, session, detail = main_window, main_window.session, main_window.detail
+    _open(qtbot, window, tf_ckpts.tf1_run)
+    with qtbot.waitSignal(detail.shown, timeout=20000):
+        assert window.browser.select_name(A_VARIABLE)
+    first, second = detail.array.copy(), detail.array.copy()
+    first.flat[0], second.flat[1] = 1000.0, 2000.0
+    second.flat[0] = 1000.0
+    for edited in (first, second):
+        with qtbot.waitSignal(detail.shown, timeout=20000):
+            session.edit_values(A_VARIABLE, edited)
+    assert detail.statistics.max == 2000.0
+    with qtbot.waitSignal(detail.shown, timeout=20000):
+        session.undo_group.undo()
+    assert detail.statistics.max == 1000.0 and np.array_equal(detail.array, first)

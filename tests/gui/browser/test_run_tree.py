@@ -127,3 +127,18 @@ def test_two_checkpoints_of_one_step_are_two_rows_and_two_points(qtbot, window, 
         panel.metric.setCurrentText("update_ratio")
     _, ratios = panel.series["dense/kernel"]["curve"].getData()
     assert np.isnan(ratios[0]) and ratios[1] == pytest.approx(ratios[2]) and ratios[2] > 0
+
+
+def test_a_run_picked_in_the_tree_asks_about_unsaved_edits_first(qtbot, window, side, monkeypatch):
+    from core.edit.operations import RegexRename
+    from gui.base import dialogs
+
+    with qtbot.waitSignal(window.session.checkpoint_loaded, timeout=30000):
+        window.open_path(str(side.root))
+    asked = []
+    monkeypatch.setattr(dialogs, "ask_save_discard_cancel", lambda *a: asked.append(a[2]) or "cancel")
+    window.session.push(RegexRename(pattern="^x", replacement="y"))
+    tree = window.run_panel.run_tree
+    tree.setCurrentItem(tree._items[str(side.run_b)])  # as a click or an arrow key does
+    assert asked and window.session.run_folder == str(side.run_a) and window.session.unsaved
+    assert tree.currentItem().text(0) == "run_a"  # the tree marks the run still shown
