@@ -40,6 +40,13 @@ def parse_gui_args(argv: list[str]) -> argparse.Namespace:
 
 def run_gui(argv: list[str], started: float | None = None) -> int:
     args = parse_gui_args(argv)
+    from .base.system_libraries import missing_line, missing_packages, x11_window_expected
+
+    # Qt aborts with a message naming one library when its X11 plugin cannot load: name them all first.
+    packages = missing_packages() if x11_window_expected() else []
+    if packages:
+        print(missing_line(packages), file=sys.stderr)
+        return 2
     paths = [parse_location(p) for p in args.paths]  # URLs stay URLs; local paths are made absolute
     single_instance = not (args.smoke_test or args.new_instance)
     if single_instance:
@@ -52,6 +59,7 @@ def run_gui(argv: list[str], started: float | None = None) -> int:
     from PySide6.QtWidgets import QApplication
 
     from .base import errors
+    from .base.fonts import register_bundled_fonts
     from .base.garbage_collection import GarbageCollection
 
     app = QApplication.instance() or _application_class()(sys.argv[:1])
@@ -60,6 +68,7 @@ def run_gui(argv: list[str], started: float | None = None) -> int:
     app.setDesktopFileName(APP_ID)  # Wayland and docks match windows to the installed desktop entry
     if os.path.exists(ICON):
         app.setWindowIcon(QIcon(ICON))
+    register_bundled_fonts(app)
     server = None
     if single_instance:
         server, handed_over = _listen(paths)

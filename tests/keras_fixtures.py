@@ -145,3 +145,36 @@ def write_keras_run(folder: Path) -> Path:
         keras.callbacks.ModelCheckpoint(str(folder / "weights.{epoch:02d}-{loss:.2f}.weights.h5"),
                                         save_weights_only=True)])
     return folder
+
+
+KERAS_LOGGED_EPOCHS = 6
+
+
+def write_keras_logged_run(folder: Path) -> tuple[Path, dict[int, tuple[str, float]]]:
+    """A run as Keras's callbacks write it together: ModelCheckpoint (`weights.{epoch:02d}.weights.h5`, one
+    file per epoch) and TensorBoard (`logs/train`, `logs/validation`, weight histograms) over
+    KERAS_LOGGED_EPOCHS epochs. Returns the folder and, for each epoch index Keras handed its callbacks,
+    the file ModelCheckpoint wrote at that epoch's end and the loss of that epoch (recorded by a callback
+    after both, so the test learns the pairing from Keras itself, not from its names)."""
+    import keras
+
+    folder.mkdir(parents=True, exist_ok=True)
+    keras.utils.set_random_seed(11)
+    written: dict[int, tuple[str, float]] = {}
+
+    class Recorder(keras.callbacks.Callback):
+        def on_epoch_end(self, epoch, logs=None):
+            new = sorted(p.name for p in folder.glob("*.weights.h5") if all(p.name != w[0] for w in written.values()))
+            _require(len(new) == 1, f"epoch {epoch} wrote {new}")
+            written[epoch] = (new[0], float(logs["loss"]))
+
+    model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(4, name="hidden"), keras.layers.Dense(1, name="out")])
+    model.compile(optimizer=keras.optimizers.SGD(0.05), loss="mse")
+    rng = np.random.default_rng(11)
+    x = rng.normal(size=(16, 3)).astype(np.float32)
+    y = (x @ np.array([[1.0], [-2.0], [0.5]], np.float32)).astype(np.float32)
+    model.fit(x, y, epochs=KERAS_LOGGED_EPOCHS, batch_size=8, verbose=0, validation_data=(x, y), callbacks=[
+        keras.callbacks.ModelCheckpoint(str(folder / "weights.{epoch:02d}.weights.h5"), save_weights_only=True),
+        keras.callbacks.TensorBoard(log_dir=str(folder / "logs"), histogram_freq=1),
+        Recorder()])
+    return folder, written

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import Callable
 
 from ..errors import CheckpointError, InputError
 from ..format.readers import open_reader
@@ -133,10 +134,15 @@ def overview_rows(checkpoints: list[CheckpointInfo], weights_only: bool = True, 
 
 
 def compute_overview(checkpoints: list[CheckpointInfo], metric: str, names: list[str] | None = None,
-                     weights_only: bool = True, readers: dict | None = None) -> Job[Overview]:
+                     weights_only: bool = True, readers: dict | None = None,
+                     on_row: Callable[[int, Overview], None] | None = None) -> Job[Overview]:
     """Job: the metric of each variable (`names`, else overview_rows') at each checkpoint. Progress
     comes after every value, so a cancel stops between two checkpoints' tensors. A checkpoint that
-    cannot be opened, or a tensor that cannot be read, leaves gaps, and `problems` says why."""
+    cannot be opened, or a tensor that cannot be read, leaves gaps, and `problems` says why.
+
+    `on_row(row, partial)`, if given, is called (in the job's thread) each time a variable's row is
+    complete, so a window can draw the values as they arrive: `partial` is the overview so far, the
+    rows not computed yet NaN. Its values array is the one still being filled: copy it to keep it."""
     import numpy as np
 
     if metric not in OVERVIEW_METRICS:
@@ -148,6 +154,8 @@ def compute_overview(checkpoints: list[CheckpointInfo], metric: str, names: list
     else:
         labels = list(names)
     values = np.full((len(names), len(checkpoints)), np.nan)
+    partial = Overview(metric, [c.step for c in checkpoints], [c.prefix for c in checkpoints], list(names),
+                       list(labels), values, problems=problems)
     sizes = [_bytes_of(checkpoints, readers, name) for name in names]
     total, done = sum(sizes) or 1, 0
     # two threads: one reads the next checkpoint's tensor, one sums half of this one's
@@ -161,6 +169,8 @@ def compute_overview(checkpoints: list[CheckpointInfo], metric: str, names: list
                 done = min(done + share, row_start + sizes[row])
                 yield Progress(done, total, f"{metric} of {labels[row]}")
             done = row_start + sizes[row]
+            if on_row is not None:
+                on_row(row, partial)
     yield Progress(total, total, f"{metric} of {len(names)} variables")
     return Overview(metric, [c.step for c in checkpoints], [c.prefix for c in checkpoints], list(names),
                     list(labels), values, problems=problems)

@@ -24,14 +24,25 @@ from ..format.source import CheckpointSource
 from ..jobs import Job, Progress
 
 CHUNK_BYTES = 8 << 20
-HUGE_CSV_CELLS = 10_000_000  # the GUI asks before writing a CSV with more values than this
+# The GUI asks before writing a CSV whose text would be bigger than this: at ~13 bytes a float32 value,
+# a 4000x2500 kernel (40 MB as .npy) is 130 MB of text, minutes to write and more to open.
+HUGE_CSV_BYTES = 50_000_000
+# Text per value, separator included: float32/float16 at numpy's shortest exact form ("-0.123456789,"
+# is the usual width of a random value), float64 at repr's 17 digits, integers and booleans shorter.
+_CSV_BYTES_PER_VALUE = {"f": 13, "c": 26, "V": 13, "i": 6, "u": 6, "b": 6}
 
 
-def csv_cell_count(shape) -> int:
+def csv_size_estimate(shape, dtype) -> int:
+    """About how many bytes of text export_tensor_csv writes for a tensor of `shape` and numpy `dtype`
+    (None: taken as float32)."""
     count = 1
     for dim in shape:
         count *= dim
-    return count
+    kind = dtype.kind if dtype is not None else "f"
+    per_value = 20 if kind == "f" and dtype.itemsize >= 8 else _CSV_BYTES_PER_VALUE.get(kind, 13)
+    # higher ranks: one row per value, its index first (each index about as wide as its dimension's last)
+    index_columns = sum(len(str(max(dim - 1, 0))) + 1 for dim in shape) + 1 if len(shape) > 2 else 0
+    return count * (per_value + index_columns)
 
 
 def export_tensor_csv(reader: CheckpointSource, name: str, path: str) -> Job[None]:

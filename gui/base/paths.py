@@ -31,3 +31,4 @@ def resource_root() -> str:
 RESOURCES = resource_root()
 SAMPLE_RUN = os.path.join(RESOURCES, "sample_run")
 ICON = os.path.join(RESOURCES, "icons", "checkpoint-inspector.svg")
+FONTS = os.path.join(RESOURCES, "fonts")  # DejaVu Sans and Sans Mono (gui/base/fonts.py)

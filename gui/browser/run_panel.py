@@ -42,6 +42,9 @@ class RunPanel(QWidget):
         table.verticalHeader().hide()
         table.verticalHeader().setDefaultSectionSize(22)
         table.setEditTriggers(QAbstractItemView.NoEditTriggers)
+        # Tab goes on to the next panel (cell to cell it scrolled the Step column away); the arrow keys
+        # move through the checkpoints.
+        table.setTabKeyNavigation(False)
         table.horizontalHeader().setStretchLastSection(True)
         table.clicked.connect(self._clicked)
         table.activated.connect(self._clicked)

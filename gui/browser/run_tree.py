@@ -25,6 +25,7 @@ class RunTree(QTreeWidget):
         self.header().setSectionResizeMode(1, QHeaderView.ResizeToContents)
         self.setSelectionMode(QAbstractItemView.SingleSelection)
         self.setEditTriggers(QAbstractItemView.NoEditTriggers)
+        self.setTabKeyNavigation(False)  # Tab goes on to the checkpoint list; the arrow keys pick runs
         self.setUniformRowHeights(True)
         self.itemActivated.connect(lambda item, _column: self._chosen(item))
         self.currentItemChanged.connect(lambda item, _previous: self._chosen(item))

@@ -2,17 +2,24 @@
 bookkeeping' toggles over the two variable models, keeping the selection when the contents change."""
 from __future__ import annotations
 
-from PySide6.QtCore import QItemSelection, QItemSelectionModel, Qt, Signal
-from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QHBoxLayout, QLabel, QLineEdit, QMenu,
-                               QStackedWidget, QTableView, QTreeView, QVBoxLayout, QWidget)
+from PySide6.QtCore import QEvent, QItemSelection, QItemSelectionModel, Qt, Signal
+from PySide6.QtGui import QKeySequence
+from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QHBoxLayout, QLabel, QLineEdit, QSizePolicy, QStackedWidget,
+                               QTableView, QTreeView, QVBoxLayout, QWidget)
 
 from core.errors import FilterError
 from core.run.variables import VariableInfo
 
+from ..base.overflow_toolbar import OverflowToolbar
 from .columns import BYTES, DTYPE, ELEMENTS, NAME, SHAPE, cell_text
+from .variable_menu import build_context_menu, copied_names, put_on_clipboard
 from .variable_model import VARIABLE_ROLE, FlatVariableModel, TreeVariableModel
 from .visible_set import VisibleSet
-from .scope_selection import MAX_SELECTED, commonest_leaves, scope_of, selected_infos, variables_in_scope
+from .scope_selection import scope_of, selected_infos
+
+
+LEAF_CHARS = 12       # a deep row keeps this many characters of the Name column for its own text
+MIN_INDENTATION = 6   # pixels per tree level, at the least
 
 
 class VariableBrowser(QWidget):
@@ -21,6 +28,9 @@ class VariableBrowser(QWidget):
     rename_requested = Signal(str, str)  # stored name, new name (an in-place edit of the key column)
     copy_code_requested = Signal(str)  # stored name: copy the Python that reads it
     rename_requested_for = Signal(object)  # a scope (tuple of names shown) or None (the variable): Rename…
+    drop_requested = Signal(list)      # stored names: Drop from the context menu (an edit of the plan)
+    export_requested = Signal(list)    # stored names: Export… from the context menu
+    compare_requested = Signal(str)    # stored name: Compare… (this variable in another checkpoint)
 
     def __init__(self, session, parent=None):
         super().__init__(parent)
@@ -60,6 +70,16 @@ class VariableBrowser(QWidget):
             view.customContextMenuRequested.connect(lambda point, v=view: self._context_menu(v, point))
             view.setAlternatingRowColors(True)
             view.setEditTriggers(QAbstractItemView.DoubleClicked)  # only the stored-key column is editable
+            # Tab leaves the variables for the next panel (cell to cell it scrolled the names away);
+            # the arrow keys move through the rows.
+            view.setTabKeyNavigation(False)
+            view.installEventFilter(self)
+        # A deep name (13 scopes) is indented past a Name column of half the view: its cell showed
+        # nothing. The indentation shrinks so the deepest row keeps room for its text (_fit_indentation).
+        self._full_indentation = self.tree_view.indentation()
+        self._depth = 1
+        self.tree_view.header().sectionResized.connect(
+            lambda section, *_: section == NAME and self._fit_indentation())
         self.flat_model.rename_requested.connect(self.rename_requested)
         self.tree_model.rename_requested.connect(self.rename_requested)
         self.flat_view.selectionModel().currentRowChanged.connect(self._current_changed)
@@ -69,11 +89,17 @@ class VariableBrowser(QWidget):
         self.stack.addWidget(self.tree_view)
         self.stack.setCurrentWidget(self.tree_view)
 
+        # The filter keeps room for its text; the switches beside it go behind » when the window is
+        # narrow (a 1366x768 screen at scale 1.5), rather than squeeze the filter to "Fi…".
+        self.filter_edit.setMinimumWidth(self.filter_edit.fontMetrics().horizontalAdvance("Filter variables…") + 40)
+        self.switches = OverflowToolbar()
+        for box in (self.regex_box, self.tree_box, self.hidden_box):
+            self.switches.add(box)
         bar = QHBoxLayout()
         bar.addWidget(self.filter_edit, 1)
-        bar.addWidget(self.regex_box)
-        bar.addWidget(self.tree_box)
-        bar.addWidget(self.hidden_box)
+        # its whole width where there is room, down to » alone where there is not
+        self.switches.setSizePolicy(QSizePolicy.Preferred, QSizePolicy.Fixed)
+        bar.addWidget(self.switches)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(bar)
@@ -138,6 +164,8 @@ class VariableBrowser(QWidget):
         self.visible_indexes = indexes
         self.model.set_rows(self.visible_set, indexes)
         if self.tree_box.isChecked():
+            self._depth = self._deepest(indexes)
+            self._fit_indentation()
             self._expand_matches()
         self.session.set_shown(self.visible_set, indexes)
         self._restore_selection()
@@ -149,6 +177,23 @@ class VariableBrowser(QWidget):
             self.tree_view.expandAll()
         else:
             self.tree_view.expandToDepth(1 if len(self.visible_indexes) <= 20000 else 0)
+
+    def _deepest(self, indexes: list[int]) -> int:
+        """How many levels the tree has: the most name parts shown, one more for slots under a variable."""
+        visible = self.visible_set
+        depth = max(map(len, map(visible.parts.__getitem__, indexes)), default=1)
+        return depth + (0 if visible.slot_set.isdisjoint(indexes) else 1)
+
+    def _fit_indentation(self) -> None:
+        """The rule: the deepest row starts where it leaves LEAF_CHARS characters of the Name column for
+        its text; the indentation is the style's own unless that rule needs less, and never less than
+        MIN_INDENTATION (the levels must still be told apart)."""
+        view = self.tree_view
+        room = view.fontMetrics().averageCharWidth() * LEAF_CHARS
+        fitting = (view.columnWidth(NAME) - room) // self._depth  # each level, the root's arrows included
+        indentation = max(MIN_INDENTATION, min(self._full_indentation, fitting))
+        if indentation != view.indentation():
+            view.setIndentation(indentation)
 
     def _tree_toggled(self, tree: bool) -> None:
         self.stack.setCurrentWidget(self.tree_view if tree else self.flat_view)
@@ -204,51 +249,29 @@ class VariableBrowser(QWidget):
         return len(found)
 
     def _context_menu(self, view, point) -> None:
-        """Plot the selection; select a scope's variables, or all of one kind (every kernel) in a scope:
-        on a variable row, of its kind in each scope around it; on a scope row, its commonest kinds."""
-        if self.visible_set is None:
-            return
-        visible = self.visible_set
-        index = view.indexAt(point)
-        info, scope = index.data(VARIABLE_ROLE) if index.isValid() else None, scope_of(index)
-        menu = QMenu(view)
-        menu.setAttribute(Qt.WA_DeleteOnClose)  # its actions hold name lists: gone with the menu
-        chosen = self.selected_variables()
-        plot = menu.addAction(f"Plot {len(chosen)} selected variable{'s' if len(chosen) != 1 else ''}")
-        plot.setEnabled(bool(chosen))
-        plot.triggered.connect(lambda: self.plot_requested.emit(self.selected_variables()))
-        if info is not None:
-            menu.addAction(f"Copy as Code (read {info.display_name})").triggered.connect(
-                lambda _=False, name=info.name: self.copy_code_requested.emit(name))
-            menu.addAction(f"Rename {info.display_name}…").triggered.connect(
-                lambda _=False: self.rename_requested_for.emit(None))
-        elif scope:
-            menu.addAction(f"Rename {'/'.join(scope)}/…").triggered.connect(
-                lambda _=False, s=scope: self.rename_requested_for.emit(s))
-        menu.addSeparator()
-        in_scope = variables_in_scope(visible, self.visible_indexes, scope)
-        self._add_selection(menu, f"Select all in {'/'.join(scope) or 'the model'}", in_scope)
-        if info is not None and info.name in visible.position and not info.slot_of:
-            leaf, found = visible.parts[visible.position[info.name]][-1], 1
-            for depth in range(len(scope), -1, -1):  # the layer's scope, the model's, …, everything
-                kind = variables_in_scope(visible, self.visible_indexes, scope[:depth], leaf)
-                if len(kind) > found:
-                    self._add_selection(menu, f"Select all “{leaf}” in {'/'.join(scope[:depth]) or 'the model'}", kind)
-                    found = len(kind)
-        else:
-            for leaf, _ in commonest_leaves(visible, in_scope):
-                kind = variables_in_scope(visible, in_scope, scope, leaf)
-                self._add_selection(menu, f"Select all “{leaf}” in {'/'.join(scope) or 'the model'}", kind)
-        self.context_menu = menu  # kept for tests, which cannot click into a popup's event loop
-        menu.popup(view.viewport().mapToGlobal(point))
+        """Right-click: the menu of gui.browser.variable_menu, kept as `context_menu` for tests (they
+        cannot click into a popup's event loop)."""
+        menu = build_context_menu(self, view, point)
+        if menu is not None:
+            self.context_menu = menu
+            menu.popup(view.viewport().mapToGlobal(point))
 
-    def _add_selection(self, menu, text: str, indexes: list[int]) -> None:
-        if len(indexes) > MAX_SELECTED:
-            menu.addAction(f"{text} ({len(indexes):,}: more than {MAX_SELECTED} are not selected at once)"
-                           ).setEnabled(False)
-            return
-        names = [self.visible_set.variables[i].name for i in indexes]
-        menu.addAction(f"{text} ({len(names):,})").triggered.connect(lambda _=False: self.select_names(names))
+    def eventFilter(self, watched, event) -> bool:
+        """Ctrl+C on a view copies the full names shown (a view's own copies the cell: "kernel"). It is
+        claimed at ShortcutOverride, so no window shortcut of those keys takes it first."""
+        if watched in (self.flat_view, self.tree_view) and event.type() in (QEvent.ShortcutOverride,
+                                                                                 QEvent.KeyPress) \
+                and event.matches(QKeySequence.Copy):
+            event.accept()
+            if event.type() == QEvent.KeyPress:
+                self.copy_names()
+            return True
+        return super().eventFilter(watched, event)
+
+    def copy_names(self) -> None:
+        names = copied_names(self, self.view)
+        if names:
+            put_on_clipboard(names)
 
     def _restore_selection(self) -> None:
         """Select the same stored name again; if it is gone, clear the detail panel but remember the

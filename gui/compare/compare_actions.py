@@ -32,19 +32,26 @@ class CompareActions:
         check.triggered.connect(lambda *_: self.check_dialog())
         menu.addSeparator()
 
-    def compare_selected(self) -> None:
+    def compare_selected(self):
+        """The two checkpoints selected in the Run list, or the open one and one picked: the Compare window
+        opened (None when nothing was picked)."""
         selected = self.run_panel.selected_prefixes()
         if len(selected) == 2:
-            self.compare(*selected)
-            return
+            return self.compare(*selected)
         current = self.session.require_current()
         if current is None:
-            return
+            return None
         other = dialogs.open_file(self.session.dialog_parent, "Compare the open checkpoint with…",
                                   dialogs.CHECKPOINT_PATTERN,
                                   folder=current.run.folder)
-        if other:
-            self.compare(current.checkpoint.prefix, other)
+        return self.compare(current.checkpoint.prefix, other) if other else None
+
+    def compare_variable(self, name: str) -> None:
+        """The variable browser's Compare…: that variable in the two checkpoints of the Run list, or the open
+        one and one picked."""
+        window = self.compare_selected()
+        if window is not None:
+            window.show_name(name)
 
     def compare(self, a: str, b: str):
         from .compare_window import CompareWindow  # its plots' library loads when first used

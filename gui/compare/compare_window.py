@@ -12,6 +12,7 @@ import os
 
 import numpy as np
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QHBoxLayout, QLabel, QLineEdit, QMainWindow,
                                QPushButton, QSplitter, QTableView, QVBoxLayout, QWidget)
 
@@ -87,6 +88,7 @@ class CompareWindow(DropTarget, QMainWindow):
         self.table.verticalHeader().hide()
         self.table.verticalHeader().setDefaultSectionSize(22)
         self.table.horizontalHeader().setStretchLastSection(True)
+        self.table.setTabKeyNavigation(False)  # Tab goes on to the heatmaps' window parts; arrows pick rows
         self.table.selectionModel().currentRowChanged.connect(lambda current, _: self._row_chosen(current))
         for widget in (self.filter_edit,):
             widget.textChanged.connect(self._refilter)
@@ -119,6 +121,9 @@ class CompareWindow(DropTarget, QMainWindow):
         self.status_text = self.status.text
         self.drop_hint = DropHint(self)
         self.drop_hint.setText("Drop a checkpoint to compare it (as B)")
+        # Esc closes the window, as it does a dialog (an open combo box's list takes its own Esc first).
+        QShortcut(QKeySequence(Qt.Key_Escape), self, self.close)
+        self._wanted_name: str | None = None
         self._fit_to_screen()
         self._show_sides()
         if a and b:
@@ -195,6 +200,8 @@ class CompareWindow(DropTarget, QMainWindow):
                              f"{len(comparison.only_b)} only in B, {len(comparison.equal)} equal"
                              + (f", {len(comparison.renames)} likely renames" if comparison.renames else ""))
         self._show_how()
+        if self._wanted_name is not None:
+            self._pick(self._wanted_name)
         self.compared.emit(comparison)
 
     def _show_how(self) -> None:
@@ -228,6 +235,24 @@ class CompareWindow(DropTarget, QMainWindow):
         self.proxy.set_filter(self.filter_edit.text(), statuses, self.weights_box.isChecked())
 
     # ---- the picked variable -------------------------------------------------------------------------------
+    def show_name(self, name: str) -> None:
+        """Compare one variable (the browser's Compare…): the table filtered to its stored name, whatever
+        its status, and its row picked (its heatmaps shown) once the comparison is there."""
+        self._wanted_name = name
+        self.status_combo.setCurrentIndex(next(i for i, (_, s) in enumerate(STATUS_CHOICES) if s is None))
+        self.weights_box.setChecked(False)  # a slot or a counter asked for by name is shown too
+        self.filter_edit.setText(name)
+        if self.comparison is not None:
+            self._pick(name)
+
+    def _pick(self, name: str) -> None:
+        for row in range(self.proxy.rowCount()):
+            index = self.proxy.index(row, 0)
+            if self.proxy.data(index, Qt.UserRole).name == name:
+                self.table.setCurrentIndex(index)
+                self.table.scrollTo(index)
+                return
+
     def _row_chosen(self, index) -> None:
         if not index.isValid() or self.comparison is None:
             return

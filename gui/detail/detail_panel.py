@@ -18,7 +18,9 @@ from core.formatting import format_bytes, format_shape
 from core.run.variables import VariableInfo
 
 from ..base.deferred import Deferred
+from .name_label import NameLabel
 from .value_table import ValueTableModel, ValueTableView
+
 
 def readable_json(array) -> str:
     """A configuration string as indented JSON (as it is, when it is not JSON)."""
@@ -53,15 +55,13 @@ class DetailPanel(QWidget):
         self.change = NO_CHANGE  # what the edit plan does to the values shown
         self._job = None
 
-        self.title = QLabel("Select a variable")
-        self.title.setTextInteractionFlags(Qt.TextSelectableByMouse)
-        self.title.setWordWrap(True)
+        self.title = NameLabel("Select a variable")  # a name 13 scopes deep: whole, wrapped after its "/"
         self.title.setStyleSheet("font-weight: bold; font-size: 13px")
         self.facts = QFormLayout()
         self.fact_labels = {}
         for label in ("Stored key", "Variable", "Dtype", "Shape", "Size", "Stored in"):
-            value = QLabel("")
-            value.setTextInteractionFlags(Qt.TextSelectableByMouse)
+            value = NameLabel("") if label in ("Stored key", "Variable") else QLabel("")
+            value.setTextInteractionFlags(value.textInteractionFlags() | Qt.TextSelectableByMouse)
             value.setWordWrap(True)
             self.fact_labels[label] = value
             self.facts.addRow(label + ":", value)

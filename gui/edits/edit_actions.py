@@ -88,6 +88,11 @@ class EditActions(QObject):
         if info is not None:
             self.push(Drop(names=[info.name]))
 
+    def drop_variables(self, names: list[str]) -> None:
+        """The variable browser's Drop: every variable chosen there, one undoable operation."""
+        if names:
+            self.push(Drop(names=list(names)))
+
     def cast_selected_dialog(self) -> None:
         info = self.session.require_selected()
         if info is None:

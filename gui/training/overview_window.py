@@ -7,15 +7,19 @@ variable on one row.
 
 The numbers come from core.analysis.overview in one pass over each run, on a worker thread, with
 progress and ✕ in the window's status bar; switching metric computes again (what was read for a metric
-before is cached)."""
+before is cached). The picture fills in row by row as values arrive, redrawn at most every
+PARTIAL_DRAW_MS; the hover label goes when the mouse leaves the plot; Esc closes the window."""
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
+import time
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, Qt, QTimer, Signal
+from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QMainWindow, QVBoxLayout, QWidget
 
 from core.analysis.overview import OVERVIEW_METRICS, compute_overview, side_by_side
@@ -28,11 +32,14 @@ SORTS = (("model order", "model"), ("last value", "last"), ("largest jump", "jum
 LOG_BY_DEFAULT = {"update_ratio", "l2", "abs_mean", "std", "dist_from_first", "nan_count", "inf_count"}
 NO_VALUE = (60, 60, 60, 255)  # a cell without a value (not held there, first checkpoint of a ratio, NaN)
 _ROW_PIXELS = 14  # a row label needs this much height to be readable
+PARTIAL_DRAW_MS = 200  # the picture of a computation under way is redrawn at most this often
 
 
 class OverviewWindow(QMainWindow):
     computed = Signal(object)       # the Overview shown
     cell_opened = Signal(str, str)  # prefix, stored name
+    partial_shown = Signal(object)  # an Overview under way was drawn (rows not computed yet are NaN)
+    _partial_ready = Signal(object)  # (job token, Overview so far), emitted from the worker thread
 
     def __init__(self, runs, parent=None):
         """runs: [(name, checkpoints)], the window's run first, then the comparison run if any."""
@@ -41,8 +48,16 @@ class OverviewWindow(QMainWindow):
         self.runner = JobRunner(self)
         self.runs = list(runs)
         self.overview = None
+        self.drawn = None  # the Overview in the picture: the finished one, or the one under way
         self.order: list[int] = []
         self._job = None
+        self._token = None  # names the computation whose partial results may still be drawn
+        self._pending = None  # the newest partial Overview not drawn yet
+        self._partial_timer = QTimer(self)
+        self._partial_timer.setSingleShot(True)
+        self._partial_timer.setInterval(PARTIAL_DRAW_MS)
+        self._partial_timer.timeout.connect(self._draw_partial)
+        self._partial_ready.connect(self._partial_arrived)  # queued: emitted in the worker's thread
         self.stale = True  # the runs have not been computed yet (or changed since)
 
         self.metric_choice = QComboBox()
@@ -78,6 +93,7 @@ class OverviewWindow(QMainWindow):
         self.hover.hide()
         self.separators: list = []
         self.plot.scene().sigMouseMoved.connect(self._mouse_moved)
+        self.plot.viewport().installEventFilter(self)  # a move off the plot sends no scene move: clear on Leave
         self.plot.scene().sigMouseClicked.connect(self._clicked)
         self.plot.getPlotItem().vb.sigYRangeChanged.connect(lambda *_: self._label_rows())
 
@@ -94,6 +110,8 @@ class OverviewWindow(QMainWindow):
         self.weights_box.toggled.connect(lambda *_: self.compute())
         self.sort.currentIndexChanged.connect(lambda *_: self._draw())
         self.log_box.toggled.connect(lambda *_: self._draw())
+        # Esc closes the window, as it does a dialog (an open combo box's list takes its own Esc first).
+        QShortcut(QKeySequence(Qt.Key_Escape), self, self.close)
 
     # ---- computing ----------------------------------------------------------------------------------
     def set_runs(self, runs) -> None:
@@ -126,11 +144,24 @@ class OverviewWindow(QMainWindow):
         self.cancel()
         self.stale = False
         metric, weights_only, runs = self.metric_choice.currentText(), self.weights_box.isChecked(), list(self.runs)
+        token = self._token = object()
+        self._pending = None
+        last_sent = [0.0]
 
         def job():
             overviews = []
+
+            def row_done(_row, partial) -> None:
+                # in the worker's thread: a copy (the core fills its array on) at most every half draw
+                # interval; the window's timer decides when it is drawn
+                now = time.monotonic()
+                if now - last_sent[0] >= PARTIAL_DRAW_MS / 2000:
+                    last_sent[0] = now
+                    copy = dataclasses.replace(partial, values=partial.values.copy(), problems=dict(partial.problems))
+                    self._partial_ready.emit((token, side_by_side(overviews + [copy])))
+
             for name, checkpoints in runs:
-                overview = yield from compute_overview(checkpoints, metric, weights_only=weights_only)
+                overview = yield from compute_overview(checkpoints, metric, weights_only=weights_only, on_row=row_done)
                 overviews.append(overview)
             return side_by_side(overviews)
 
@@ -145,13 +176,30 @@ class OverviewWindow(QMainWindow):
         if self._job is not None:
             self._job.cancel()
 
+    def _partial_arrived(self, message) -> None:
+        token, partial = message
+        if token is not self._token or self._job is None:
+            return  # a superseded or finished computation's late news
+        self._pending = partial
+        if not self._partial_timer.isActive():
+            self._partial_timer.start()
+
+    def _draw_partial(self) -> None:
+        partial, self._pending = self._pending, None
+        if partial is None or self._job is None:
+            return
+        self._draw(partial)
+        self.partial_shown.emit(partial)
+
     def _computed(self, handle, overview) -> None:
         if handle is not self._job:
             return
         self._job = None
+        self._token, self._pending = None, None
+        self._partial_timer.stop()
         self.status.set_busy(False)
         self.overview = overview
-        self._draw()
+        self._draw(overview)
         self.computed.emit(overview)
 
     def _failed(self, handle, exc) -> None:
@@ -170,7 +218,7 @@ class OverviewWindow(QMainWindow):
     # ---- drawing ------------------------------------------------------------------------------------
     def shown_values(self) -> np.ndarray:
         """The values in the rows' current order, as coloured (log10 where the log scale is on)."""
-        values = self.overview.values[self.order] if len(self.order) else self.overview.values[:0]
+        values = self.drawn.values[self.order] if len(self.order) else self.drawn.values[:0]
         if not self.log_box.isChecked():
             return values
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -178,12 +226,19 @@ class OverviewWindow(QMainWindow):
         floor = np.nanmin(logged) if np.isfinite(logged).any() else 0.0
         return np.where(np.isfinite(values) & (values <= 0), floor, logged)  # 0 NaNs: the lowest colour
 
-    def _draw(self) -> None:
-        overview = self.overview
+    def _draw(self, overview=None) -> None:
+        """Draw an overview (else the one drawn again, for another order or scale): the finished one, or
+        one under way, whose picture fills in as it comes, the view's zoom kept while it grows."""
+        overview = overview if overview is not None else self.drawn
         if overview is None:
             return
+        partial = overview is not self.overview
+        before = self.drawn.values.shape if self.drawn is not None else None
+        self.drawn = overview
         self.order = overview.order(SORTS[self.sort.currentIndex()][1])
         values = self.shown_values()
+        if values.size == 0 and partial:
+            return  # no row yet
         if values.size == 0:  # nothing to colour: say why instead of an empty picture
             self.image.clear()
             self.summary.setText("No values: " + (next(iter(overview.problems.values())) if overview.problems
@@ -203,17 +258,20 @@ class OverviewWindow(QMainWindow):
         self.colour_bar.axis.setLabel(f"{scale}{overview.metric}")
         self._label_columns()
         self._label_rows()
-        self.plot.getPlotItem().vb.setRange(xRange=(0, values.shape[1]), yRange=(0, values.shape[0]), padding=0)
+        if not partial or before != overview.values.shape:
+            self.plot.getPlotItem().vb.setRange(xRange=(0, values.shape[1]), yRange=(0, values.shape[0]), padding=0)
         held = int(np.isfinite(overview.values).sum())
         self.summary.setText(f"{len(overview.variables):,} variables × {len(overview.steps)} checkpoints · "
-                             f"{held:,} values · grey: no value")
+                             f"{held:,} values · grey: no value" + (" (so far)" if partial else ""))
+        if partial:
+            return  # the status bar shows the progress
         problems = overview.problems
         self.status.text.setText(
             f"{len(problems)} checkpoint(s) could not give every value: {next(iter(problems.values()))}" if problems
             else "Hover a cell for its figures; click it to open that variable at that checkpoint")
 
     def _label_columns(self) -> None:
-        overview = self.overview
+        overview = self.drawn
         for item in self.separators:
             self.plot.removeItem(item)
         self.separators = []
@@ -236,33 +294,33 @@ class OverviewWindow(QMainWindow):
                 self.separators.append(title)
 
     def _label_rows(self) -> None:
-        if self.overview is None:
+        if self.drawn is None:
             return
         (_, _), (top, bottom) = self.plot.getPlotItem().vb.viewRange()
         shown_rows = max(bottom - top, 1)
         every = max(1, math.ceil(shown_rows * _ROW_PIXELS / max(self.plot.getPlotItem().vb.height(), 50)))
-        labels = self.overview.labels
+        labels = self.drawn.labels
         ticks = [(position + 0.5, labels[row]) for position, row in enumerate(self.order) if position % every == 0]
         self.plot.getAxis("left").setTicks([ticks, []])
 
     # ---- hover and click ----------------------------------------------------------------------------
     def cell_at(self, scene_position):
         """(row in the overview, column) under a scene position, or None."""
-        if self.overview is None or not self.plot.sceneBoundingRect().contains(scene_position):
+        if self.drawn is None or not self.plot.sceneBoundingRect().contains(scene_position):
             return None
         point = self.plot.getPlotItem().vb.mapSceneToView(scene_position)
         position, column = int(math.floor(point.y())), int(math.floor(point.x()))
-        if 0 <= position < len(self.order) and 0 <= column < len(self.overview.steps):
+        if 0 <= position < len(self.order) and 0 <= column < len(self.drawn.steps):
             return self.order[position], column
         return None
 
     def _mouse_moved(self, position) -> None:
         cell = self.cell_at(position)
         if cell is None:
-            self.hover.hide()
+            self.clear_hover()
             return
         row, column = cell
-        overview = self.overview
+        overview = self.drawn
         value = overview.values[row, column]
         run = f"{self.runs[overview.column_runs[column]][0]} · " if len(self.runs) > 1 and overview.column_runs else ""
         figure = f"{value:.6g}" if math.isfinite(value) else "no value"
@@ -272,10 +330,19 @@ class OverviewWindow(QMainWindow):
         self.hover.setPos(self.plot.getPlotItem().vb.mapSceneToView(position))
         self.hover.show()
 
+    def eventFilter(self, watched, event) -> bool:
+        if event.type() == QEvent.Leave and watched is self.plot.viewport():
+            self.clear_hover()
+        return super().eventFilter(watched, event)
+
+    def clear_hover(self) -> None:
+        self.hover.setText("")
+        self.hover.hide()
+
     def _clicked(self, event) -> None:
         if event.button() != Qt.LeftButton:
             return
         cell = self.cell_at(event.scenePos())
         if cell is not None:
             row, column = cell
-            self.cell_opened.emit(self.overview.prefixes[column], self.overview.variables[row])
+            self.cell_opened.emit(self.drawn.prefixes[column], self.drawn.variables[row])

@@ -13,6 +13,7 @@ from core.analysis.trajectory import DISTRIBUTION_PERCENTILES, compute_distribut
 from core.run.training_logs import histogram_tag_of
 
 from .logged_curves import LOGGED_COLOUR
+from .plot_frame import narrow_title, plain_axes
 
 LOGGED_PERCENTILES = (DISTRIBUTION_PERCENTILES[1], 50.0, DISTRIBUTION_PERCENTILES[-2])  # the dashed lines
 
@@ -25,7 +26,8 @@ class DistributionView:
         self.distribution = None
         self.job = None
         self.band_items: list = []
-        self.histogram_plot = pg.PlotWidget()
+        self.histogram_plot = pg.PlotWidget(axisItems=plain_axes())  # values and counts without "(x0.001)"
+        narrow_title(self.histogram_plot)
         self.histogram_image = pg.ImageItem(axisOrder="row-major")
         self.histogram_plot.addItem(self.histogram_image)
         self.histogram_plot.setLabel("left", "value")

@@ -11,6 +11,9 @@ import pyqtgraph as pg
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QComboBox
 
+from core.run.epoch_alignment import align_keras_epochs
+
+
 LOGGED_COLOUR = "#e5a50a"
 RUN_COLOURS = ("#1f77b4", "#ff7f0e")   # the window's run and the comparison run, as TensorBoard colours runs
 NO_TAG = "logged: none"
@@ -25,7 +28,9 @@ class LoggedCurves(QObject):
     def __init__(self, panel):
         super().__init__(panel)
         self.panel = panel
-        self.logs: list = [None, None]        # TrainingLogs of the window's run and of the comparison run
+        self.logs: list = [None, None]        # TrainingLogs of the window's run and of the comparison run, as drawn
+        self.read_logs: list = [None, None]   # the same as read (Keras's epochs not yet lined up)
+        self.alignments: list = [None, None]  # core.run.epoch_alignment.EpochAlignment of each run
         self.checkpoints: list = [[], []]
         self.tag = QComboBox()
         self.tag.setToolTip("A scalar training logged (TensorBoard event files of the run), on the right axis")
@@ -49,8 +54,9 @@ class LoggedCurves(QObject):
     # ---- contents ----------------------------------------------------------------------------------
     def set_logs(self, run: int, logs, checkpoints) -> None:
         """The logs of run 0 (the window's) or 1 (the comparison run; None takes it away)."""
-        self.logs[run] = logs
+        self.read_logs[run] = logs
         self.checkpoints[run] = list(checkpoints or [])
+        self._align(run)
         chosen = self.tag.currentText()
         tags = sorted({t for each in self.logs if each is not None for t in each.scalars})
         self.tag.blockSignals(True)
@@ -64,7 +70,20 @@ class LoggedCurves(QObject):
 
     def set_checkpoints(self, run: int, checkpoints) -> None:
         self.checkpoints[run] = list(checkpoints)
+        self._align(run)  # (the rule looks at the checkpoints' steps: a new one may change it)
         self.redraw()
+
+    def _align(self, run: int) -> None:
+        """Keras's per-epoch logs moved onto the checkpoints of their epochs, when the run is Keras's."""
+        alignment = align_keras_epochs(self.read_logs[run], self.checkpoints[run])
+        self.alignments[run] = alignment
+        self.logs[run] = alignment.logs
+
+    def note(self) -> str:
+        """A sentence for the status line when the tag shown was moved to Keras's epochs, else ""."""
+        tag = self.chosen()
+        moved = [a for a in self.alignments if a is not None and tag in a.shifted]
+        return f"{tag}: {moved[0].note}" if moved and self.curves else ""
 
     def logs_of_primary(self):
         return self.logs[0]
@@ -115,15 +134,21 @@ class LoggedCurves(QObject):
             curve.setDownsampling(ds=max(1, len(xs) // 4000), method="peak")
             curve.run, curve.series = run, series
             self.view.addItem(curve)
-            self.panel.legend.addItem(curve, f"{tag} (logged{', ' + self.panel.run_names[run] if comparing else ''})")
+            moved = tag in self.alignments[run].shifted
+            curve.moved = moved
+            label = f"{tag} (logged{', epoch +1' if moved else ''}{', ' + self.panel.run_names[run] if comparing else ''})"
+            self.panel.legend.addItem(curve, label)
             self.curves.append(curve)
-        self.panel.fit_legend()
         for index, info in enumerate(self.checkpoints[0]):
             marker = pg.InfiniteLine(pos=self.panel.x_of(index, info), angle=90,
                                      pen=pg.mkPen((200, 200, 200, 140), width=1, style=Qt.DotLine))
             self.panel.plot.addItem(marker, ignoreBounds=True)
             self.markers.append(marker)
-        self.panel.plot.getPlotItem().getAxis("right").setLabel(f"{tag} (logged)", color=LOGGED_COLOUR)
+        moved = any(getattr(curve, "moved", False) for curve in self.curves)
+        self.panel.plot.getPlotItem().getAxis("right").setLabel(
+            f"{tag} (logged{', at epoch +1' if moved else ''})", color=LOGGED_COLOUR)
+        if moved:
+            self.panel.status.setText(self.note())
         self.view.enableAutoRange(axis=pg.ViewBox.YAxis)
         if not self.panel.series:  # nothing else gives the x range
             self.panel.plot.setTitle(None)
@@ -176,7 +201,9 @@ class LoggedCurves(QObject):
         wall_time = float(series.wall_times[index])
         when = (f"  (logged {time.strftime('%Y-%m-%d %H:%M', time.localtime(wall_time))})"
                 if np.isfinite(wall_time) and 0 <= wall_time < 1e11 else "")  # a damaged file's time: left out
-        text = f"{series.tag} = {series.values[index]:.6g}\nstep {int(series.steps[index])}{when}"
+        step = int(series.steps[index])
+        logged_at = f" (logged at step {step - 1}: Keras counts epochs from 0)" if getattr(curve, "moved", False) else ""
+        text = f"{series.tag} = {series.values[index]:.6g}\nstep {step}{logged_at}{when}"
         if checkpoint is not None:
             text += f"\nnearest checkpoint: {checkpoint.name} (step {checkpoint.step}), click to open"
         return text

@@ -50,7 +50,7 @@ class PlotPointer:
             in_comparison = any(series is other for other in self.panel.comparison_series.values())
             run = f" · {self.panel.run_names[in_comparison]}" if self.panel.comparing else ""
             text = (f"{series['label']}{run}\nstep {info.step}  ({info.name}, {when})\n"
-                    f"{self.panel.metric.currentText()} = {point.value:.6g}")
+                    f"{self.panel.metric_choice.currentText()} = {point.value:.6g}")
             twins = self._same_point(series, info, point)
             if twins:  # checkpoints of one step with one value: one dot on the plot, every name in the box
                 text += f"\nthe same at {', '.join(twins)}"

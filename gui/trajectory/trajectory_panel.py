@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QLabel, QProgressBar, QPushButton,
-                               QSizePolicy, QSpinBox, QStackedWidget, QToolBar, QToolButton, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QProgressBar, QPushButton, QSpinBox,
+                               QStackedWidget, QToolButton, QVBoxLayout, QWidget)
 
 from core.export.tables import write_csv
 from core.analysis.trajectory import METRICS, PointProgress, compute_trajectory
@@ -19,7 +19,9 @@ from ..base import dialogs, errors
 from .distribution_view import DistributionView
 from ..base.elided_label import ElidedLabel
 from .logged_curves import RUN_COLOURS, LoggedCurves
+from .plot_frame import legend_beside, narrow_title, plain_axes
 from .plot_pointer import PlotPointer
+from ..base.overflow_toolbar import OverflowToolbar
 from ..base.plots import export_plot_image
 
 X_AXES = ("global step", "checkpoint index", "wall time")
@@ -43,9 +45,9 @@ class TrajectoryPanel(QWidget):
         self.run_names = ["", ""]
         self._jobs = set()
 
-        self.metric = QComboBox()
-        self.metric.addItems(METRICS)
-        self.metric.setCurrentText("l2")
+        self.metric_choice = QComboBox()
+        self.metric_choice.addItems(METRICS)
+        self.metric_choice.setCurrentText("l2")
         self.element = QSpinBox()
         self.element.setRange(0, 2**31 - 1)
         self.element.setPrefix("index ")
@@ -62,22 +64,22 @@ class TrajectoryPanel(QWidget):
         self.export_image = QPushButton("Image…")
         self.status = ElidedLabel("")  # one line per plotted variable's gaps must not widen the window
 
-        # One toolbar row: what does not fit a narrow window goes behind its » button, so the controls
-        # never set the window's minimum width (nor take a second row of a laptop's height).
-        self.toolbar = QToolBar()
+        # One row of controls: what does not fit a narrow dock goes behind its » button (a menu entry
+        # per control), so the controls never set the window's minimum width nor take a second row.
+        self.toolbar = OverflowToolbar()
         self.toolbar.setObjectName("trajectory_tools")
-        spacer = QWidget()
-        spacer.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Preferred)
-        self.plot = pg.PlotWidget()
+        self.plot = pg.PlotWidget(axisItems=plain_axes())  # a loss of 0.8 reads 0.8, not 800 (x0.001)
         self.logged = LoggedCurves(self)
         self.logged.checkpoint_clicked.connect(self.checkpoint_clicked)
-        for widget in (self.add_button, self.clear_button, QLabel(" metric "), self.metric, self.element,
-                       QLabel(" plot "), self.view_choice, QLabel(" x "), self.x_axis, self.log_scale, QLabel(" "),
-                       self.logged.tag, spacer, QLabel("export "), self.export_csv, self.export_image):
-            action = self.toolbar.addWidget(widget)
-            if widget is self.element:
-                self.element_action = action  # a toolbar shows and hides its widgets through their actions
-        self.element_action.setVisible(False)
+        for widget, label, name in ((self.add_button, "", ""), (self.clear_button, "", ""),
+                                    (self.metric_choice, "metric", ""), (self.element, "", "element"),
+                                    (self.view_choice, "plot", ""), (self.x_axis, "x", "x axis"),
+                                    (self.log_scale, "", ""), (self.logged.tag, "", "logged tag")):
+            self.toolbar.add(widget, label, name)
+        self.toolbar.add_stretch()
+        self.toolbar.add(self.export_csv, "export", "export")
+        self.toolbar.add(self.export_image)
+        self.toolbar.set_shown(self.element, False)
         self.progress = QProgressBar()
         self.progress.setMaximumWidth(160)
         self.progress.setMaximumHeight(16)
@@ -90,8 +92,8 @@ class TrajectoryPanel(QWidget):
         status_bar.addWidget(self.cancel_button)
 
         self.plot.showGrid(x=True, y=True, alpha=0.3)
-        self.plot.getAxis("left").enableAutoSIPrefix(False)  # "(x0.001)" on a log axis only confuses
-        self.legend = self.plot.addLegend(offset=(10, 10), brush=(0, 0, 0, 150))  # readable over the curves
+        self.legend = legend_beside(self.plot)  # beside the plot area: it never covers a curve
+        narrow_title(self.plot)
         self.pointer = PlotPointer(self)
         self.hover = self.pointer.hover
         self.distributions = DistributionView(self)
@@ -108,7 +110,7 @@ class TrajectoryPanel(QWidget):
         self._show_working()
 
         self._show_hint()
-        self.metric.currentTextChanged.connect(self._metric_changed)
+        self.metric_choice.currentTextChanged.connect(self._metric_changed)
         self.element.valueChanged.connect(lambda *_: self.recompute())
         self.x_axis.currentIndexChanged.connect(lambda *_: (self._redraw(), self.logged.redraw()))
         self.log_scale.toggled.connect(lambda on: (self.plot.setLogMode(y=on), self.logged.keep_linear()))
@@ -225,11 +227,6 @@ class TrajectoryPanel(QWidget):
             label = f"{each['label']} · {self.run_names[run]}" if self.comparing else each["label"]
             self.legend.removeItem(curve)
             self.legend.addItem(curve, label)
-        self.fit_legend()
-
-    def fit_legend(self) -> None:
-        """Two columns once the legend would be taller than a few lines: it covers less of the curves."""
-        self.legend.setColumnCount(2 if len(self.legend.items) > 3 else 1)
 
     def clear(self) -> None:
         for series in list(self.series.values()) + list(self.comparison_series.values()):
@@ -250,12 +247,12 @@ class TrajectoryPanel(QWidget):
             self._view_changed()  # the distribution is of the first variable: later ones do not change it
 
     def _metric_changed(self, metric: str) -> None:
-        self.element_action.setVisible(metric == "element")
+        self.toolbar.set_shown(self.element, metric == "element")
         self.plot.setLabel("left", metric)
         self.recompute()
 
     def _compute(self, name: str, comparison: bool = False) -> None:
-        metric, element = self.metric.currentText(), self.element.value()
+        metric, element = self.metric_choice.currentText(), self.element.value()
         checkpoints = list(self.comparison_checkpoints if comparison else self.checkpoints)
         series = (self.comparison_series if comparison else self.series)[name]
         series["points"] = {}
@@ -318,7 +315,8 @@ class TrajectoryPanel(QWidget):
             if missing:
                 reasons = sorted({p.reason for p in missing})
                 gaps.append(f"{series['label']}: {len(missing)} without a value ({'; '.join(reasons)[:120]})")
-        return "  ·  ".join(gaps) or f"{len(self.series)} variable(s), {len(self.checkpoints)} checkpoints"
+        summary = "  ·  ".join(gaps) or f"{len(self.series)} variable(s), {len(self.checkpoints)} checkpoints"
+        return "  ·  ".join(filter(None, (summary, self.logged.note())))
 
     # ---- drawing ---------------------------------------------------------------------------------
     def x_of(self, index: int, info) -> float:
@@ -338,6 +336,7 @@ class TrajectoryPanel(QWidget):
 
     def _redraw(self) -> None:
         self.plot.setLabel("bottom", X_AXES[self.x_axis.currentIndex()])
+        self.plot.getAxis("bottom").show_dates(self.x_axis.currentIndex() == 2)  # wall time reads as dates
         for series, checkpoints in self.plotted_series():
             xs, ys = [], []
             for index, info in enumerate(checkpoints):
@@ -362,7 +361,7 @@ class TrajectoryPanel(QWidget):
         if choice == 0 or not self.series:
             self.distributions.stop()
             self.plot.setTitle(None)
-            self.plot.setLabel("left", self.metric.currentText())
+            self.plot.setLabel("left", self.metric_choice.currentText())
             return
         self.distributions.show(choice)
 
@@ -370,7 +369,7 @@ class TrajectoryPanel(QWidget):
     def csv_rows(self) -> tuple[list[str], list[list]]:
         """Header and rows: step, prefix, then one column per variable (this metric)."""
         names = list(self.series)
-        header = ["step", "prefix"] + [f"{self.series[n]['label']} {self.metric.currentText()}" for n in names]
+        header = ["step", "prefix"] + [f"{self.series[n]['label']} {self.metric_choice.currentText()}" for n in names]
         rows = []
         for info in self.checkpoints:
             row = ["" if info.step is None else info.step, info.prefix]

@@ -8,7 +8,8 @@ from __future__ import annotations
 from PySide6.QtCore import QObject, Signal
 
 from core.export import tables, tensors
-from core.export.tensors import HUGE_CSV_CELLS, csv_cell_count
+from core.formatting import format_bytes
+from core.export.tensors import HUGE_CSV_BYTES, csv_size_estimate
 
 from ..base import dialogs
 from ..base.jobs import JobSlot
@@ -69,11 +70,13 @@ class ExportActions(QObject):
         reader, info = self._reader(), self.session.require_selected()
         if reader is None or info is None:
             return
-        cells = csv_cell_count(info.entry.shape)
-        if cells > HUGE_CSV_CELLS and not dialogs.ask_yes_no(
+        dtype = info.entry.dtype.numpy_dtype() if info.entry.dtype is not None else None
+        text_bytes = csv_size_estimate(info.entry.shape, dtype)
+        if text_bytes > HUGE_CSV_BYTES and not dialogs.ask_yes_no(
                 self.session.dialog_parent, "A very large CSV",
-                f"{info.display_name} has {cells:,} values: as CSV that is about {cells * 12 / 1e9:.1f} GB of "
-                f"text. Write it anyway? (.npy keeps the same values exactly in {info.entry.nbytes / 1e9:.1f} GB.)"):
+                f"{info.display_name} has {info.entry.num_elements:,} values: as CSV that is about "
+                f"{format_bytes(text_bytes)} of text. Write it anyway? (.npy keeps the same values exactly in "
+                f"{format_bytes(info.entry.nbytes)}.)"):
             return
         self._start(path, lambda: tensors.export_tensor_csv(reader, info.name, path))
 
@@ -91,6 +94,18 @@ class ExportActions(QObject):
         reader, names = self._reader(), self.session.shown_names()
         if reader is not None:
             self._start(path, lambda: tensors.export_hdf5(reader, names, path))
+
+    def export_variables(self, names: list[str]) -> None:
+        """The variable browser's Export…: the variables chosen there, as .npz, or HDF5 by an .h5 name."""
+        reader = self._reader()
+        if reader is None or not names:
+            return
+
+        def export_to(path: str) -> None:
+            write = tensors.export_hdf5 if path.lower().endswith((".h5", ".hdf5")) else tensors.export_npz
+            self._start(path, lambda: write(reader, names, path))
+
+        self._dialog("variables.npz", "NumPy archive (*.npz);;HDF5 (*.h5 *.hdf5)", export_to)
 
     # ---- plumbing ---------------------------------------------------------------------------------------
     def _reader(self):

@@ -12,7 +12,7 @@ import os
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QAction, QIcon, QKeySequence
-from PySide6.QtWidgets import QDockWidget, QMainWindow, QWidget
+from PySide6.QtWidgets import QDockWidget, QMainWindow, QScrollArea, QWidget
 
 from core.formatting import format_bytes, format_count
 
@@ -25,7 +25,8 @@ from ..detail.detail_panel import DetailPanel
 from ..base.drop_hint import DropHint, DropTarget
 from ..edits.edit_actions import EditActions
 from .export_actions import ExportActions
-from ..base.paths import APP_VERSION, ICON, SAMPLE_RUN  # a checkout or a PyInstaller bundle
+from .help_menu import fill_help_menu
+from ..base.paths import ICON, SAMPLE_RUN  # a checkout or a PyInstaller bundle
 from ..edits.remap_panel import RemapPanel
 from ..browser.run_panel import RunPanel
 from ..base.settings import AppSettings
@@ -42,9 +43,12 @@ from ..session import Session
 PLOT_QUESTION = 32  # plotting more variables than this at once asks first
 
 
-def about_text() -> str:
-    return (f"Checkpoint Inspector {APP_VERSION}\n\nSee what is inside TensorFlow and Keras checkpoints and "
-            f"how it changed over training.")
+def _scrolling(widget: QWidget) -> QScrollArea:
+    area = QScrollArea()
+    area.setWidgetResizable(True)
+    area.setFrameShape(QScrollArea.NoFrame)
+    area.setWidget(widget)
+    return area
 
 
 class MainWindow(DropTarget, QMainWindow):
@@ -61,7 +65,7 @@ class MainWindow(DropTarget, QMainWindow):
         if os.path.exists(ICON):
             self.setWindowIcon(QIcon(ICON))
         self.setAcceptDrops(True)
-        self.resize(1280, 800)
+        self._shown_once = False
 
         session = self.session
         self.browser = VariableBrowser(session)
@@ -81,7 +85,9 @@ class MainWindow(DropTarget, QMainWindow):
         self.compute = ComputeChoice(self.runner, self.settings, self)
         self.compute.start_saved()
         self.edits = RemapPanel(session)
-        self.edits_dock = self._dock("Edits", "edits", self.edits, Qt.RightDockWidgetArea)
+        # Its plan, options and preview stand ~430 px tall: in a scroll area, so that they never set the
+        # window's minimum height (a 1366x768 screen at scale 1.5 is 512 px high).
+        self.edits_dock = self._dock("Edits", "edits", _scrolling(self.edits), Qt.RightDockWidgetArea)
         self.tabifyDockWidget(self.detail_dock, self.edits_dock)
         self.detail_dock.raise_()
         self.edit_actions = EditActions(session, self.edits.save_dialog, self._reveal_edits)
@@ -101,6 +107,9 @@ class MainWindow(DropTarget, QMainWindow):
         self.tensorboard = TensorBoardActions(session, self.statusBar())
         self.comparing = CompareActions(session, self.run_panel, self._reveal_edits)
         self.training = TrainingActions(session, self.open_variable_at, self.tensorboard.show_graph)
+        self.browser.drop_requested.connect(self.edit_actions.drop_variables)
+        self.browser.export_requested.connect(self.exports.export_variables)
+        self.browser.compare_requested.connect(self.comparing.compare_variable)
         self._follow(session)
         self.show_busy(False)
         self._build_menus()
@@ -168,6 +177,7 @@ class MainWindow(DropTarget, QMainWindow):
         view_menu.addAction(self.detail_dock.toggleViewAction())
         view_menu.addAction(self.trajectory_dock.toggleViewAction())
         view_menu.addAction(self.edits_dock.toggleViewAction())
+        self._action(view_menu, "Reset &Layout", lambda: window_layout.reset(self))
         tree = view_menu.addAction("Tree by Scope")
         tree.setCheckable(True)
         tree.setChecked(self.browser.tree_box.isChecked())
@@ -190,8 +200,7 @@ class MainWindow(DropTarget, QMainWindow):
         self.tensorboard.build_menu(tools_menu)
         tools_menu.addSeparator()
         self._action(tools_menu, "Compute &On…", self.compute_on_dialog)
-        help_menu = self.menuBar().addMenu("&Help")
-        self._action(help_menu, "&About", self._about)
+        fill_help_menu(self.menuBar().addMenu("&Help"), self)
 
     def _action(self, menu, text, slot, shortcut=None) -> QAction:
         action = menu.addAction(text)
@@ -348,11 +357,6 @@ class MainWindow(DropTarget, QMainWindow):
 
         QApplication.instance().closeAllWindows()
 
-    def _about(self) -> None:
-        from PySide6.QtWidgets import QMessageBox
-
-        QMessageBox.about(self, "Checkpoint Inspector", about_text())
-
     # ---- drag and drop ---------------------------------------------------------------------------
     def path_dropped(self, path: str) -> None:
         self.open_path(path)
@@ -364,6 +368,21 @@ class MainWindow(DropTarget, QMainWindow):
         return [(self.trajectory_dock, "Drop a run here to plot it beside this one", self.training.open_comparison)]
 
     # ---- layout memory ---------------------------------------------------------------------------
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        if not self._shown_once:  # framed by the window manager now: inside the screen, docks given room
+            self._shown_once = True
+            window_layout.keep_inside_screen_once_framed(self)
+            if self.first_layout:
+                QTimer.singleShot(0, self, lambda: window_layout.default_dock_sizes(self))
+            else:
+                QTimer.singleShot(0, self, lambda: window_layout.widen_cramped_docks(self))
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        if self._shown_once and event.size().width() > event.oldSize().width() > 0:
+            QTimer.singleShot(0, self, lambda: window_layout.widen_cramped_docks(self))
+
     def closeEvent(self, event) -> None:
         if not self.unsaved.closing_allowed():
             event.ignore()

@@ -188,3 +188,28 @@ def test_cli_exports(tf_ckpts, tmp_path):
     assert result.returncode == 2 and "holds one tensor" in result.stderr and len(result.stderr.splitlines()) == 1
     result = cli("export", tf_ckpts.all_dtypes, tmp_path / "x.txt")
     assert result.returncode == 2 and "use .npz, .h5, .npy or .csv" in result.stderr
+
+
+def test_the_csv_size_estimate_is_near_the_text_written(tmp_path):
+    """The GUI asks before an enormous CSV by this estimate: it must be near what export_tensor_csv
+    writes for random values of each kind (TensorFlow writes them), and a 4000x2500 float32 kernel, 130 MB
+    of text, must be over the line."""
+    import tensorflow as tf
+
+    rng = np.random.default_rng(7)
+    values = {"f32": rng.standard_normal((300, 200)).astype(np.float32),
+              "f64": rng.standard_normal((100, 100)),
+              "i32": rng.integers(-5000, 5000, (200, 100)).astype(np.int32),
+              "rank3": rng.standard_normal((20, 10, 10)).astype(np.float32)}
+    module = tf.Module()
+    for key, value in values.items():
+        setattr(module, key, tf.Variable(value, name=key))
+    prefix = tf.train.Checkpoint(m=module).write(str(tmp_path / "ckpt"))
+    reader = CheckpointReader(prefix)
+    for key, value in values.items():
+        name = f"m/{key}/.ATTRIBUTES/VARIABLE_VALUE"
+        out = tmp_path / f"{key}.csv"
+        run_to_end(export_tensor_csv(reader, name, str(out)))
+        estimate = export_module.csv_size_estimate(value.shape, value.dtype)
+        assert 0.7 < estimate / out.stat().st_size < 1.4, (key, estimate, out.stat().st_size)
+    assert export_module.csv_size_estimate((4000, 2500), np.dtype(np.float32)) > export_module.HUGE_CSV_BYTES

@@ -3,7 +3,12 @@ and the image tests' references are the same files (docs/screenshots/WIDTHxHEIGH
 pictures in the README are always the window as it is.
 
     .venv/bin/python -m tests.gui.views --size 1366x768 --out docs/screenshots/1366x768
-    .venv/bin/python -m tests.gui.views --update      # both sizes into docs/screenshots (writes many_vars)
+    .venv/bin/python -m tests.gui.views --update      # every screen into docs/screenshots (writes many_vars)
+
+Screens: a 1366x768 laptop, a 1920x1080 monitor, and the laptop at scale factor 1.5 (QT_SCALE_FACTOR:
+a 911x512 screen in Qt's pixels, drawn on 1366x768 device pixels), where the main views are rendered.
+Text is drawn with the fonts the app ships and nothing else (gui.base.fonts.use_only_bundled_fonts), so
+the pictures come out the same whatever fonts the machine has.
 
 Views: browse (the sample run, a kernel's values, four trajectories), heatmap, histogram, distribution,
 rename (the regex rename dialog over the Edits dock on the 4,000-variable run), error (a corrupt file's
@@ -29,6 +34,10 @@ SCREENSHOTS = ROOT / "docs" / "screenshots"
 ENVIRONMENT = "environment.json"  # beside the pictures: what they were rendered with
 VIEWS = ("browse", "heatmap", "histogram", "distribution", "rename", "error", "damaged", "keras", "compare", "check",
          "training", "overview", "two_runs")
+MAIN_VIEWS = ("browse", "rename", "compare", "training", "overview")  # browse, edits, compare, trajectory, overview
+# screen name -> (width, height, scale factor, the views rendered there)
+SCREENS = {"1366x768": (1366, 768, 1.0, VIEWS), "1920x1080": (1920, 1080, 1.0, VIEWS),
+           "1366x768-scale1.5": (1366, 768, 1.5, MAIN_VIEWS)}
 FIXED_MTIME = 1_796_040_000  # 2026-12-01 09:20 UTC: the Run list's "Written" column reads the same each time
 KERNEL = "optimizer/_trainable_variables/2/.ATTRIBUTES/VARIABLE_VALUE"  # hidden_2/kernel, 16x16
 PLOTTED = (KERNEL, "optimizer/_trainable_variables/0/.ATTRIBUTES/VARIABLE_VALUE",
@@ -149,7 +158,7 @@ def render_environment() -> dict:
     fixed = QFontInfo(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
     return {"qt": qVersion(), "pyside": PySide6.__version__, "pyqtgraph": pyqtgraph.__version__,
             "font": [font.family(), font.pointSize(), font.styleName()], "fixed_font": fixed.family(),
-            "font_families": len(QFontDatabase.families())}
+            "font_families": sorted(QFontDatabase.families())}
 
 
 def _fixed_copy(destination: Path, source: Path | None = None) -> Path:
@@ -224,7 +233,7 @@ def _training_views(window, scratch: Path, training: Path, views, save) -> None:
     _open(window, exploding)
     window._show_tab(0)  # the values, whichever tab the views before left open
     window.trajectory.clear()
-    window.trajectory.metric.setCurrentText("update_ratio")
+    window.trajectory.metric_choice.setCurrentText("update_ratio")
     window.trajectory.log_scale.setChecked(True)  # a ratio that jumps a hundredfold
     for label in ("layer_4/kernel", "layer_3/kernel", "layer_0/kernel"):
         window.plot_variables([v for v in window.session.current.variables if v.display_name == label])
@@ -246,7 +255,7 @@ def _training_views(window, scratch: Path, training: Path, views, save) -> None:
         second = _training_copy(scratch / "seed_2", training / "tf2_run_b")
         _open(window, first)
         window.trajectory.clear()
-        window.trajectory.metric.setCurrentText("l2")
+        window.trajectory.metric_choice.setCurrentText("l2")
         window.training.open_comparison(str(second))
         _wait(ms=1500)
         for label in ("dense/kernel", "out/kernel"):
@@ -314,14 +323,14 @@ def _wait(signal=None, ms: int = 300) -> None:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--size", default="1366x768", help="the offscreen screen, WIDTHxHEIGHT")
+    parser.add_argument("--size", default="1366x768", choices=sorted(SCREENS), help="the offscreen screen")
     parser.add_argument("--out", type=Path, help="where the PNGs go")
     parser.add_argument("--many-vars", type=Path, help="the 4,000-variable checkpoint (tests/tf_fixtures)")
     parser.add_argument("--keras-run", type=Path, help="the ModelCheckpoint run (tests/tf_fixtures)")
     parser.add_argument("--renamed", type=Path, nargs=2, metavar=("CKPT", "META"),
                         help="a checkpoint and the .meta of its renamed graph (tests/compare_fixtures)")
     parser.add_argument("--training", type=Path, help="the training runs (tests/training_fixtures)")
-    parser.add_argument("--views", default=",".join(VIEWS))
+    parser.add_argument("--views", help="comma-separated (default: the screen's views)")
     parser.add_argument("--update", action="store_true",
                         help="render both sizes into docs/screenshots (writes the 4,000-variable run first)")
     args = parser.parse_args(argv)
@@ -339,16 +348,21 @@ def main(argv=None) -> int:
         from tests.training_fixtures import write_training_runs
 
         training = write_training_runs(scratch / "training").tf2_run.parent
-        for size in ("1366x768", "1920x1080"):
+        for size in SCREENS:
             subprocess.run([sys.executable, "-m", "tests.gui.views", "--size", size, "--out", str(SCREENSHOTS / size),
                             "--many-vars", str(many_vars), "--keras-run", str(keras_run),
                             "--renamed", *map(str, renamed), "--training", str(training)], check=True, cwd=ROOT)
         return 0
+    from gui.base.fonts import use_only_bundled_fonts
     from tests.gui.screens import offscreen_platform
 
-    width, height = (int(n) for n in args.size.split("x"))
+    width, height, scale, views = SCREENS[args.size]
     os.environ["QT_QPA_PLATFORM"] = offscreen_platform(width, height)
-    for path in render(args.out or SCREENSHOTS / args.size, args.many_vars, tuple(args.views.split(",")),
+    if scale != 1.0:
+        os.environ["QT_SCALE_FACTOR"] = str(scale)
+    use_only_bundled_fonts(tempfile.mkdtemp(prefix="views-fonts-"))  # before Qt starts: no other font is seen
+    views = tuple(args.views.split(",")) if args.views else views
+    for path in render(args.out or SCREENSHOTS / args.size, args.many_vars, views,
                        args.keras_run, tuple(args.renamed) if args.renamed else None, args.training):
         print(f"wrote {path}")
     return 0

@@ -124,7 +124,7 @@ def test_two_checkpoints_of_one_step_are_two_rows_and_two_points(qtbot, window, 
     assert "model.ckpt-20" in text and "the same at model.ckpt-20-remapped" in text
     # The metric that compares checkpoints: the copy shows its step's update, not a zero.
     with qtbot.waitSignal(panel.updated, timeout=20000):
-        panel.metric.setCurrentText("update_ratio")
+        panel.metric_choice.setCurrentText("update_ratio")
     _, ratios = panel.series["dense/kernel"]["curve"].getData()
     assert np.isnan(ratios[0]) and ratios[1] == pytest.approx(ratios[2]) and ratios[2] > 0
 

@@ -259,7 +259,7 @@ def test_the_overview_shows_progress_and_its_cancel_stops_it(qtbot, window, trai
 
     released, closed = threading.Event(), threading.Event()
 
-    def slow_overview(checkpoints, metric, weights_only=True):
+    def slow_overview(checkpoints, metric, weights_only=True, **_):
         try:
             for done in range(1000):
                 yield Progress(done, 1000, f"{metric}: variable {done}")

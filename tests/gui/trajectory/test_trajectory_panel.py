@@ -52,7 +52,7 @@ def test_plot_equals_tensorflow_and_metric_switch(qtbot, window, tf_ckpts):
     assert x0 <= 20 and x1 >= 60 and y0 <= min(ys) and y1 >= max(ys)  # the curve is in sight
     assert ys == pytest.approx([tf_l2(c.prefix, "dense/kernel") for c in window.session.current.run.checkpoints])
     with qtbot.waitSignal(window.trajectory.updated, timeout=20000):
-        window.trajectory.metric.setCurrentText("max")
+        window.trajectory.metric_choice.setCurrentText("max")
     _, ys = plotted_values(window.trajectory, "dense/kernel")
     expected = [float(_tf().train.load_checkpoint(c.prefix).get_tensor("dense/kernel").max())
                 for c in window.session.current.run.checkpoints]

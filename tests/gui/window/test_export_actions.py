@@ -70,8 +70,7 @@ def test_an_enormous_csv_asks_first(qtbot, window, tmp_path, monkeypatch):
     with qtbot.waitSignal(window.detail.shown, timeout=20000):
         window.browser.select_name("special/rank3")
     questions = []
-    monkeypatch.setattr(export_module, "HUGE_CSV_CELLS", 10)
-    monkeypatch.setattr(export_actions, "HUGE_CSV_CELLS", 10)
+    monkeypatch.setattr(export_actions, "HUGE_CSV_BYTES", 100)
     monkeypatch.setattr(dialogs, "ask_yes_no", lambda *a, **_: questions.append(a[2]) or False)
     window.exports.tensor_csv(str(tmp_path / "big.csv"))
     assert questions and "24 values" in questions[0]

@@ -336,7 +336,7 @@ def test_the_status_line_drops_a_finished_jobs_last_step(qtbot, window, tf_ckpts
 def test_quit_closes_every_window_and_drops_are_copies(qtbot, window, tmp_path):
     from PySide6.QtGui import QDragEnterEvent
 
-    from gui.window.main_window import about_text
+    from gui.window.help_menu import about_text
     from gui.base.paths import APP_VERSION
 
     other = MainWindow(window.settings)

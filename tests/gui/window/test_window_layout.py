@@ -2,8 +2,9 @@
 pytest-qt: docks and tabs stay put while the selection changes, the first window and its tabs fit the
 screen, columns show their contents, long messages never widen the window, the layout is remembered."""
 import pytest
-from PySide6.QtCore import QSettings
+from PySide6.QtCore import QSettings, Qt
 
+from gui.window import window_layout
 from gui.window.main_window import MainWindow
 from gui.base.settings import AppSettings
 from gui.browser.columns import BYTES, DTYPE, ELEMENTS, NAME, SHAPE, cell_text
@@ -110,3 +111,31 @@ def test_long_messages_do_not_widen_the_window_and_the_first_window_fits_the_scr
     assert window.minimumSizeHint().width() <= max(before, 900)
     assert window.trajectory.status.toolTip().startswith("scope_0/kernel")
     window.close()
+
+
+def test_a_dock_squeezed_by_a_small_window_gets_its_room_back(qtbot, window):
+    window.resize(800, 500)
+    qtbot.wait(100)
+    window.resizeDocks([window.run_dock], [80], Qt.Horizontal)  # what a drag to 800x500 left behind
+    qtbot.wait(50)
+    assert window.run_dock.width() < 120
+    window.resize(1300, 700)
+    qtbot.waitUntil(lambda: window.run_dock.width() >= window_layout.CRAMPED_SIDE_DOCKS[0], timeout=3000)
+    assert window.detail_dock.width() >= window_layout.CRAMPED_SIDE_DOCKS[1]
+
+
+def test_reset_layout_brings_every_dock_back(qtbot, window):
+    window.run_dock.hide()
+    window.trajectory_dock.setFloating(True)
+    window.browser.tree_view.setColumnWidth(0, 40)
+    window.resize(700, 450)
+    window_layout.reset(window)
+    qtbot.wait(100)
+    for dock in (window.run_dock, window.detail_dock, window.trajectory_dock):
+        assert dock.isVisible() and not dock.isFloating()
+    assert window.dockWidgetArea(window.trajectory_dock) == Qt.BottomDockWidgetArea
+    assert window.browser.tree_view.columnWidth(0) == window_layout.DEFAULT_COLUMN_WIDTHS[0]
+    assert window.width() >= 1200 and window.run_dock.width() >= window_layout.CRAMPED_SIDE_DOCKS[0]
+    reset_action = [a for m in window.menuBar().actions() if m.text() == "&View" for a in m.menu().actions()
+                    if a.text() == "Reset &Layout"]
+    assert reset_action
