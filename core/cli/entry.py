@@ -137,7 +137,9 @@ def build_parser() -> argparse.ArgumentParser:
     scalars.add_argument("path", type=parse_location, help="a run folder (or a checkpoint in it, or one event file)")
     scalars.add_argument("--tag", metavar="REGEX", help="only tags this regular expression finds")
     scalars.add_argument("--csv", metavar="OUT", help="write tag, step, wall_time, value to a CSV file")
-    scalars.add_argument("--json", action="store_true")
+    scalars.add_argument("--json", action="store_true",
+                         help='print {"folder", "tags": {TAG: [{"step", "wall_time", "value"}]}, "files"}; a value '
+                              'that is not a number is the string "NaN", "Infinity" or "-Infinity"')
     scalars.set_defaults(handler=training.command_scalars)
 
     overview = commands.add_parser("overview", help="one metric of every variable at every checkpoint of a run")

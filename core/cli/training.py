@@ -59,16 +59,19 @@ def _counted(count: int, noun: str) -> str:
     return f"{count:,} {noun}" + ("" if count == 1 else "s")
 
 
+# JSON has no NaN or Inf: such a value is written as the string JavaScript's JSON and Python's float()
+# both read back ("NaN", "Infinity", "-Infinity"), so a NaN loss and a loss that overflowed stay apart.
+NON_FINITE_JSON = {"nan": '"NaN"', "inf": '"Infinity"', "-inf": '"-Infinity"'}
+
+
 def _points_json(series) -> str:
-    """A series' points as JSON objects, comma-separated: {"step", "wall_time", "value"}; a value JSON
-    cannot hold (NaN, Inf) is null, with "text" saying which."""
+    """A series' points as JSON objects, comma-separated: {"step", "wall_time", "value"}; a value that is
+    not finite is one of the strings of NON_FINITE_JSON (a hostile file's NaN wall time is null: no time)."""
     parts = []
     for step, wall_time, value in zip(series.steps.tolist(), series.wall_times.tolist(), series.values.tolist()):
-        when = repr(wall_time) if math.isfinite(wall_time) else "null"  # a hostile file's NaN time too
-        if math.isfinite(value):
-            parts.append(f'{{"step": {step}, "wall_time": {when}, "value": {value!r}}}')
-        else:
-            parts.append(f'{{"step": {step}, "wall_time": {when}, "value": null, "text": "{value!r}"}}')
+        when = repr(wall_time) if math.isfinite(wall_time) else "null"
+        shown = repr(value) if math.isfinite(value) else NON_FINITE_JSON[repr(value)]
+        parts.append(f'{{"step": {step}, "wall_time": {when}, "value": {shown}}}')
     return ", ".join(parts)
 
 

@@ -97,7 +97,22 @@ def command_tensorboard(args) -> int:
         return 0
     finally:
         if board is not None:
-            board.stop()
+            _stop_uninterrupted(board)
+
+
+def _stop_uninterrupted(board) -> None:
+    """Stop TensorBoard (bounded by its grace, core.tensorboard.process.STOP_GRACE) with Ctrl+C ignored
+    meanwhile: a second press while it stops must not leave it running behind a traceback."""
+    import signal
+    import threading
+
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if threading.current_thread() is threading.main_thread() \
+        else None
+    try:
+        board.stop()
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
 
 
 def build_plan(args):

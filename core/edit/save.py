@@ -7,7 +7,10 @@ one whose values change is merged into one tensor (TensorFlow restores a partiti
 whole tensor as well). A TF2 object graph is rewritten to match (core.format.bundle.object_graph_edit), or dropped
 when the plan asks for a name-based checkpoint. The destination must be a new place: writing onto the
 source is refused, an existing destination needs `overwrite`. Files are written under temporary names
-and renamed when complete (core.atomic_write), then a `checkpoint` state file names the new checkpoint.
+and renamed when complete (core.atomic_write); over an existing checkpoint the new data take names its
+index does not use and the new index replaces the old in one rename (core.format.bundle.commit), so
+TensorFlow loads the whole old or the whole new checkpoint whenever the save is killed. Only then does
+a `checkpoint` state file name the new checkpoint (itself replaced in one rename).
 """
 from __future__ import annotations
 

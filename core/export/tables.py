@@ -25,7 +25,9 @@ CHUNK_BYTES = 8 << 20
 
 
 def write_csv(path: str, header: list[str], rows) -> None:
-    with atomic_write(path, "w", newline="", encoding="utf-8") as f:
+    # A stored key that is not UTF-8 (its bytes kept as surrogates) is written with those bytes escaped
+    # (`\udcff`), as the CLI prints it: one rule for every text we write (core.export.tensors.text_name).
+    with atomic_write(path, "w", newline="", encoding="utf-8", errors="backslashreplace") as f:
         writer = csv.writer(f)
         writer.writerow(header)
         writer.writerows(rows)

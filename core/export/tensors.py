@@ -53,7 +53,7 @@ def export_tensor_csv(reader: CheckpointSource, name: str, path: str) -> Job[Non
     entry = reader.entry(name)
     shape = entry.shape
     total = max(entry.num_elements, 1)
-    with atomic_write(path, "w", newline="", encoding="utf-8") as f:
+    with atomic_write(path, "w", newline="", encoding="utf-8", errors="backslashreplace") as f:  # as tables.write_csv
         import csv
 
         writer = csv.writer(f)
@@ -181,10 +181,16 @@ def export_npz(reader: CheckpointSource, names: list[str], path: str) -> Job[int
             for done, name in enumerate(names):
                 yield Progress(done, len(names), f"Writing {name}")
                 array = saveable(reader.read(name))
-                with archive.open(name + ".npy", "w", force_zip64=True) as member:
+                with archive.open(text_name(name) + ".npy", "w", force_zip64=True) as member:
                     np.lib.format.write_array(member, array, allow_pickle=array.dtype == object)
     yield Progress(len(names), len(names), f"Wrote {path}")
     return len(names)
+
+
+def text_name(name: str) -> str:
+    """A stored name as text any file format takes: the bytes of a key that is not UTF-8 (kept in `name` as
+    surrogates) escaped as `\\udcNN`, as the CLI prints them and the CSV writer writes them."""
+    return name.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def hdf5_dataset_paths(names: list[str]) -> dict[str, str]:
@@ -195,7 +201,7 @@ def hdf5_dataset_paths(names: list[str]) -> dict[str, str]:
         parts = name.split("/")
         for depth in range(1, len(parts)):
             scopes.add("/".join(parts[:depth]))
-    return {name: (f"{name}/.value" if name in scopes else name) for name in names}
+    return {name: text_name(f"{name}/.value" if name in scopes else name) for name in names}
 
 
 def export_hdf5(reader: CheckpointSource, names: list[str], path: str) -> Job[int]:
@@ -226,7 +232,7 @@ def export_hdf5(reader: CheckpointSource, names: list[str], path: str) -> Job[in
                         dataset[region] = values.view(stored) if values.dtype != stored else values
                         done_bytes += values.nbytes
                         yield Progress(done_bytes, total, f"Writing {name}")
-                dataset.attrs["name"] = name
+                dataset.attrs["name"] = text_name(name)
                 dataset.attrs["dtype"] = entry.dtype.name
                 dataset.attrs["shape"] = np.array(entry.shape, dtype=np.int64)
                 dataset.attrs["source"] = str(reader.prefix)

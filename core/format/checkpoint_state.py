@@ -11,6 +11,7 @@ trained on, so resolution falls back to the same basename inside the folder.
 from __future__ import annotations
 
 import os
+import math
 import re
 from dataclasses import dataclass, field
 
@@ -23,6 +24,9 @@ _ESCAPE = re.compile(r"\\(x[0-9A-Fa-f]{1,2}|[0-7]{1,3}|.)")
 _SIMPLE_ESCAPES = {"n": "\n", "r": "\r", "t": "\t", "a": "\a", "b": "\b", "f": "\f", "v": "\v"}
 
 
+_LATEST_TIME = 253_402_300_799.0  # 9999-12-31 23:59:59 UTC: the last second a date can print
+
+
 @dataclass
 class CheckpointState:
     path: str
@@ -32,10 +36,13 @@ class CheckpointState:
     last_preserved_timestamp: float | None = None
 
     def timestamp_of(self, raw_path: str) -> float | None:
+        """The save time the file gives `raw_path`; None when none, or when it is no time a clock could
+        show (TensorFlow's text format reads `1e999999` as infinity, and a year past 9999 has no date)."""
         try:
-            return self.timestamps[self.all_paths.index(raw_path)]
+            stamp = self.timestamps[self.all_paths.index(raw_path)]
         except (ValueError, IndexError):
             return None
+        return stamp if math.isfinite(stamp) and -_LATEST_TIME < stamp < _LATEST_TIME else None
 
 
 def read_state_file(path: str) -> CheckpointState:

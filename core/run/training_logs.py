@@ -25,7 +25,8 @@ import re
 from dataclasses import dataclass, field
 
 from ..storage import files, paths
-from ..errors import InputError, NotACheckpointError
+from ..storage.location import Location
+from ..errors import CheckpointError, InputError, NotACheckpointError
 from ..format.checkpoint_state import STATE_FILE_NAME
 from ..format.events.files import EventStream, FileReport, is_event_file
 from ..format.keras.files import has_keras_name
@@ -75,7 +76,9 @@ class TrainingLogs:
 def find_event_files(path: str | os.PathLike) -> tuple[str, list[str]]:
     """(the folder the logs belong to, its event files in reading order). `path` is a run folder, a
     checkpoint prefix or file in one, a log folder, or one event file."""
-    path = os.fspath(path)
+    # Parsed into an absolute Location: a bare `events.out...` has the empty string for its folder, which
+    # the runs' names (relative to the folder) cannot be taken from.
+    path = Location(path)
     if files.isfile(path) and is_event_file(path):
         return paths.dirname(path) or ".", [path]
     if files.isdir(path):
@@ -171,6 +174,8 @@ def read_training_logs(path: str | os.PathLike, tag: str | None = None, histogra
             report = stream.read_file(path_)
         except (OSError, ValueError) as exc:  # unreadable, or mapped while it shrank to nothing
             report = FileReport(path_, problem=f"cannot be read ({exc})")
+        except CheckpointError as exc:  # no regular file any more (a pipe put in its place since the walk)
+            report = FileReport(path_, problem=exc.problem)
         done += size
         logs.files.append(LogFile(path_, run, report.records, report.problem, report.has_graph))
     for run, stream in streams.items():

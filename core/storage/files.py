@@ -5,13 +5,27 @@ core.storage.location.Location, whose parsed facts is_url reads instead of its t
 straight to `os` as before, at the cost of one substring test (none for a Location); a URL goes to
 core.storage.remote. A remote file's existence, size and version come from its folder's cached listing;
 its bytes come in ranged reads.
+
+Every local file is opened here (open_binary, read_bytes), and only when it is a regular file: a named
+pipe, socket, device or folder put where a checkpoint file belongs is refused, naming what it is, before
+anything could wait on it (a FIFO's open() blocks until a writer comes; its read() until one writes).
 """
 from __future__ import annotations
 
+import io
 import os
+import stat
 
+from ..errors import NotACheckpointError
 from . import remote
 from .paths import is_url
+
+# What a path that is not a regular file is, by its st_mode: the words the refusal uses.
+_SPECIAL_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISSOCK, "a socket"),
+                  (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
+# A FIFO opened for reading with O_NONBLOCK returns at once, writer or not; on a regular file the flag
+# does nothing. Windows has neither FIFOs nor the flag.
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 
 
 def exists(path: str) -> bool:
@@ -92,10 +106,51 @@ def modified_time(path: str) -> float:
         return 0.0
 
 
+def special_kind(mode: int) -> str | None:
+    """What a file of this st_mode is when it is not a regular file ("a named pipe (FIFO)", ...), else None."""
+    if stat.S_ISREG(mode):
+        return None
+    return next((words for test, words in _SPECIAL_KINDS if test(mode)), "not a regular file")
+
+
+def check_regular(path: str) -> None:
+    """Refuse (NotACheckpointError naming what it is) a local path that is there but no regular file,
+    without opening it. A missing file is left to the open that follows (FileNotFoundError)."""
+    if is_url(path):
+        return
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return
+    _refuse_special(path, mode)
+
+
+def _refuse_special(path: str, mode: int) -> None:
+    kind = special_kind(mode)
+    if kind is not None:
+        raise NotACheckpointError(path, f"is {kind}, not a regular file" if kind.startswith("a") else f"is {kind}")
+
+
+def open_local(path: str, buffering: int = -1):
+    """A local file opened for reading, refused unless it is a regular file. Checked twice: by stat
+    before the open (a device is never opened, whatever opening it would do), and on the descriptor
+    after a non-blocking open (a file swapped for a pipe in between is caught without waiting on it)."""
+    check_regular(path)
+    descriptor = os.open(path, os.O_RDONLY | _NONBLOCK | getattr(os, "O_BINARY", 0))
+    try:
+        _refuse_special(path, os.fstat(descriptor).st_mode)
+        if _NONBLOCK:  # a regular file ignores it, but the file object must not inherit the flag
+            os.set_blocking(descriptor, True)
+        return os.fdopen(descriptor, "rb", buffering=buffering)
+    except BaseException:
+        os.close(descriptor)
+        raise
+
+
 def read_bytes(path: str, start: int | None = None, end: int | None = None) -> bytes:
-    """The file's bytes, or those in [start, end)."""
+    """The file's bytes, or those in [start, end) (a local file that is not a regular file is refused)."""
     if not is_url(path):
-        with open(path, "rb") as f:
+        with open_local(path) as f:
             if start is None:
                 return f.read()
             f.seek(start)
@@ -103,11 +158,50 @@ def read_bytes(path: str, start: int | None = None, end: int | None = None) -> b
     return remote.read_bytes(path, start, end)
 
 
-def open_binary(path: str):
-    """A binary file object for reading (a remote one fetches blocks as they are read)."""
+def open_binary(path: str, buffering: int = -1):
+    """A binary file object for reading (a remote one fetches blocks as they are read). A local path
+    that is not a regular file is refused at once (NotACheckpointError naming what it is)."""
     if not is_url(path):
-        return open(path, "rb")
+        return open_local(path, buffering)
     return remote.open_file(path, "rb")
+
+
+class FileRange(io.RawIOBase):
+    """Bytes [start, start + size) of a local file as a read-only seekable file (a `.keras` archive's
+    stored weights member, for h5py and for reads by range), opened through open_local."""
+
+    def __init__(self, path: str, start: int, size: int):
+        super().__init__()
+        with open_local(path, buffering=0) as f:
+            self._fd = os.dup(f.fileno())
+        self.start, self.size, self._position = start, size, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self._position
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        self._position = max(0, {0: 0, 1: self._position, 2: self.size}[whence] + offset)
+        return self._position
+
+    def readinto(self, buffer) -> int:
+        count = max(0, min(len(buffer), self.size - self._position))
+        if not count:
+            return 0
+        data = os.pread(self._fd, count, self.start + self._position)
+        memoryview(buffer)[:len(data)] = data
+        self._position += len(data)
+        return len(data)
+
+    def close(self) -> None:
+        if not self.closed:
+            os.close(self._fd)
+        super().close()
 
 
 def refresh(folder: str) -> None:

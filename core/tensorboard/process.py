@@ -39,6 +39,7 @@ STOP_GRACE = 5.0
 LOG_LINES = 200
 _PROBE_TIMEOUT = 1.0
 _POLL_INTERVAL = 0.25
+_WAIT_SLICE = 0.25  # the longest a wait for TensorBoard to exit goes without looking at signals
 _MESSAGE_LINES = 3  # log lines quoted in an error message, which must stay one line for the CLI
 # Where a line *starts* with it: TensorFlow's start-up notices mention "round-off errors" in passing.
 _ERROR_LINE = re.compile(r"(ERROR\b|[\w.]*(Error|Exception)\b)")
@@ -218,11 +219,19 @@ class TensorBoard:
         return run_to_end(self.wait_ready_job(timeout))
 
     def wait(self, timeout: float | None = None) -> int | None:
-        """Block until the process exits (its status) or `timeout` passes (None). Ctrl+C interrupts."""
-        try:
-            return self._process.wait(timeout)
-        except subprocess.TimeoutExpired:
-            return None
+        """Block until the process exits (its status) or `timeout` passes (None). Ctrl+C interrupts,
+        within _WAIT_SLICE: the wait is a series of short ones, never one waitpid() without end. Python
+        runs a signal's handler in the main thread only, and a SIGINT the kernel hands to another thread
+        (the log reader, the spawner) does not interrupt a main thread blocked in waitpid(): Ctrl+C
+        would then wait for TensorBoard to exit by itself, that is for ever."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            left = _WAIT_SLICE if deadline is None else min(_WAIT_SLICE, deadline - time.monotonic())
+            try:
+                return self._process.wait(max(left, 0.0))
+            except subprocess.TimeoutExpired:
+                if deadline is not None and time.monotonic() >= deadline:
+                    return None
 
     def stop(self, grace: float = STOP_GRACE) -> None:
         """Terminate the whole process group (TensorBoard and its data server) and kill it after `grace`
@@ -235,7 +244,10 @@ class TensorBoard:
                 self._process.wait(grace)
             except subprocess.TimeoutExpired:
                 _signal_group(self._process, getattr(signal, "SIGKILL", signal.SIGTERM))
-                self._process.wait()
+                try:  # a killed process is gone at once; one the kernel holds (stuck in a device) is left
+                    self._process.wait(grace)
+                except subprocess.TimeoutExpired:
+                    pass
         self._log.finish(timeout=1.0)
 
     def _error(self, problem: str) -> TensorBoardError:

@@ -297,7 +297,7 @@ def check_children(first: dict[str, ChildRun], reference: dict) -> list[str]:
     expected = summaries(reference)
     printed = json.loads(first["ours-json"].stdout)
     same_points("ours --json", {tag: ([p["step"] for p in points], [p["wall_time"] for p in points],
-                                      [p["value"] if p["value"] is not None else float(p["text"]) for p in points])
+                                      [float(p["value"]) for p in points])
                                 for tag, points in printed["tags"].items()}, reference)
     total = sum(count for count, _, _ in expected.values())
     lines = [f"ours --json: exactly TensorBoard's {total:,} points (steps, wall times, values)"]

@@ -213,3 +213,29 @@ def test_the_csv_size_estimate_is_near_the_text_written(tmp_path):
         estimate = export_module.csv_size_estimate(value.shape, value.dtype)
         assert 0.7 < estimate / out.stat().st_size < 1.4, (key, estimate, out.stat().st_size)
     assert export_module.csv_size_estimate((4000, 2500), np.dtype(np.float32)) > export_module.HUGE_CSV_BYTES
+
+
+def test_a_stored_key_that_is_not_utf8_exports_escaped(tf_ckpts, tmp_path):
+    """A key with a byte that is not UTF-8 (the fuzzer's find: zipfile and the CSV writer raised) is
+    written as the CLI prints it, `\\udcff` escaped, in .npz member names, HDF5 and CSV, and its values are
+    TensorFlow's."""
+    import shutil
+
+    from core.format.wire.sstable import read_table
+    from tests.bounded_cli import run_cli
+    from tests.fuzz.mutators import write_rows
+
+    prefix = tmp_path / "odd"
+    source = str(tf_ckpts.tf2_checkpoint_plain)
+    shutil.copy(source + ".data-00000-of-00001", str(prefix) + ".data-00000-of-00001")
+    kernel = b"nested/kernel/.ATTRIBUTES/VARIABLE_VALUE"
+    rows = [(key + b"\xff" if key == kernel else key, value) for key, value in read_table(source + ".index")]
+    (tmp_path / "odd.index").write_bytes(write_rows(sorted(rows)))
+    for out, extra in (("t.npz", ()), ("t.h5", ()), ("t.csv", ("--stats",))):
+        command = ("export-csv" if out.endswith(".csv") else "export", prefix, tmp_path / out, *extra)
+        result = run_cli(*command)
+        assert result.returncode == 0 and "error" not in result.stderr, result.stderr
+    with np.load(tmp_path / "t.npz") as archive:
+        assert archive["nested/kernel/.ATTRIBUTES/VARIABLE_VALUE\\udcff"].tobytes() == \
+            tf_value(tf_ckpts.tf2_checkpoint_plain, kernel.decode()).tobytes()
+    assert "nested/kernel/.ATTRIBUTES/VARIABLE_VALUE\\udcff" in (tmp_path / "t.csv").read_text(encoding="utf-8")

@@ -39,3 +39,26 @@ def test_resolve_relative_absolute_and_stale(tmp_path):
     assert resolve("m-1", str(tmp_path)) == str(tmp_path / "m-1")
     assert resolve(str(tmp_path / "m-1"), "/elsewhere") == str(tmp_path / "m-1")
     assert resolve("/home/someone/old/m-1", str(tmp_path)) == os.path.join(str(tmp_path), "m-1")
+
+
+def test_a_save_time_no_clock_can_show_is_no_time(tmp_path, tf_ckpts):
+    """TensorFlow's text format reads `1e999999` as infinity: `steps` shows the file's own time for it,
+    and `--json` stays JSON (the fuzzer found an OverflowError here)."""
+    import json
+    import shutil
+
+    from tests.bounded_cli import run_cli
+
+    run = tmp_path / "run"
+    shutil.copytree(tf_ckpts.tf1_run, run)
+    state = read_state_file(str(run / "checkpoint"))
+    lines = [f'model_checkpoint_path: "{state.latest}"']
+    for raw, stamp in zip(state.all_paths, ("1e999999", "-1e999999", "1e300")):
+        lines += [f'all_model_checkpoint_paths: "{raw}"', f"all_model_checkpoint_timestamps: {stamp}"]
+    (run / "checkpoint").write_text("\n".join(lines) + "\n")
+    reread = read_state_file(str(run / "checkpoint"))
+    assert [reread.timestamp_of(raw) for raw in reread.all_paths[:3]] == [None, None, None]
+    result = run_cli("steps", run)
+    assert result.returncode == 0 and not result.stderr.strip(), result.stderr
+    result = run_cli("steps", run, "--json")
+    assert result.returncode == 0 and json.loads(result.stdout), result.stderr

@@ -1,10 +1,12 @@
 """Mutations of TensorFlow-written checkpoints, from byte flips to well-formed lies.
 
-A seed is the files of one checkpoint (plus a `checkpoint` state file) as bytes. Each mutation returns
-new bytes for one or more files: raw damage to the index (with and without fixing the block CRCs so
-the damage reaches the entries), rows re-encoded with wrong wire types, huge or negative varints,
-empty, duplicate or garbled keys, a rewritten object graph (CRC valid, content hostile), damaged or
-missing data shards, and broken state files.
+A seed is the files of one checkpoint (plus a `checkpoint` state file), or of one Keras file, event file
+or graph, as bytes. Each mutation returns new bytes for one or more files. Keras files, event files and
+graphs have their own structured mutations (keras_mutators.py, event_mutators.py); for checkpoints:
+raw damage to the index (with and without fixing the block CRCs so the damage reaches the entries),
+rows re-encoded with wrong wire types, huge or negative varints, empty, duplicate or garbled keys, a
+rewritten object graph (CRC valid, content hostile), damaged or missing data shards, broken state
+files, and (seeds with `special`) a named pipe or a folder in place of a file.
 """
 from __future__ import annotations
 
@@ -19,6 +21,8 @@ from core.format.wire.sstable import FOOTER_SIZE, read_table
 from core.format.wire.sstable_writer import TableWriter
 
 OBJECT_GRAPH_KEY = b"_CHECKPOINTABLE_OBJECT_GRAPH"
+# Contents the harness writes as special files instead (no real mutant is exactly these bytes).
+FIFO, FOLDER = b"\0fuzz:named pipe\0", b"\0fuzz:folder\0"
 INTERESTING_NUMBERS = (0, 1, 2, 7, 127, 128, 255, 1 << 16, (1 << 31) - 1, 1 << 31, (1 << 32) - 1, 1 << 32,
                        1 << 40, (1 << 62), (1 << 63) - 1, 1 << 63, (1 << 64) - 1, -1, -2, -(1 << 31), -(1 << 63))
 
@@ -30,6 +34,11 @@ class Seed:
     prefix_name: str                 # the checkpoint's prefix, relative to the folder
     pristine: str                    # the undamaged checkpoint's prefix on disk (the oracle reads it)
     rows: list = field(default_factory=list)  # the undamaged index rows
+    kind: str = "checkpoint"         # which mutations apply: checkpoint, keras, events, graph
+    reader: str = ""                 # the reader it exercises, for the tables of a run (v2, keras_archive, ...)
+    zip_method: int = 0              # a .keras seed's compression (its re-zipped mutants keep it)
+    sentinel: str = ""               # a file outside the input that hostile HDF5 points at (never to be read)
+    special: bool = False            # named pipes and folders in place of its files too
 
     @classmethod
     def of(cls, name: str, prefix: str, state_file: str | None = None) -> "Seed":
@@ -40,8 +49,9 @@ class Seed:
             files["checkpoint"] = open(state_file, "rb").read()
         table = prefix + ".index" if os.path.exists(prefix + ".index") else prefix  # V2, or a V1 file
         if _is_keras(prefix):  # no table: its bytes are damaged as they are (the row mutations do not apply)
-            return cls(name, files, base, prefix, [])
-        return cls(name, files, base, prefix, read_table(table))
+            return cls(name, files, base, prefix, [], kind="keras", reader=_keras_reader(base))
+        return cls(name, files, base, prefix, read_table(table),
+                   reader="v2" if table.endswith(".index") else "v1")
 
     @property
     def index_name(self) -> str:
@@ -52,6 +62,11 @@ class Seed:
 
     def data_names(self) -> list[str]:
         return sorted(n for n in self.files if n.startswith(self.prefix_name + ".data-"))
+
+
+def _keras_reader(name: str) -> str:
+    return "keras_archive" if name.endswith(".keras") else "keras_weights" if name.endswith(".weights.h5") \
+        else "keras_legacy_h5"
 
 
 def _is_keras(path: str) -> bool:
@@ -197,15 +212,32 @@ def mutate(seed: Seed, rng: random.Random) -> tuple[str, dict[str, bytes]]:
     """One input: (what was done, the folder's files)."""
     files = dict(seed.files)
     done = []
+    names, functions = _mutations(seed)
     for _ in range(1 if rng.random() < 0.7 else rng.randrange(2, 4)):
-        name = rng.choice(MUTATIONS)
+        name = rng.choice(names)
         try:
-            applied = globals()[name](seed, files, rng) is not False
+            applied = functions[name](seed, files, rng)
         except Exception:  # a mutation that cannot apply to what earlier ones left (a shard deleted, ...)
             applied = False
-        if applied:
-            done.append(name)
+        if applied is not False:
+            done.append(applied if isinstance(applied, str) else name)  # a structured one says what it did
     return "+".join(done) or "none", files
+
+
+def _mutations(seed: Seed) -> tuple[list[str], dict]:
+    """The mutations that apply to a seed's kind, and where they live."""
+    special = ["special_file"] if seed.special else []
+    if seed.reader == "state":  # a run: its state file most, and the latest checkpoint's files
+        return ["state_file", "state_file", "index_bytes", "index_rows", "data_bytes"] * 2 + special, globals()
+    if seed.kind == "keras":
+        from tests.fuzz import keras_mutators as module
+
+        return (module.ZIP_MUTATIONS if seed.prefix_name.endswith(".keras") else module.HDF5_MUTATIONS), vars(module)
+    if seed.kind in ("events", "graph"):
+        from tests.fuzz import event_mutators as module
+
+        return (module.EVENT_MUTATIONS if seed.kind == "events" else module.GRAPH_MUTATIONS), vars(module)
+    return MUTATIONS + special, globals()
 
 
 def index_bytes(seed, files, rng):
@@ -313,6 +345,15 @@ def state_file(seed, files, rng):
         files["checkpoint"] = text + rng.choice(choices)
     else:
         files["checkpoint"] = _mutate_bytes(text, rng)
+
+
+def special_file(seed, files, rng):
+    """A named pipe (nobody writing) or a folder where a checkpoint's file should be: beside a genuine
+    partner, or the file named itself."""
+    names = [n for n in files if n != "checkpoint"]
+    if not names:
+        return False
+    files[rng.choice(names)] = rng.choice((FIFO, FIFO, FOLDER))
 
 
 MUTATIONS = ["index_bytes", "index_bytes_fixed_crc", "index_rows", "index_rows", "index_rows", "header",

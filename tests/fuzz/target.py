@@ -103,7 +103,7 @@ def _rows(prefix: str) -> dict:
     from core.format.readers import main_file
 
     path = main_file(prefix)
-    if not os.path.exists(path):
+    if not os.path.isfile(path):  # missing, or a named pipe or folder put there (the oracle must not wait)
         return {}
     stat = os.stat(path)
     with open(path, "rb") as f:  # the bytes too: an input rewritten within one clock tick keeps the times

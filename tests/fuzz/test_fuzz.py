@@ -1,7 +1,9 @@
 """Damaged and hostile inputs: one minimised input per class of bug found (tests/fuzz/regressions, built by
-make_regressions.py), each giving one error of our family that names the file and the problem; a
-short fixed-seed fuzz pass over TensorFlow-written checkpoints (the long run is tests/fuzz/run.py);
-and a closed pipe ending the CLI quietly."""
+make_regressions.py), each giving one error of our family that names the file and the problem; short
+fixed-seed fuzz passes (the long run is tests/fuzz/run.py): the engine's read path over TensorFlow-written
+checkpoints, and the CLI's commands over checkpoints and graphs, over Keras files (HDF5 structure and
+attributes, h5py-written lies, zip members and their DEFLATE/LZMA streams) and over event files
+(framing, fields, purges, checked against TensorBoard's reader); and a closed pipe ending the CLI quietly."""
 import json
 import re
 import subprocess
@@ -14,10 +16,16 @@ from core.errors import InspectorError
 from core.run.discovery import discover
 from core.run.variables import describe_variables
 from tests.fuzz.harness import Fuzzer, seeds_from
+from tests.fuzz.seeds import seeds_for
 from tests.fuzz.target import exercise
 from tests.locations import MAIN, ROOT
 
 REGRESSIONS = sorted((Path(__file__).parent / "regressions").iterdir())
+ENGINE_INPUTS = 1000  # the engine pass over TF checkpoints: a few hundredths of a second each
+# (readers, inputs) of each short CLI pass: a few tenths of a second per Keras input, less for the rest.
+CLI_PASSES = {"checkpoints_and_graphs": (("v2", "v1", "state", "graph_meta", "saved_model"), 60),
+              "keras": (("keras_archive", "keras_weights", "keras_legacy_h5"), 80),
+              "events": (("events",), 120)}
 
 
 def messages(folder: Path) -> list[str]:
@@ -77,7 +85,27 @@ def test_a_closed_pipe_ends_the_cli_quietly(tf_ckpts):
 
 
 def test_a_short_fixed_seed_fuzz_pass_finds_nothing(tf_ckpts):
-    results = Fuzzer(seeds_from(tf_ckpts), seed=20261201).run(inputs=3000)
-    assert results.inputs == 3000
+    results = Fuzzer(seeds_from(tf_ckpts), seed=20261201, cli=False).run(inputs=ENGINE_INPUTS)
+    assert results.inputs == ENGINE_INPUTS
     assert results.bug_count == 0, results.report()
-    assert results.outcomes["ok"] == 3000 and sum(results.errors.values()) > 1000  # the damage was seen
+    seen = results.outcomes["ok"] + results.outcomes["clean-error"]
+    assert seen == ENGINE_INPUTS and sum(results.errors.values()) > ENGINE_INPUTS / 3  # the damage was seen
+
+
+@pytest.fixture(scope="module")
+def fuzz_seeds(tf_ckpts, tmp_path_factory):
+    """Every reader's seeds (event files written here by TensorFlow, .keras re-zipped DEFLATE and LZMA)."""
+    return seeds_for(tf_ckpts, tmp_path_factory.mktemp("fuzz_seeds"))
+
+
+@pytest.mark.parametrize("group", list(CLI_PASSES))
+def test_a_short_fixed_seed_cli_pass_finds_nothing(fuzz_seeds, group):
+    readers, inputs = CLI_PASSES[group]
+    seeds = [s for s in fuzz_seeds if s.reader in readers]
+    assert {s.reader for s in seeds} == set(readers)
+    results = Fuzzer(seeds, seed=20261202, api=False, baseline_rounds=1).run(inputs=inputs)
+    assert results.inputs == inputs
+    assert results.bug_count == 0, results.report()
+    # The damage was seen (a command refused the input or warned) and yet many inputs were read.
+    assert results.signals["clean-error"] + results.signals["warned"] > inputs / 5, results.report()
+    assert results.outcomes["ok"] > inputs / 10, results.report()

@@ -1,13 +1,23 @@
-"""Putting a newly written bundle at its prefix without ever losing both the old and the new one, and
-mending what a save killed half-way left.
+"""Putting a newly written bundle at its prefix so that TensorFlow, whenever the save is killed, loads the
+whole old checkpoint or the whole new one; and mending what killed saves of earlier versions left.
 
-A checkpoint is two or more files (`P.index`, `P.data-*`), so no single rename replaces it. To replace
-an existing one, the old files are first renamed aside (`.P.index.<pid>-<token>.aside`, ...), then the
-new data and index are renamed into place (index last), then the aside files are deleted. Killed at
-any instant, the folder holds the complete new checkpoint, or the complete old one under its own or
-its aside names. The next save into the folder (`recover`) removes aside files whose checkpoint is
-complete again and otherwise renames them back, so the old checkpoint is restored; opening the folder
-only reports them (`leftovers`), because opening never writes.
+A V2 checkpoint is an index and its data shards. TensorFlow finds a shard by the name
+`P.data-SSSSS-of-NNNNN`, NNNNN being the shard count in the index's header, and opens a shard only when
+an entry it reads lives there (BundleReader opens data files lazily, by the entry's shard_id). A data
+file whose name the index in place does not produce is never opened. So a save never writes a file the
+index in place refers to: its shards take a shard count that index does not use (`shard_count`: 1, or
+2 when the old index uses 1), they are renamed into place under those fresh names, and the switch from
+old to new is one atomic rename of the new index onto `P.index`. Only then are the data files of other
+shard counts removed (the old checkpoint's, and any a killed save left beside it). A kill before that
+removal leaves files no index names: TensorFlow ignores them, and the next save to that prefix removes
+them (`remove_unused_shards`).
+
+Durability beyond SIGKILL (a power cut): every temporary file is fsynced before any rename, the folder
+after the data renames (so the new index can never be on disk without its data) and after the index.
+
+Versions before this one set the old files aside (`.P.index.<pid>-<token>.aside`) and renamed them back
+on the next save; `recover` still finishes what a killed save of theirs left, and `leftovers` names it
+when a folder is opened (opening never writes).
 """
 from __future__ import annotations
 
@@ -16,56 +26,78 @@ import os
 import re
 
 from ...atomic_write import AtomicFile, fsync_folder, writer_is_gone
-from .reader import bundle_is_complete
+from ...errors import CheckpointError
+from .reader import CheckpointReader, bundle_is_complete
 
-WRITTEN_DATA_SUFFIX = ".data-00000-of-00001"  # the one data shard our writer makes
-
-_DATA_FILE = re.compile(r"\.data-\d{5}-of-\d{5}$")
+_DATA_FILE = re.compile(r"\.data-\d{5}-of-(?P<count>\d{5})$")
 _ASIDE = re.compile(r"^\.(?P<name>.+)\.(?P<token>\d+-[0-9a-f]{8})\.aside$")
+_LEGACY_DATA_SUFFIX = ".data-00000-of-00001"  # the one shard the aside-setting versions wrote
 
 
-def files_of(prefix: str) -> list[str]:
-    """The files of the checkpoint at prefix that exist: the index first, then its data shards."""
+def shard_count(prefix: str) -> int:
+    """The shard count a new bundle at prefix is written with: one whose data file names the index in
+    place (if any) does not use, so that writing them can never change the checkpoint TensorFlow loads.
+    An index that cannot be read names nothing we know of: the counts of the data files there are
+    avoided instead (both at worst, then 3)."""
+    if not os.path.exists(prefix + ".index"):
+        return 1
+    try:
+        with CheckpointReader(prefix) as reader:
+            used = {reader.header.num_shards}
+    except (CheckpointError, OSError):
+        used = set(_data_files(prefix).values())
+    return next(count for count in (1, 2, 3) if count not in used)
+
+
+def _data_files(prefix: str) -> dict[str, int]:
+    """Data files at prefix, of any shard count: {path: the count its name says}."""
     folder, base = os.path.split(prefix)
     try:
         names = os.listdir(folder or ".")
     except OSError:
-        return []
-    data = sorted(os.path.join(folder, n) for n in names if n.startswith(base + ".data-") and _DATA_FILE.search(n)
-                  and n[:-len("-00000-of-00000")] == base + ".data")
-    return ([prefix + ".index"] if os.path.exists(prefix + ".index") else []) + data
+        return {}
+    found = {}
+    for name in names:
+        match = _DATA_FILE.search(name)
+        if match and name[:match.start()] == base:
+            found[os.path.join(folder, name)] = int(match.group("count"))
+    return found
 
 
-def put_in_place(prefix: str, new_files: list[AtomicFile]) -> None:
-    """Rename finished temporary files (data first, the index last) onto their paths, setting aside
-    and then deleting an old checkpoint at the same prefix. The old data go aside before the old index,
-    so until the new data arrive the only data file at the writer's own name (`-00000-of-00001`) that
-    is not aside can be the new one (what recover() relies on)."""
-    for new in new_files:
+def put_in_place(prefix: str, data_files: list[AtomicFile], index_file: AtomicFile, num_shards: int) -> None:
+    """Switch the checkpoint at prefix to the finished temporary files: data shards (named with
+    num_shards, from shard_count) first, the index last in one rename, then the old data removed."""
+    for new in data_files + [index_file]:
         new.finish()
     folder = os.path.dirname(prefix) or "."
-    token = f"{os.getpid()}-{os.urandom(4).hex()}"
-    old = files_of(prefix)
-    aside = [(path, os.path.join(folder, f".{os.path.basename(path)}.{token}.aside")) for path in old[1:] + old[:1]]
-    for path, aside_path in aside:
-        os.rename(path, aside_path)
-    if aside:
-        fsync_folder(folder)
-    for new in new_files:
+    for new in data_files:  # fresh names: no index in place refers to them
         new.put_in_place()
     fsync_folder(folder)
-    for _, aside_path in aside:
-        with contextlib.suppress(FileNotFoundError):
-            os.remove(aside_path)
+    index_file.put_in_place()  # the switch
+    fsync_folder(folder)
+    remove_unused_shards(prefix, num_shards)
+
+
+def remove_unused_shards(prefix: str, num_shards: int) -> list[str]:
+    """Delete the data files at prefix whose shard count is not the index's (no entry can name them)."""
+    removed = []
+    for path, count in sorted(_data_files(prefix).items()):
+        if count != num_shards:
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(path)
+                removed.append(path)
+    return removed
 
 
 def leftovers(folder: str, names: list[str]) -> list[str]:
-    """Aside files of a save that was killed (their writer is gone), by name."""
+    """Aside files of a killed save of an earlier version (their writer is gone), by name."""
     return [n for n in names if _ASIDE.match(n) and writer_is_gone(folder, n)]
 
 
 def recover(folder: str) -> list[str]:
-    """Finish what killed saves left in folder; returns one sentence per checkpoint mended."""
+    """Finish what killed saves of earlier versions left in folder; returns one sentence per checkpoint
+    mended. Those versions renamed the old data aside before the old index, then the new data and index
+    in: an index in place that reads whole is the newer checkpoint, else the aside files are put back."""
     try:
         names = os.listdir(folder)
     except OSError:
@@ -85,7 +117,7 @@ def recover(folder: str) -> list[str]:
             notes.append(f"{prefix}: removed the previous version an interrupted save had set aside")
             continue
         originals = {original for original, _ in members}
-        new_data = prefix + WRITTEN_DATA_SUFFIX  # the new checkpoint's data, if it made it in
+        new_data = prefix + _LEGACY_DATA_SUFFIX  # the new checkpoint's data, if it made it in
         if new_data not in originals and os.path.exists(new_data):
             os.remove(new_data)
         for original, aside_path in sorted(members, key=lambda m: m[0].endswith(".index")):  # index last

@@ -49,7 +49,7 @@ class DataShards:
 
     def _opened(self, path: str, entry):
         try:
-            f = RemoteShard(path) if is_url(path) else open(path, "rb", buffering=0)
+            f = RemoteShard(path) if is_url(path) else files.open_local(path, buffering=0)  # a URL is a RemoteShard, just above
         except FileNotFoundError:
             raise MissingShardError(path, f"data shard missing (needed for {entry.name!r})") from None
         size = f.size if isinstance(f, RemoteShard) else os.fstat(f.fileno()).st_size

@@ -32,6 +32,7 @@ from ..wire.tensor_proto import VALUE_FIELDS, tensor_fields, tensor_values
 from ..wire.sstable import TABLE_MAGIC, TableFile
 
 SHARD_PATTERN = re.compile(r"^(?P<base>.+)-(?P<shard>\d{5})-of-(?P<count>\d{5})$")
+_SHARD_SET = re.compile(r"^(?P<base>.+)-\?{5}-of-(?P<count>\d{5})$", re.DOTALL)  # what v1_prefix_of makes
 _META_FIELDS = {1: LENGTH_DELIMITED, 2: LENGTH_DELIMITED}
 _SLICE_META_FIELDS = {1: LENGTH_DELIMITED, 2: LENGTH_DELIMITED, 3: VARINT, 4: LENGTH_DELIMITED}
 _SAVED_SLICE_FIELDS = {1: LENGTH_DELIMITED, 2: LENGTH_DELIMITED, 3: LENGTH_DELIMITED}
@@ -54,15 +55,21 @@ def is_v1_file(path: str) -> bool:
 def v1_prefix_of(path: str) -> str:
     """The name TensorFlow uses for the checkpoint a V1 file belongs to (a pattern when sharded)."""
     match = SHARD_PATTERN.match(path)
-    return f"{match.group('base')}-?????-of-{match.group('count')}" if match else path
+    if match is None or int(match.group("count")) == 0:  # `-00000-of-00000` is no shard of a set: a file
+        return path
+    return f"{match.group('base')}-?????-of-{match.group('count')}"
 
 
 def v1_files(prefix: str) -> list[str]:
-    """The files of a V1 checkpoint: the file itself, or every shard the pattern names."""
-    if "-?????-of-" in prefix:
-        base, count = prefix.split("-?????-of-")
-        return [f"{base}-{i:05d}-of-{count}" for i in range(int(count))]
-    return [prefix]
+    """The files of a V1 checkpoint: the file itself, or every shard the pattern names (never none: a
+    pattern of 0 shards is refused; text that only looks like a pattern names one file)."""
+    match = _SHARD_SET.match(prefix)
+    if match is None:
+        return [prefix]
+    base, count = match.group("base"), match.group("count")
+    if int(count) == 0:
+        raise NotACheckpointError(prefix, "names a sharded V1 checkpoint of 0 shards (-of-00000)")
+    return [f"{base}-{i:05d}-of-{count}" for i in range(int(count))]
 
 
 @dataclass(frozen=True)

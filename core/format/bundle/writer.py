@@ -1,12 +1,14 @@
-"""Writing a tensor bundle (`PREFIX.index` + `PREFIX.data-00000-of-00001`) that TensorFlow reads.
+"""Writing a tensor bundle (`PREFIX.index` + `PREFIX.data-*`) that TensorFlow reads.
 
 Tensors go to one data shard in the order they are added: unchanged tensors are copied byte range by
 byte range from their source shard (never decoded; their CRC stays valid; neighbouring ranges merged
 and copied by the kernel with copy_file_range where it can), new or changed ones are encoded from
 numpy arrays. The index (header first, then keys in bytewise order) is written last.
-Both files are written under temporary names (core.atomic_write); commit() puts the data in place
-first and the index last, setting an old checkpoint at the same prefix aside until the new one is
-whole (core.format.bundle.commit), and abort() (or any failure) leaves nothing behind.
+All files are written under temporary names (core.atomic_write). Over an existing checkpoint the data
+take a shard count its index does not use (`-00000-of-00002` and an empty `-00001-of-00002` over a
+one-shard checkpoint, else `-00000-of-00001`), so the index in place keeps naming only its own data
+until commit() renames the new index over it (core.format.bundle.commit); abort() (or any failure)
+leaves nothing behind.
 """
 from __future__ import annotations
 
@@ -17,8 +19,9 @@ from ...storage import files
 from ...storage.paths import is_url
 from ...atomic_write import AtomicFile
 from .. import dtypes
-from .commit import WRITTEN_DATA_SUFFIX, put_in_place, recover
+from .commit import put_in_place, recover, shard_count
 from .entry import BundleEntry
+from .reader import data_file_path
 from ..wire.checksum import crc32c, mask
 from ..wire.ordered_code import encode_slice_key
 from ..wire.protowire import encode_varint
@@ -54,9 +57,9 @@ def encode_entry(dtype_number: int, shape, offset: int, size: int, crc_masked: i
     return out
 
 
-def encode_header(producer: int = 1) -> bytes:
-    """BundleHeaderProto: one shard, little-endian, VersionDef{producer}."""
-    return _field_varint(1, 1) + _field_bytes(3, _field_varint(1, producer))
+def encode_header(producer: int = 1, num_shards: int = 1) -> bytes:
+    """BundleHeaderProto: num_shards, little-endian, VersionDef{producer}."""
+    return _field_varint(1, num_shards) + _field_bytes(3, _field_varint(1, producer))
 
 
 def encode_strings(values) -> tuple[bytes, int]:
@@ -79,13 +82,17 @@ class BundleWriter:
     def __init__(self, prefix: str, producer: int = 1):
         self.prefix = os.fspath(prefix)
         self.producer = producer
-        self.data_path = self.prefix + WRITTEN_DATA_SUFFIX
         self.index_path = self.prefix + ".index"
         self.entries: dict[bytes, bytes] = {}
         self.offset = 0
-        # What a killed save left here is mended first (an old checkpoint restored, or its copy removed).
+        # What a killed save of an earlier version left here is mended first (an old checkpoint restored).
         self.recovered = recover(os.path.dirname(self.prefix) or ".")
+        # Every tensor goes to shard 0; a count the index in place does not use keeps its data untouched.
+        self.num_shards = shard_count(self.prefix)
+        self.data_path = data_file_path(self.prefix, 0, self.num_shards)
         self._data_file = AtomicFile(self.data_path)
+        self._empty_shards = [AtomicFile(data_file_path(self.prefix, i, self.num_shards))
+                              for i in range(1, self.num_shards)]
         self._index_file = AtomicFile(self.index_path)
         # Unbuffered: byte ranges are copied by the kernel straight into this file's descriptor, and
         # writes must land after them in order.
@@ -158,7 +165,7 @@ class BundleWriter:
                     raise OSError(f"{source_path}: ended before byte {start + size}")
                 self._write_all(block)
             return
-        with open(source_path, "rb", buffering=0) as source:
+        with files.open_binary(source_path, buffering=0) as source:  # a pipe in a shard's place is refused
             done = 0
             if hasattr(os, "copy_file_range"):
                 try:
@@ -190,16 +197,18 @@ class BundleWriter:
             self._copy_pending()
             index = self._index_file.open("wb")
             table = TableWriter(index)
-            table.add(b"", encode_header(self.producer))
+            table.add(b"", encode_header(self.producer, self.num_shards))
             for key in sorted(self.entries):
                 table.add(key, self.entries[key])
             table.finish()
-            put_in_place(self.prefix, [self._data_file, self._index_file])  # the index last
+            for shard in self._empty_shards:  # named by the header, so present (TensorFlow never opens them)
+                shard.open("wb")
+            put_in_place(self.prefix, [self._data_file] + self._empty_shards, self._index_file, self.num_shards)
         except BaseException:
             self.abort()
             raise
 
     def abort(self) -> None:
         self._pending = []
-        self._data_file.abort()
-        self._index_file.abort()
+        for atomic in [self._data_file, self._index_file] + self._empty_shards:
+            atomic.abort()

@@ -84,7 +84,7 @@ class EventStream:
             for event in _events(data, len(data), report):
                 self._add(event, report)
             return report
-        with open(report.path, "rb") as f:
+        with files.open_binary(report.path) as f:  # a pipe in a log folder is refused, not waited on
             if os.fstat(f.fileno()).st_size == 0:
                 return report
             with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
@@ -119,6 +119,8 @@ class EventStream:
         self._latest_step = step
         wall_time = event.wall_time
         kinds = self._kinds
+        if out_of_order:
+            self._purge_tags_from(event.summary.value, step)
         for value in event.summary.value:
             raw_tag = value.tag
             kind = kinds.get(raw_tag, "")
@@ -140,13 +142,23 @@ class EventStream:
                 if series is None:
                     series = self._histograms[self._tags[raw_tag]] = _Series()
                 point = (step, wall_time, is_proto, value.histo if is_proto else value.tensor)
-            if out_of_order:
-                series.drop_from(step)
-            if series.append(point) or out_of_order:
+            if series.append(point):
                 self._track(series)
             if kind != "scalar" and len(series) > MAX_HISTOGRAMS_PER_TAG:
                 series.thin()
                 self._track(series)
+
+    def _purge_tags_from(self, values, step: int) -> None:
+        """TensorBoard's purge of an event at a step below the last summary's (files before version 2):
+        once per event, before any of its values is added, every tag the event names (whatever its
+        value holds) loses its points at `step` or later. Per value instead, a tag named twice in one
+        event would lose the point the event itself had just added."""
+        for value in values:
+            tag = self._tags.get(value.tag)
+            for series in (self._scalars.get(tag), self._histograms.get(tag)) if tag is not None else ():
+                if series is not None and series.max_step is not None and series.max_step >= step:
+                    series.drop_from(step)
+                    self._track(series)
 
     def _track(self, series: "_Series") -> None:
         if series.max_step is not None:

@@ -21,6 +21,7 @@ import os
 from dataclasses import dataclass
 
 from ...errors import CorruptCheckpointError, NotACheckpointError
+from ...storage import files
 from .. import dtypes
 from .protos import parse
 from ..wire.sstable import LFS_PROBLEM, is_lfs_pointer
@@ -90,8 +91,7 @@ def read_message(path: str, message_name: str):
         raise CorruptCheckpointError(path, "is larger than a protobuf can be (2 GiB)")
     if is_lfs_pointer(path):
         raise NotACheckpointError(path, LFS_PROBLEM)
-    with open(path, "rb") as f:
-        data = f.read()
+    data = files.read_bytes(path)  # a pipe or device in the graph's place is refused, never waited on
     try:
         return parse(message_name, data)
     except ValueError as exc:

@@ -101,18 +101,25 @@ def message_classes() -> dict:
 
 
 def build_message_classes(package: str, messages: dict) -> dict:
-    """Classes for `messages` ({name: [(field, number, type, label, message type or None)]}), declared in
-    a descriptor file of their own `package`, parsed by upb. The one way this project builds protos."""
+    """Classes for `messages` ({name: [(field, number, type, label, message type or None[, oneof name])]}),
+    declared in a descriptor file of their own `package`, parsed by upb. The one way this project builds
+    protos. Fields of one oneof behave as protobuf's do: the last of them on the wire is the one kept."""
     from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
     file = descriptor_pb2.FileDescriptorProto(name=f"{package.replace('.', '_')}.proto", package=package,
                                               syntax="proto2")
     for message_name, fields in messages.items():
         message = file.message_type.add(name=message_name)
-        for field_name, number, field_type, label, type_name in fields:
+        oneofs: list[str] = []
+        for field_name, number, field_type, label, type_name, *oneof in fields:
             field = message.field.add(name=field_name, number=number, type=field_type, label=label)
             if type_name:
                 field.type_name = f".{package}.{type_name}"
+            if oneof:
+                if oneof[0] not in oneofs:
+                    oneofs.append(oneof[0])
+                    message.oneof_decl.add(name=oneof[0])
+                field.oneof_index = oneofs.index(oneof[0])
     pool = descriptor_pool.DescriptorPool()
     pool.Add(file)
     return {name: message_factory.GetMessageClass(pool.FindMessageTypeByName(f"{package}.{name}"))

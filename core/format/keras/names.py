@@ -1,6 +1,7 @@
 """What the weights of a Keras HDF5 file are called, and which are optimizer state.
 
-Two layouts (read with h5py, nothing of Keras imported):
+Read from the layout the HDF5 worker reports (core.format.keras.hdf5_layout: groups, datasets and the
+attributes Keras writes; nothing of Keras or h5py imported here). Two layouts:
 
 - Keras 3 (`.weights.h5`, and the `model.weights.h5` inside a `.keras`): `layers/<key>/vars/<i>`, nested
   models as `layers/<key>/layers/...` (`_layer_checkpoint_dependencies/` in Keras 3.0 and 3.1), each layer's name on its `vars` group (attribute `name`); weights
@@ -18,6 +19,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+
+from .hdf5_layout import Dataset, Group
 
 NON_TRAINABLE = ("moving_mean", "moving_variance")
 LAYER_GROUPS = ("layers", "_layer_checkpoint_dependencies")  # the second: Keras 3.0 and 3.1's name
@@ -75,13 +78,13 @@ def layer_configs(config) -> dict[str, tuple[str, dict]]:
 
 
 def is_keras3_layout(h5) -> bool:
-    """Whether an open h5py File is laid out as Keras 3 writes (`layers/<key>/vars/<i>`, or an optimizer's
+    """Whether a file's layout (its root Group) is laid out as Keras 3 writes (`layers/<key>/vars/<i>`, or an optimizer's
     `vars` alone); the legacy layout (`layer_names`) is told by name_weights."""
     return any(name in h5 for name in LAYER_GROUPS) or ("vars" in h5 and "optimizer" in h5)
 
 
 def name_weights(h5, config: dict | None = None) -> list[KerasWeight] | None:
-    """Every weight of an open h5py File, named; None when the file is not laid out as Keras writes."""
+    """Every weight of a file (its root Group), named; None when the file is not laid out as Keras writes."""
     if is_keras3_layout(h5):
         return _keras3(h5, layer_configs(config or {}))
     group = h5["model_weights"] if "model_weights" in h5 else h5
@@ -100,9 +103,7 @@ def _keras3(h5, configs) -> list[KerasWeight]:
 
 
 def _keras3_layers(group, path: str, scope: str, configs, weights: list[KerasWeight]) -> None:
-    import h5py
-
-    if "vars" in group and isinstance(group["vars"], h5py.Group) and path:
+    if "vars" in group and isinstance(group["vars"], Group) and path:
         variables = group["vars"]
         layer = _attr(variables, "name", path.rsplit("/", 1)[-1])
         indexes = _dataset_indexes(variables)
@@ -110,11 +111,11 @@ def _keras3_layers(group, path: str, scope: str, configs, weights: list[KerasWei
         for i, name in zip(indexes, names):
             weights.append(KerasWeight(f"{path}/vars/{i}", f"{scope}/{name}", layer=layer))
     for layers in LAYER_GROUPS:
-        if layers not in group or not isinstance(group[layers], h5py.Group):
+        if layers not in group or not isinstance(group[layers], Group):
             continue
         for key in group[layers]:
             child = group[layers][key]
-            if isinstance(child, h5py.Group):
+            if isinstance(child, Group):
                 name = _attr(child["vars"], "name", key) if "vars" in child else key
                 # Keras calls a nested model's weights by their own layer alone (`inner_dense/kernel`).
                 _keras3_layers(child, f"{path}/{layers}/{key}" if path else f"{layers}/{key}", name, configs, weights)
@@ -153,7 +154,7 @@ def _keras3_optimizer(group, weights: list[KerasWeight], layer_order: list[str])
     if not slots or not count or len(slots) % count:
         return
     per = len(slots) // count
-    shapes = [tuple(variables[i].shape) for i in indexes[2:]]
+    shapes = [tuple(variables[i].shape or ()) for i in indexes[2:]]
     owners = _slot_owners(layers, layer_order, shapes, per, group.file)
     if owners is None:
         return
@@ -167,7 +168,7 @@ def _keras3_optimizer(group, weights: list[KerasWeight], layer_order: list[str])
 def _slot_owners(layers, layer_order, shapes, per, h5) -> list[KerasWeight] | None:
     """Whose slot each slot is, or None when the shapes do not say it for sure."""
     def block(layer):
-        return [tuple(h5[w.path].shape) for w in layers[layer] for _ in range(per)]
+        return [tuple(h5[w.path].shape or ()) for w in layers[layer] for _ in range(per)]
 
     if all(layer in layer_order for layer in layers):  # the config says the model's order
         order = sorted(layers, key=layer_order.index)
@@ -230,17 +231,16 @@ def _dataset_indexes(variables) -> list[str]:
 
 
 def _is_dataset(group, path: str) -> bool:
-    import h5py
-
-    return path in group and isinstance(group.get(path), h5py.Dataset)
+    return isinstance(group.get(path), Dataset)
 
 
 def _strings(values) -> list[str]:
-    if values is None:
-        return []
-    return [v.decode("utf-8", "replace") if isinstance(v, bytes) else str(v) for v in list(values)]
+    """An attribute that lists names (the worker gives text or a list of texts)."""
+    if isinstance(values, str):
+        return [values]
+    return [str(v) for v in values] if isinstance(values, list) else []
 
 
 def _attr(group, key: str, default: str) -> str:
     value = group.attrs.get(key, default)
-    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+    return value if isinstance(value, str) else default

@@ -5,34 +5,38 @@ nothing of their own; the reader's `kind` says which of the three Keras kinds it
 
 Each weight is an entry named by its HDF5 dataset path (unique, what `show` accepts); `naming()` gives the
 friendly names, optimizer state and slots (core.format.keras.names) in the form the object graph gives
-them for bundles. Reading goes through h5py on the file, or on the `.keras` archive's weights member read
-in place (core.format.keras.files). The Keras version and the model config are kept for display.
-h5py's own exceptions never leave this module: damage is a CorruptCheckpointError naming the file.
+them for bundles. The Keras version and the model config are kept for display.
+
+libhdf5 never runs in this process (damaged bytes can make it loop, block or allocate terabytes): the
+file's layout comes from the HDF5 worker (core.format.keras.hdf5_guard, with a deadline and a memory
+limit); a contiguous dataset is read here by byte range, its size checked against the file first; other
+datasets are decoded by the worker; external and virtual storage and the types we do not decode are
+refused by name (core.format.keras.hdf5_layout.value_plan). A `.keras` archive's stored weights member is
+read in place, by its byte range in the archive; a compressed one is decompressed once into a temporary
+file. Every failure is one CorruptCheckpointError naming the file.
 """
 from __future__ import annotations
 
 import atexit
 import os
-import threading
+import tempfile
 import weakref
 import zipfile
-from math import prod
 
 from ...errors import CorruptCheckpointError, NotACheckpointError, VariableNotFoundError
 from ...storage import files
 from .. import dtypes
 from ..bundle.entry import LITTLE_ENDIAN, BundleEntry, BundleHeader
 from ..bundle.reader import EntryListing
+from . import hdf5_guard
 from .files import KerasArchive, file_kind
+from .hdf5_layout import Dataset, value_plan
 from .names import KerasWeight, is_keras3_layout, name_weights
 from ..source import CHUNK_BYTES, SourceKind
 from ..bundle.object_graph import ObjectInfo
 
-# What h5py (and zipfile under it, for a .keras) raise on damaged bytes; never let out of this module.
-H5_ERRORS = (OSError, RuntimeError, ValueError, KeyError, TypeError, AttributeError, EOFError, zipfile.BadZipFile)
-HDF5_LOCK = threading.Lock()  # one h5py call at a time on a file object (a zip member is not thread-safe)
-# Readers whose HDF5 file is open. h5py closing a file read through a Python file object during the
-# interpreter's final teardown crashes the process (its io objects are gone by then): close them first.
+# Readers with a file or temporary copy open, closed before the interpreter's final teardown (a temporary
+# copy of a compressed member must go).
 _OPEN = weakref.WeakSet()
 
 
@@ -43,73 +47,97 @@ def _close_open_readers() -> None:
 
 
 class KerasReader(EntryListing):
-    """The weights of one Keras file; values are decoded from HDF5 (a remap writes them anew)."""
+    """The weights of one Keras file, read without libhdf5 in this process (a remap writes them anew)."""
 
     def __init__(self, path: str | os.PathLike):
         self.prefix = os.fspath(path)
         self.index_path = self.prefix
         self.warnings: list[str] = []
         self.archive: KerasArchive | None = None
-        self.h5 = None
         self.config: dict = {}
         self.metadata: dict = {}
+        self._fd: int | None = None
+        self._temporary: str | None = None
         container = file_kind(self.prefix)  # "zip" or "hdf5" by the first bytes; the SourceKind comes below
         if container is None:
             raise NotACheckpointError(self.prefix, "is neither a .keras archive nor an HDF5 file")
-        self.h5 = self._open(container)
         _OPEN.add(self)
         try:
-            weights = name_weights(self.h5, self.config)
-            version = self.metadata.get("keras_version") or self.h5.attrs.get("keras_version", "")
+            self.source = self._open(container)
+            self.root = hdf5_guard.layout(self.source)
+            if self.archive is None:
+                self.config = _json_text(self.root.attrs.get("model_config"))
+            try:
+                weights = name_weights(self.root, self.config)
+            except (TypeError, ValueError, KeyError, AttributeError) as exc:  # attributes of a shape Keras never writes
+                raise CorruptCheckpointError(self.prefix, f"damaged Keras weights ({exc})") from None
+            version = self.metadata.get("keras_version") or self.root.attrs.get("keras_version", "")
             # By the layout, not the name: Keras 3's `model.save("x.h5")` writes the legacy layout.
             self._kind = SourceKind.KERAS_ARCHIVE if self.archive is not None else (
-                SourceKind.KERAS_WEIGHTS_H5 if is_keras3_layout(self.h5) else SourceKind.KERAS_LEGACY_H5)
-        except H5_ERRORS as exc:
+                SourceKind.KERAS_WEIGHTS_H5 if is_keras3_layout(self.root) else SourceKind.KERAS_LEGACY_H5)
+        except BaseException:
             self.close()
-            raise CorruptCheckpointError(self.prefix, f"damaged Keras weights ({exc})") from None
+            raise
         if weights is None:
             self.close()
             raise NotACheckpointError(self.prefix, "is an HDF5 file but not Keras weights (no `layers/`, "
                                                    "`model_weights/` or `layer_names` in it)")
-        self.keras_version = version.decode("utf-8", "replace") if isinstance(version, bytes) else str(version)
+        self.keras_version = version if isinstance(version, str) else str(version)
         self._weights = {w.path: w for w in weights}
+        self._datasets: dict[str, Dataset] = {}
         self._entries = {}
         for weight in weights:
-            self._entries[weight.path] = self._entry(weight.path)
+            self._datasets[weight.path] = self.root[weight.path]
+            self._entries[weight.path] = self._entry(weight.path, self._datasets[weight.path])
         self.header = BundleHeader(1, LITTLE_ENDIAN, 0)
 
     @property
     def kind(self) -> SourceKind:
         return self._kind
 
-    def _open(self, container: str):
-        import h5py
+    def _open(self, container: str) -> hdf5_guard.Hdf5Bytes:
+        """Where the HDF5 bytes are (the file, or the archive's weights member), opened for byte ranges."""
+        path = self.prefix
+        if container == "zip":
+            self.archive = KerasArchive(self.prefix)
+            self.metadata = self.archive.json_member("metadata.json")
+            self.config = self.archive.json_member("config.json")
+            if self.archive.weights_member is not None and self.archive.weights_member != "model.weights.h5":
+                # Keras's npz store pickles Python dicts: reading them would run the pickle.
+                raise NotACheckpointError(self.prefix, f"keeps its weights as {self.archive.weights_member}, "
+                                                       f"pickled Python objects, which are not read (for safety)")
+            if self.archive.weights_member is None:
+                raise NotACheckpointError(self.prefix, "is a Keras model without weights (no model.weights.h5 inside)")
+            if self.archive.members[self.archive.weights_member].compress_type == zipfile.ZIP_STORED:
+                member = self.archive.open_weights()  # its CRC-32 checked; then read in place by its range
+                start, size = member.start, member.size
+                member.close()
+            else:  # compressed: decompressed once into a file of ours, its size and CRC-32 checked
+                path, start, size = self._copy_member(), 0, None
+        else:
+            start, size = 0, None
+        self._fd = _open_regular(path, self.prefix)
+        info = os.fstat(self._fd)
+        size = info.st_size if size is None else size
+        if start + size > info.st_size:
+            raise CorruptCheckpointError(self.prefix, "its HDF5 data runs past the end of the file")
+        # Absolute: the worker runs in another folder.
+        return hdf5_guard.Hdf5Bytes(os.path.abspath(path), start, size, (info.st_size, info.st_mtime_ns, info.st_ino),
+                                    self.prefix)
 
-        try:
-            if container == "zip":
-                self.archive = KerasArchive(self.prefix)
-                self.metadata = self.archive.json_member("metadata.json")
-                self.config = self.archive.json_member("config.json")
-                if self.archive.weights_member != "model.weights.h5":
-                    # Keras's npz store pickles Python dicts: reading them would run the pickle.
-                    raise NotACheckpointError(self.prefix, f"keeps its weights as {self.archive.weights_member}, "
-                                                           f"pickled Python objects, which are not read (for safety)")
-                return h5py.File(self.archive.open_weights(), "r")
-            h5 = h5py.File(self.prefix, "r")
-            self.config = _json_attr(h5, "model_config")
-            return h5
-        except H5_ERRORS as exc:
-            raise CorruptCheckpointError(self.prefix, f"is a damaged HDF5 file ({exc})") from None
+    def _copy_member(self) -> str:
+        """A compressed weights member in a temporary file (the worker and byte ranges need a real file),
+        removed when the reader closes."""
+        handle, self._temporary = tempfile.mkstemp(prefix="keras-weights-", suffix=".h5")
+        with os.fdopen(handle, "wb") as copy:
+            self.archive.copy_weights(copy)
+        return self._temporary
 
-    def _entry(self, path: str) -> BundleEntry:
-        try:
-            dataset = self.h5[path]
-            shape, numpy_dtype = tuple(int(d) for d in dataset.shape), dataset.dtype
-        except H5_ERRORS as exc:
-            raise CorruptCheckpointError(self.prefix, f"{path}: damaged dataset ({exc})") from None
-        dtype = dtypes.from_name(numpy_dtype.name) if numpy_dtype.kind != "O" else dtypes.from_number(dtypes.STRING)
+    def _entry(self, path: str, dataset: Dataset) -> BundleEntry:
+        shape = dataset.shape or ()
+        dtype = dtypes.from_name(_numpy_name(dataset.dtype)) if dataset.refused_type is None else None
         number = dtype.number if dtype is not None else 0
-        size = int(numpy_dtype.itemsize) * prod(shape)
+        size = dataset.itemsize * _product(shape)
         return BundleEntry(path, path.encode("utf-8", "surrogateescape"), number, shape, 0, 0, size, 0)
 
     # ---- naming ---------------------------------------------------------------------------------------
@@ -122,13 +150,16 @@ class KerasReader(EntryListing):
 
     def model_summary(self) -> str:
         """The Keras version and the model the file describes, its layers by class and name (from the
-        config only: nothing is deserialised), e.g. `Keras 3.15.1 · Sequential conv_net: Conv2D conv, …`."""
+        config only: nothing is deserialised), e.g. `Keras 3.15.1 · Sequential conv_net: Conv2D conv, …`.
+        A config of the wrong shape (`"layers": 5`) gives no layers, never an error."""
         version = f"Keras {self.keras_version}" if self.keras_version else "Keras"
         model = self.config.get("config") if isinstance(self.config.get("config"), dict) else {}
         if not model:
             return f"{version} weights (the file holds no model config)"
-        layers = [f"{layer.get('class_name', '?')} {layer.get('config', {}).get('name', '?')}"
-                  for layer in model.get("layers", []) if isinstance(layer, dict) and isinstance(layer.get("config"), dict)
+        listed = model.get("layers")
+        layers = [f"{layer.get('class_name', '?')} {layer['config'].get('name', '?')}"
+                  for layer in (listed if isinstance(listed, list) else [])
+                  if isinstance(layer, dict) and isinstance(layer.get("config"), dict)
                   and layer.get("class_name") != "InputLayer"]
         shown = ", ".join(layers[:12]) + (f", … {len(layers) - 12} more" if len(layers) > 12 else "")
         return f"{version} · {self.config.get('class_name', 'model')} {model.get('name', '')}: {shown or 'no layers'}"
@@ -141,55 +172,73 @@ class KerasReader(EntryListing):
         return []
 
     # ---- reading ----------------------------------------------------------------------------------------
-    def read(self, name: str):
+    def _plan(self, name: str) -> tuple[BundleEntry, Dataset, str]:
+        entry = self.entry(name)  # an unknown name is VariableNotFoundError, like every reader's
+        dataset = self._datasets[entry.name]
+        return entry, dataset, value_plan(self.prefix, entry.name, dataset, self.source.size)
+
+    def _bytes(self, dataset: Dataset, start: int, count: int):
+        """`count` bytes of a contiguous dataset from byte `start` of its values, read by position."""
         import numpy as np
 
-        self.entry(name)  # an unknown name is VariableNotFoundError, like every reader's
-        with HDF5_LOCK:
-            try:
-                return np.asarray(self.h5[name][()])
-            except H5_ERRORS as exc:
-                raise CorruptCheckpointError(self.prefix, f"{name}: cannot be read ({exc})") from None
+        buffer = np.empty(count, dtype=np.uint8)
+        view, got = memoryview(buffer), 0
+        position = self.source.start + dataset.offset + start
+        while got < count:
+            read = os.preadv(self._fd, [view[got:]], position + got)
+            if not read:
+                raise CorruptCheckpointError(self.prefix, f"{dataset.name.lstrip('/')}: the file ends inside "
+                                                          f"its values (it was truncated while open?)")
+            got += read
+        return buffer
+
+    def read(self, name: str):
+        entry, dataset, plan = self._plan(name)
+        if plan == "decode":
+            return hdf5_guard.decode(self.source, dataset.name, dataset.nbytes)
+        return self._bytes(dataset, 0, dataset.nbytes).view(dataset.dtype).reshape(dataset.shape)
 
     def iter_chunks(self, name: str, chunk_bytes: int = CHUNK_BYTES):
         """The values flat, a slab of leading rows at a time (memory: one chunk, not the tensor)."""
-        entry = self.entry(name)
+        entry, dataset, plan = self._plan(name)
         if len(entry.shape) < 2:
             yield self.read(name).reshape(-1)
             return
-        row_bytes = max(entry.nbytes // max(entry.shape[0], 1), 1)
+        row_bytes = max(dataset.nbytes // max(entry.shape[0], 1), 1)
         rows = max(chunk_bytes // row_bytes, 1)
         for start in range(0, entry.shape[0], rows):
-            with HDF5_LOCK:
-                try:
-                    block = self.h5[name][start:start + rows]
-                except H5_ERRORS as exc:
-                    raise CorruptCheckpointError(self.prefix, f"{name}: cannot be read ({exc})") from None
+            stop = min(start + rows, entry.shape[0])
+            if plan == "decode":
+                block = hdf5_guard.decode(self.source, dataset.name, (stop - start) * row_bytes, rows=(start, stop))
+            else:
+                block = self._bytes(dataset, start * row_bytes, (stop - start) * row_bytes).view(dataset.dtype)
             yield block.reshape(-1)
 
     def read_element(self, name: str, flat_index: int):
         import numpy as np
 
-        entry = self.entry(name)
+        entry, dataset, plan = self._plan(name)
         if not 0 <= flat_index < entry.num_elements:
             raise VariableNotFoundError(self.prefix, f"{name!r} has no element {flat_index} "
                                                      f"(it has {entry.num_elements})")
-        index = np.unravel_index(flat_index, entry.shape) if entry.shape else ()
-        with HDF5_LOCK:
-            try:
-                return self.h5[name][index]
-            except H5_ERRORS as exc:
-                raise CorruptCheckpointError(self.prefix, f"{name}: cannot be read ({exc})") from None
+        if plan == "decode":
+            index = tuple(int(i) for i in np.unravel_index(flat_index, entry.shape)) if entry.shape else ()
+            return hdf5_guard.decode(self.source, dataset.name, dataset.itemsize, element=index)[()]
+        return self._bytes(dataset, flat_index * dataset.itemsize, dataset.itemsize).view(dataset.dtype)[0]
 
     def close(self) -> None:
         _OPEN.discard(self)
-        try:
-            if getattr(self, "h5", None) is not None:
-                with HDF5_LOCK:
-                    self.h5.close()
-        finally:
-            if self.archive is not None:
-                self.archive.close()
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+        if self.archive is not None:
+            self.archive.close()
+        if self._temporary is not None:
+            try:
+                os.unlink(self._temporary)
+            except OSError:
+                pass
+            self._temporary = None
 
 
 def _info(weight: KerasWeight) -> ObjectInfo:
@@ -198,15 +247,38 @@ def _info(weight: KerasWeight) -> ObjectInfo:
                       optimizer_state=weight.optimizer or weight.slot_of is not None)
 
 
-def _json_attr(h5, key: str) -> dict:
+def _product(shape) -> int:
+    count = 1
+    for dim in shape:
+        count *= dim
+    return count
+
+
+def _numpy_name(dtype: str | None) -> str:
+    import numpy as np
+
+    return np.dtype(dtype).name if dtype else ""
+
+
+def _open_regular(path: str, shown: str) -> int:
+    """A descriptor of its own on `path` for reading by position (os.preadv), through the one local open
+    that refuses anything but a regular file (core.storage.files.open_local)."""
+    try:
+        with files.open_local(path, buffering=0) as f:
+            return os.dup(f.fileno())
+    except OSError as exc:
+        raise CorruptCheckpointError(shown, f"cannot be opened ({exc.strerror})") from None
+
+
+def _json_text(value) -> dict:
+    """A JSON attribute (a legacy `.h5`'s `model_config`) as a dict, {} when absent or not a JSON object."""
     import json
 
+    if not isinstance(value, str):
+        return {}
     try:
-        value = h5.attrs.get(key)
-        if value is None:
-            return {}
-        data = json.loads(value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value))
-    except H5_ERRORS:
+        data = json.loads(value)
+    except (ValueError, RecursionError):
         return {}
     return data if isinstance(data, dict) else {}
 
@@ -218,14 +290,18 @@ def is_keras_file(path: str) -> bool:
 
 def holds_keras_weights(path: str) -> bool:
     """Whether a file in a run folder is a Keras checkpoint: a zip, or an HDF5 file laid out as Keras
-    writes (other HDF5 files, datasets say, are not listed as checkpoints)."""
+    writes (other HDF5 files, datasets say, are not listed as checkpoints). Asked of the HDF5 worker."""
     kind = file_kind(path) if files.isfile(path) else None
     if kind != "hdf5":
         return kind == "zip"
-    import h5py
-
     try:
-        with HDF5_LOCK, h5py.File(path, "r") as h5:
-            return is_keras3_layout(h5) or "model_weights" in h5 or "layer_names" in h5.attrs
-    except H5_ERRORS:
+        fd = _open_regular(path, path)
+        try:
+            info = os.fstat(fd)
+        finally:
+            os.close(fd)
+        root = hdf5_guard.layout(hdf5_guard.Hdf5Bytes(os.path.abspath(path), 0, info.st_size,
+                                                      (info.st_size, info.st_mtime_ns, info.st_ino), path))
+    except CorruptCheckpointError:
         return True  # damaged: listed, and marked as damaged, rather than hidden
+    return is_keras3_layout(root) or "model_weights" in root or "layer_names" in root.attrs

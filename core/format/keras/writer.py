@@ -12,59 +12,32 @@ import os
 import shutil
 import zipfile
 
-from .reader import HDF5_LOCK, KerasReader
+from . import hdf5_guard
+
+# The values that change reach the worker in a NumPy archive beside the new file (removed after).
+_REPLACED_SUFFIX = ".replaced.npz"
 
 
-def write_weights(reader: KerasReader, path: str, replaced: dict, dropped: set[str],
+def write_weights(reader, path: str, replaced: dict, dropped: set[str],
                   layer_names: dict[str, str] | None = None) -> None:
-    """The reader's HDF5 weights with `replaced` (dataset path -> array), without `dropped`, and with
-    `layer_names` ({`vars` group path: new layer name}) at `path`."""
-    import h5py
+    """The reader's (core.format.keras.reader.KerasReader) HDF5 weights with `replaced` (dataset path ->
+    array), without `dropped`, and with `layer_names` ({`vars` group path: new layer name}) at `path`.
+    libhdf5 runs in the HDF5 worker, under its deadline and memory limit, as for every read."""
+    import numpy as np
 
-    source = reader.h5
-    with HDF5_LOCK, h5py.File(path, "w") as target:
-        for key, value in source.attrs.items():
-            target.attrs[key] = value
-        for name in source:
-            source.copy(source[name], target, name=name)
-        for name in dropped:
-            if name in target:
-                del target[name]
-        for name, values in replaced.items():
-            attributes = dict(target[name].attrs) if name in target else {}
-            if name in target:
-                del target[name]
-            dataset = target.create_dataset(name, data=values)
-            dataset.attrs.update(attributes)
-        if dropped:
-            _forget_dropped_names(target)
-        for group, name in (layer_names or {}).items():
-            target[group].attrs["name"] = name
+    names = sorted(replaced)
+    values_path = path + _REPLACED_SUFFIX if names else None
+    try:
+        if values_path is not None:
+            with open(values_path, "wb") as f:
+                np.savez(f, *(np.asarray(replaced[name]) for name in names))
+        hdf5_guard.write_edited(reader.source, path, values_path, names, sorted(dropped), layer_names or {})
+    finally:
+        if values_path is not None and os.path.exists(values_path):
+            os.remove(values_path)
 
 
-def _forget_dropped_names(h5) -> None:
-    """Legacy files list each group's weights in `weight_names`: a dropped weight leaves that list too,
-    or Keras would look for it."""
-    import h5py
-
-    for group in [h5] + _all_groups(h5):
-        names = group.attrs.get("weight_names")
-        if names is None or not len(names):
-            continue
-        kept = [n for n in names if isinstance(group.get(n.decode() if isinstance(n, bytes) else str(n)), h5py.Dataset)]
-        if len(kept) != len(names):
-            group.attrs["weight_names"] = kept
-
-
-def _all_groups(h5):
-    import h5py
-
-    found = []
-    h5.visititems(lambda _name, item: found.append(item) if isinstance(item, h5py.Group) else None)
-    return found
-
-
-def write_archive(reader: KerasReader, path: str, weights_path: str, config: dict | None = None) -> None:
+def write_archive(reader, path: str, weights_path: str, config: dict | None = None) -> None:
     """A `.keras` at `path`: the source archive's members but its weights (and its config.json when a new
     `config` is given), then `weights_path` as the weights."""
     import json

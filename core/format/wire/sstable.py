@@ -47,7 +47,7 @@ def table_bytes(path: str) -> bytes:
     try:
         if is_url(path):
             return read_cache.cached_bytes(files.version(path))
-        with open(path, "rb") as f:
+        with files.open_binary(path) as f:  # a pipe or a device in its place is refused, not waited on
             return f.read()
     except IsADirectoryError:
         raise NotACheckpointError(path, "is a folder, not a checkpoint .index file") from None
@@ -110,7 +110,7 @@ class TableFile:
             if is_url(path):  # no mapping of a remote object: a V1 file is read whole (they are small, old)
                 self._map = files.read_bytes(path)
             else:
-                with open(path, "rb") as f:
+                with files.open_binary(path) as f:  # a regular file, or refused naming what it is
                     size = os.fstat(f.fileno()).st_size
                     self._map = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
         except IsADirectoryError:

@@ -46,11 +46,10 @@ def tensor_values(fields: dict[int, list], dtype: dtypes.DType, count: int):
         return result
     width = {"f4": 4, "f8": 8}.get(kind)
     if width:
-        packed = b"".join(bytes(item) if wire_type == LENGTH_DELIMITED else
-                          item.to_bytes(width, "little") for wire_type, item in items
-                          if wire_type in (LENGTH_DELIMITED, FIXED32 if width == 4 else FIXED64))
-        numbers = np.frombuffer(packed, dtype=f"<{kind}")
+        numbers = np.frombuffer(packed_fixed(items, width), dtype=f"<{kind}")
         if dtype.is_numeric and dtype.numpy_dtype().kind == "c":
+            if numbers.size % 2:  # a complex value is a (real, imaginary) pair
+                raise DecodeError(f"{numbers.size} parts for {dtype.name} values, which come in pairs")
             numbers = numbers.view(f"<c{2 * width}")
     else:
         unsigned = dtype.number in (22, 23)  # uint32 / uint64 take the varint as it is
@@ -73,6 +72,22 @@ def _check_range(numbers, storage, dtype: dtypes.DType) -> None:
     low, high = (0, 1) if storage is np.bool_ else (np.iinfo(storage).min, np.iinfo(storage).max)
     if numbers.size and (int(numbers.min()) < low or int(numbers.max()) > high):
         raise DecodeError(f"a value out of the range of {dtype.name}")
+
+
+def packed_fixed(items, width: int) -> bytes:
+    """The bytes of a repeated fixed-width field's [(wire type, value), ...], packed or not: each packed
+    run must hold whole values (a run cut short is damage, not a shorter tensor). Items of another wire
+    type are skipped, as protobuf's parsers skip a field whose wire type does not fit its schema."""
+    fixed = FIXED32 if width == 4 else FIXED64
+    pieces = []
+    for wire_type, item in items:
+        if wire_type == LENGTH_DELIMITED:
+            if len(item) % width:
+                raise DecodeError(f"a packed field of {len(item)} bytes, not whole {width}-byte values")
+            pieces.append(bytes(item))
+        elif wire_type == fixed:
+            pieces.append(item.to_bytes(width, "little"))
+    return b"".join(pieces)
 
 
 def repeated_varints(items, signed: bool = True) -> list[int]:

@@ -131,11 +131,11 @@ def test_plain_tf2_checkpoint_paths(tf_ckpts):
 
 def test_reading_touches_only_the_tensor_bytes(tf_ckpts, monkeypatch):
     """Lazy: opening reads the index only; a read asks the data file for exactly the tensor's bytes."""
-    import builtins
+    from core.storage import files
 
-    opened = []
-    real_open = builtins.open
-    monkeypatch.setattr(builtins, "open", lambda path, *a, **k: opened.append(os.fspath(path)) or real_open(path, *a, **k))
+    opened = []  # every local file is opened through files.open_local (it refuses pipes and devices)
+    real_open = files.open_local
+    monkeypatch.setattr(files, "open_local", lambda path, *a, **k: opened.append(os.fspath(path)) or real_open(path, *a, **k))
     reader = CheckpointReader(tf_ckpts.many_vars)
     assert [os.path.basename(p) for p in opened] == ["many_vars.index"]
     entry = reader.entries[100]
