@@ -44,13 +44,14 @@ def command_export(args) -> int:
     if extension in (".npy", ".csv"):
         if len(names) != 1:
             shown = ", ".join(names[:5]) + (" ..." if len(names) > 5 else "")
-            raise UsageError(None, f"{extension} holds one tensor, but {len(names)} variables match"
+            raise UsageError(reader.prefix, f"{extension} holds one tensor, but {len(names)} variables match"
                              + (f": {shown}" if names else "") + " (narrow it with --name)")
         job = export_tensor_npy if extension == ".npy" else export_tensor_csv
         run_to_end(job(reader, names[0], args.out))
     elif extension in (".npz", ".h5", ".hdf5"):
-        if not names:
-            raise UsageError("--name", "no variable matches")
+        if not names:  # the error names the checkpoint, as every error of the CLI names its file
+            raise UsageError(reader.prefix, f"no variable matches --name {args.name!r}" if pattern is not None
+                             else "holds no variable to export")
         run_to_end((export_npz if extension == ".npz" else export_hdf5)(reader, names, args.out))
     else:
         raise UsageError(args.out, f"cannot export to {extension or 'a file without extension'}: use .npz, .h5, .npy or .csv")

@@ -176,6 +176,7 @@ def export_npz(reader: CheckpointSource, names: list[str], path: str) -> Job[int
 
     import numpy as np
 
+    names = list(dict.fromkeys(names))  # a key an index holds twice is one member (zipfile warns on a second)
     with atomic_path(path) as tmp:
         with zipfile.ZipFile(tmp, "w", zipfile.ZIP_STORED, allowZip64=True) as archive:
             for done, name in enumerate(names):
@@ -190,7 +191,8 @@ def export_npz(reader: CheckpointSource, names: list[str], path: str) -> Job[int
 def text_name(name: str) -> str:
     """A stored name as text any file format takes: the bytes of a key that is not UTF-8 (kept in `name` as
     surrogates) escaped as `\\udcNN`, as the CLI prints them and the CSV writer writes them."""
-    return name.encode("utf-8", "backslashreplace").decode("utf-8")
+    # NUL too: HDF5 strings and zip member names end at one
+    return name.encode("utf-8", "backslashreplace").decode("utf-8").replace("\x00", "\\x00")
 
 
 def hdf5_dataset_paths(names: list[str]) -> dict[str, str]:
@@ -209,6 +211,7 @@ def export_hdf5(reader: CheckpointSource, names: list[str], path: str) -> Job[in
     import h5py
     import numpy as np
 
+    names = list(dict.fromkeys(names))  # a key an index holds twice is one dataset
     locations = hdf5_dataset_paths(names)
     entries = {name: reader.entry(name) for name in names}
     total = max(sum(e.size for e in entries.values()), 1)

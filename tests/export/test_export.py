@@ -239,3 +239,27 @@ def test_a_stored_key_that_is_not_utf8_exports_escaped(tf_ckpts, tmp_path):
         assert archive["nested/kernel/.ATTRIBUTES/VARIABLE_VALUE\\udcff"].tobytes() == \
             tf_value(tf_ckpts.tf2_checkpoint_plain, kernel.decode()).tobytes()
     assert "nested/kernel/.ATTRIBUTES/VARIABLE_VALUE\\udcff" in (tmp_path / "t.csv").read_text(encoding="utf-8")
+
+
+def test_a_key_with_a_nul_byte_exports_escaped_and_quietly(tf_ckpts, tmp_path):
+    """The 30-minute fuzz run's find: a key holding a NUL byte broke the HDF5 export (HDF5 strings end at a
+    NUL): it is written escaped, as `\\x00`."""
+    import shutil
+
+    from core.format.wire.sstable import read_table
+    from tests.bounded_cli import run_cli
+    from tests.fuzz.mutators import write_rows
+
+    prefix = tmp_path / "odd"
+    source = str(tf_ckpts.tf2_checkpoint_plain)
+    shutil.copy(source + ".data-00000-of-00001", str(prefix) + ".data-00000-of-00001")
+    kernel = b"nested/kernel/.ATTRIBUTES/VARIABLE_VALUE"
+    rows = read_table(source + ".index")
+    rows = sorted((b"nested/ker\x00nel" if key == kernel else key, value) for key, value in rows)
+    (tmp_path / "odd.index").write_bytes(write_rows(rows))
+    for out in ("t.h5", "t.npz"):
+        result = run_cli("export", prefix, tmp_path / out)
+        assert result.returncode == 0 and result.stderr.strip().splitlines() == [
+            f"wrote {len(rows) - 1} variable(s) to {tmp_path / out}"], result.stderr  # the header row is no variable
+    with np.load(tmp_path / "t.npz") as archive:
+        assert "nested/ker\\x00nel" in archive.files

@@ -1,5 +1,5 @@
-"""Image tests of the main views: tests/gui/views.py renders them offscreen on a 1366x768 and a
-1920x1080 screen and on the laptop at scale factor 1.5, each in its own process (a screen's size is fixed
+"""Image tests of the main views: tests/gui/views.py renders them offscreen on a 1366x768 screen (every
+view), and on a 1920x1080 one and the laptop at scale factor 1.5 (the main views), each in its own process (a screen's size is fixed
 when Qt starts), and each picture must match the README's screenshot of it (docs/screenshots/SCREEN/
 VIEW.png) under a tolerance. Text is drawn with the fonts the app ships and no other (fontconfig is
 pointed at resources/fonts alone), and Qt and pyqtgraph are pinned, so the comparison runs on every
