@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from ...storage import files
 from ...storage.paths import is_url
 from ..wire.checksum import MASK_DELTA as _MASK_DELTA, raw_crc32c
+from ..graph.protos import parse
 from .protos import LoggedHistogram, classes, decode_histogram, tensor_scalar
 
 EVENT_FILE_MARK = "tfevents"  # TensorBoard reads files whose name holds it
@@ -114,6 +115,11 @@ class EventStream:
                 if self._seen_start:  # a restart: what was logged from its step on is orphaned
                     self._purge_all_from(step)
                 self._seen_start = True
+            migrated = _migrated_tag(event)
+            if migrated is not None:  # to TensorBoard a summary event: it purges and sets the last step
+                if self._version < 2 and step < self._latest_step:
+                    self._purge_tags_from([_Named(migrated)], step)
+                self._latest_step = step
             return
         out_of_order = self._version < 2 and step < self._latest_step
         self._latest_step = step
@@ -183,6 +189,27 @@ class EventFileContents:
     report: FileReport
     scalars: dict[str, list[tuple[int, float, float]]]
     histograms: dict[str, list[LoggedHistogram]]
+
+
+class _Named:
+    """A summary value of which only the tag matters (a purge by the tags an event names)."""
+
+    def __init__(self, tag: bytes):
+        self.tag = tag
+
+
+def _migrated_tag(event) -> bytes | None:
+    """TensorBoard's loader (dataclass_compat.migrate_event) turns a graph event into a summary event at
+    its step, tagged `__run_graph__`, and a tagged run metadata event into one tagged as it is: the tag of
+    that summary event, else None."""
+    if event.HasField("graph_def"):
+        return b"__run_graph__"
+    if event.HasField("tagged_run_metadata"):
+        try:
+            return parse("TaggedRunMetadata", event.tagged_run_metadata, classes()).tag
+        except ValueError:
+            return b""
+    return None
 
 
 def read_event_file(path: str | os.PathLike, wants=None, histograms: bool = True) -> EventFileContents:

@@ -27,6 +27,7 @@ _MESSAGES = {
               ("metadata", 9, _MESSAGE, _OPTIONAL, "SummaryMetadata")],
     "Summary": [("value", 1, _MESSAGE, _REPEATED, "Value")],
     "SessionLog": [("status", 1, _INT32, _OPTIONAL, None)],
+    "TaggedRunMetadata": [("tag", 1, _BYTES, _OPTIONAL, None)],
     # event.proto's `what` oneof, every member declared
     "Event": [("wall_time", 1, _DOUBLE, _OPTIONAL, None), ("step", 2, _INT64, _OPTIONAL, None),
               ("file_version", 3, _BYTES, _OPTIONAL, None, "what"),
