@@ -276,14 +276,22 @@ def _set_crc(out: bytearray, local: int, central: int, crc: int) -> None:
     struct.pack_into("<I", out, central + 16, crc)
 
 
-def zip_headers(seed, files, rng):
-    """A member's local or central header lying: method, flags, sizes, CRC, name and extra lengths."""
+def _pick_member(seed, files, rng):
+    """(archive bytes, a copy to mutate, a member's local header offset, its central one), or None."""
     archive = files[seed.prefix_name]
-    out = bytearray(archive)
     pairs = _headers(archive)
     if not pairs:
-        return False
+        return None
     local, central = rng.choice(pairs)
+    return archive, bytearray(archive), local, central
+
+
+def zip_headers(seed, files, rng):
+    """A member's local or central header lying: method, flags, sizes, CRC, name and extra lengths."""
+    picked = _pick_member(seed, files, rng)
+    if picked is None:
+        return False
+    archive, out, local, central = picked
     # (offset in the header, width): in the local header, then in the central one
     fields = [(local + 4, 2), (local + 6, 2), (local + 8, 2), (local + 14, 4), (local + 18, 4), (local + 22, 4),
               (local + 26, 2), (local + 28, 2), (central + 10, 2), (central + 20, 4), (central + 24, 4),
@@ -314,12 +322,10 @@ def zip_method(seed, files, rng):
 def zip_stream(seed, files, rng):
     """Bytes of a member's stored or compressed stream damaged; in some mutants the CRC is set to that of
     the damaged content (when it still decompresses) so the damage goes past the checksum."""
-    archive = files[seed.prefix_name]
-    out = bytearray(archive)
-    pairs = _headers(archive)
-    if not pairs:
+    picked = _pick_member(seed, files, rng)
+    if picked is None:
         return False
-    local, central = rng.choice(pairs)
+    archive, out, local, central = picked
     fields = _LOCAL.unpack_from(archive, local)
     method, size, name_length, extra_length = fields[3], fields[7], fields[9], fields[10]
     start = local + 30 + name_length + extra_length
