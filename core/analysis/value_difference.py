@@ -9,11 +9,11 @@ bundle's entry gives it without a read).
 """
 from __future__ import annotations
 
-import hashlib
 import math
 from dataclasses import dataclass
 
 from ..format.bundle.entry import BundleEntry
+from ..format.bundle.writer import encode_strings
 from ..format.source import CheckpointSource
 from ..format.wire.checksum import crc32c, mask
 from ..jobs import Job, Progress
@@ -208,16 +208,18 @@ def content_digest(reader: CheckpointSource, entry: BundleEntry, read: bool = Tr
     dtype = entry.dtype
     if dtype is None or dtype.is_opaque:
         return None
-    if reader.kind.stores_checksums and not entry.slices and not dtype.is_string:
-        return ("crc", entry.size, entry.crc32c)  # the index's CRC32C of the stored bytes: nothing read
+    if reader.kind.stores_checksums and not entry.slices:
+        # The index's CRC32C of the stored bytes, nothing read; for strings it covers their lengths and
+        # bytes as TensorFlow lays them out, which settles equality as it does for numbers.
+        return ("crc", entry.size, entry.crc32c)
     if not read:
         return None
-    if dtype.is_string:
-        digest = hashlib.blake2b(digest_size=16)
-        for chunk in reader.iter_chunks(entry.name):
-            for item in chunk:
-                digest.update(len(item).to_bytes(8, "little") + bytes(item))
-        return ("strings", digest.hexdigest())
+    if dtype.is_string:  # the CRC TensorFlow would store for these strings, so formats compare alike
+        import numpy as np
+
+        items = [item for chunk in reader.iter_chunks(entry.name) for item in np.asarray(chunk).reshape(-1)]
+        data, crc = encode_strings(np.array(items, dtype=object))
+        return ("crc", len(data), crc)
     import numpy as np
 
     crc = size = 0

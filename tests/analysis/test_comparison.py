@@ -8,6 +8,7 @@ from core.analysis.value_difference import aligned_chunks
 from core.edit.operations import RegexRename
 from core.edit.plan import RemapPlan
 from core.edit.save import save_remapped
+from core.format.bundle.writer import encode_strings
 from core.format.readers import open_reader
 from core.jobs import run_to_end
 
@@ -177,3 +178,30 @@ def test_extreme_values_are_measured_or_said_unknown_never_zero(tmp_path):
     assert math.isnan(result["nan"].max_abs_diff) and result["nan"].rel_l2 is None
     assert all(v.status == "different" for v in result.values())
     assert "max_abs_diff" not in result["nan"].record()  # JSON has no NaN
+
+
+def test_string_tensors_are_settled_by_their_stored_checksums(tf_ckpts, tmp_path):
+    """Without --values, a string tensor's CRC32C and size decide like a number's, and the digest we
+    compute from read strings is the one TensorFlow stores (so a V1 or Keras copy compares alike)."""
+    tf = _tf()
+    from core.analysis.value_difference import content_digest
+
+    strings = {"words": np.array([b"alpha", b"", b"\x00\xff" * 40], dtype=object),
+               "scalar": np.array(b"one", dtype=object), "kept": np.array([b"same"], dtype=object)}
+    changed = dict(strings, words=np.array([b"alpha", b"", b"\x00\xfe" * 40], dtype=object))
+    for name, tensors in (("a", strings), ("b", changed)):
+        tf.raw_ops.SaveV2(prefix=str(tmp_path / name), tensor_names=list(tensors),
+                          shape_and_slices=[""] * len(tensors), tensors=list(tensors.values()))
+    a, b = str(tmp_path / "a"), str(tmp_path / "b")
+    result = compare(a, b)
+    read_a, read_b = tf.train.load_checkpoint(a), tf.train.load_checkpoint(b)
+    equal_by_tf = {n for n in strings if np.array_equal(read_a.get_tensor(n), read_b.get_tensor(n))}
+    assert set(result.equal) == equal_by_tf == {"scalar", "kept"}
+    assert [c.name for c in result.changed] == ["words"] and not result.unchecked and not result.values_read
+    same = compare(tf_ckpts.all_dtypes, tf_ckpts.all_dtypes)
+    assert len(same.equal) == len(tf.train.list_variables(str(tf_ckpts.all_dtypes))) and not same.unchecked
+    reader = open_reader(a)
+    for name in strings:
+        data, crc = encode_strings(np.array(read_a.get_tensor(name), dtype=object))
+        assert (len(data), crc) == (reader.entry(name).size, reader.entry(name).crc32c)
+        assert content_digest(reader, reader.entry(name), read=False) == ("crc", len(data), crc)
