@@ -20,11 +20,13 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from ..errors import CheckpointError, InputError
+from ..executor import Executor
 from ..format.readers import open_reader
 from ..jobs import Job, Progress
 from ..run.discovery import CheckpointInfo
 from ..run.variables import describe_variables
 from . import trajectory
+from .overview_groups import fill_grouped_rows
 from .pair_norms import CHUNK, pair_sums, squares_sum
 from .trajectory import STAT_FIELD, SINGLE_METRICS, all_l2, cached, checkpoint_identity, ratio, stream_statistics
 
@@ -135,14 +137,19 @@ def overview_rows(checkpoints: list[CheckpointInfo], weights_only: bool = True, 
 
 def compute_overview(checkpoints: list[CheckpointInfo], metric: str, names: list[str] | None = None,
                      weights_only: bool = True, readers: dict | None = None,
-                     on_row: Callable[[int, Overview], None] | None = None) -> Job[Overview]:
+                     on_row: Callable[[int, Overview], None] | None = None, executor: Executor | None = None,
+                     single_metric: bool = False) -> Job[Overview]:
     """Job: the metric of each variable (`names`, else overview_rows') at each checkpoint. Progress
     comes after every value, so a cancel stops between two checkpoints' tensors. A checkpoint that
     cannot be opened, or a tensor that cannot be read, leaves gaps, and `problems` says why.
 
     `on_row(row, partial)`, if given, is called (in the job's thread) each time a variable's row is
     complete, so a window can draw the values as they arrive: `partial` is the overview so far, the
-    rows not computed yet NaN. Its values array is the one still being filled: copy it to keep it."""
+    rows not computed yet NaN. Its values array is the one still being filled: copy it to keep it.
+
+    Small tensors are measured by groups first (core.analysis.overview_groups: pieces on `executor`,
+    threads by default); `single_metric` computes just the metric asked for there (the CLI), not every
+    statistic a window switching metrics would want next."""
     import numpy as np
 
     if metric not in OVERVIEW_METRICS:
@@ -156,11 +163,17 @@ def compute_overview(checkpoints: list[CheckpointInfo], metric: str, names: list
     values = np.full((len(names), len(checkpoints)), np.nan)
     partial = Overview(metric, [c.step for c in checkpoints], [c.prefix for c in checkpoints], list(names),
                        list(labels), values, problems=problems)
-    sizes = [_bytes_of(checkpoints, readers, name) for name in names]
-    total, done = sum(sizes) or 1, 0
+    if on_row is None:
+        grouped = yield from fill_grouped_rows(checkpoints, metric, names, readers, values, executor, single_metric)
+    else:
+        grouped = yield from fill_grouped_rows(checkpoints, metric, names, readers, values, executor, single_metric,
+                                               on_rows=lambda rows: [on_row(row, partial) for row in rows])
+    rest = [(row, name) for row, name in enumerate(names) if row not in grouped]
+    sizes = {row: _bytes_of(checkpoints, readers, name) for row, name in rest}
+    total, done = sum(sizes.values()) or 1, 0
     # two threads: one reads the next checkpoint's tensor, one sums half of this one's
     with ThreadPoolExecutor(max_workers=2, thread_name_prefix="overview") as pool:
-        for row, name in enumerate(names):
+        for row, name in rest:
             yield Progress(done, total, f"{metric} of {labels[row]}")
             share, row_start = sizes[row] // max(len(checkpoints), 1), done
             for column, value in _variable_row(checkpoints, name, metric, readers, pool, problems):
@@ -274,7 +287,7 @@ def _all_l2_of(holder, name: str, pool) -> float:
     import numpy as np
 
     reader, identity, _, tensor = holder
-    stats = trajectory.CACHE.get(("stats", identity, name))
+    stats = trajectory.lookup(("stats", identity, name))
     if stats is not None:
         return all_l2(stats)
 

@@ -25,6 +25,7 @@ from ..format.readers import main_file, open_reader
 from ..jobs import Job, Progress
 from ..run.discovery import CheckpointInfo
 from ..storage import files
+from .metric_records import RECORDS, recorded
 from .metric_pieces import (CHUNK_BYTES, distance_of_chunks, distance_piece, l2_of_chunks, l2_piece, run_pieces,
                             source_of, statistics_of_chunks, statistics_piece)
 from .statistics import histogram_counts, histogram_edges
@@ -57,10 +58,15 @@ class Trajectory:
 
 
 class _Cache(BoundedCache):
-    """Metric values by (checkpoint identity, variable, metric), bounded, shared by the GUI's threads."""
+    """Metric values by (checkpoint identity, variable, metric), bounded, shared by the GUI's threads;
+    emptied together with the whole-checkpoint records (core.analysis.metric_records)."""
 
     def __init__(self):
         super().__init__(capacity=100_000)
+
+    def clear(self) -> None:
+        super().clear()
+        RECORDS.clear()
 
 
 CACHE = _Cache()
@@ -94,7 +100,7 @@ def compute_trajectory(checkpoints: list[CheckpointInfo], name: str, metric: str
                     CACHE.put(key, outcome)
     points: list[Point] = []
     first: tuple | None = None      # (prefix, shape) of the first checkpoint holding the variable
-    previous = _Previous()          # the same for the one an update ratio compares with
+    previous = PreviousHolder()          # the same for the one an update ratio compares with
     for done, info in enumerate(checkpoints):
         point, holder = _point(info, name, metric, element, first, previous.before(info), readers, single_metric)
         if holder is not None:
@@ -124,7 +130,7 @@ def _pieces_wanted(checkpoints: list[CheckpointInfo], name: str, metric: str, re
     checkpoints are walked as _point walks them (the first and previous holders, their shapes)."""
     wanted: dict = {}
     first = None  # (identity, shape, source)
-    holders = _Previous()
+    holders = PreviousHolder()
     for info in checkpoints:
         previous = holders.before(info)
         reader = readers.get(info.prefix)
@@ -136,7 +142,7 @@ def _pieces_wanted(checkpoints: list[CheckpointInfo], name: str, metric: str, re
         except (CheckpointError, OSError):
             continue
         identity, _, source = holder
-        if metric == "l2" and single_metric and CACHE.get(("stats", identity, name)) is None:
+        if metric == "l2" and single_metric and lookup(("stats", identity, name)) is None:
             wanted[("l2", identity, name)] = (l2_piece, source)
         elif metric in SINGLE_METRICS:
             wanted[("stats", identity, name)] = (statistics_piece, source)
@@ -144,14 +150,14 @@ def _pieces_wanted(checkpoints: list[CheckpointInfo], name: str, metric: str, re
             other = previous if metric == "update_ratio" else first
             if other is not None and other[1] == shape:
                 wanted[("distance", identity, other[0], name)] = (distance_piece, (source, other[2]))
-                if metric == "update_ratio" and CACHE.get(("all_l2", other[0], name)) is None:
+                if metric == "update_ratio" and lookup(("all_l2", other[0], name)) is None:
                     wanted[("stats", other[0], name)] = (statistics_piece, other[2])
         first = first or holder
         holders.held(holder)
-    return {key: work for key, work in wanted.items() if CACHE.get(key) is None}
+    return {key: work for key, work in wanted.items() if lookup(key) is None}
 
 
-class _Previous:
+class PreviousHolder:
     """The checkpoint an update ratio compares with: the last one holding the variable at an earlier step;
     of several at that step (a copy saved beside the original), the first written. Checkpoints of one
     step all compare with the same one, so a copy shows its step's update, not a zero beside it."""
@@ -193,7 +199,7 @@ def _point(info: CheckpointInfo, name: str, metric: str, element: int, first, pr
         if metric == "element":
             value = cached(("element", identity, name, element),
                             lambda: float(_real(reader.read_element(name, element))))
-        elif metric == "l2" and single_metric and CACHE.get(("stats", identity, name)) is None:
+        elif metric == "l2" and single_metric and lookup(("stats", identity, name)) is None:
             value = cached(("l2", identity, name), lambda: _stream_l2(reader, name))
         elif metric in SINGLE_METRICS:
             stats = cached(("stats", identity, name), lambda: stream_statistics(reader, name))
@@ -214,7 +220,7 @@ def _point(info: CheckpointInfo, name: str, metric: str, element: int, first, pr
                 value = distance
             else:  # the norm the overview's one-pass sums cached, else the previous checkpoint's statistics
                 other_identity = checkpoint_identity(other[0])
-                norm = CACHE.get(("all_l2", other_identity, name))
+                norm = lookup(("all_l2", other_identity, name))
                 if norm is None:
                     norm = all_l2(cached(("stats", other_identity, name), lambda: stream_statistics(other_reader, name)))
                 value = ratio(distance, norm)
@@ -224,8 +230,14 @@ def _point(info: CheckpointInfo, name: str, metric: str, element: int, first, pr
         return Point(info.step, info.prefix, None, str(exc)), None
 
 
-def cached(key, compute):
+def lookup(key):
+    """A metric value computed before: cached for its tensor, or in its checkpoint's record."""
     value = CACHE.get(key)
+    return value if value is not None else recorded(key)
+
+
+def cached(key, compute):
+    value = lookup(key)
     if value is None:
         value = compute()
         CACHE.put(key, value)

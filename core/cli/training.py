@@ -86,7 +86,7 @@ def command_overview(args) -> int:
     from ..errors import CorruptCheckpointError
 
     run = discover(args.path).single_run()
-    overview = run_to_end(compute_overview(run.checkpoints, args.metric, weights_only=not args.all))
+    overview = run_to_end(compute_overview(run.checkpoints, args.metric, weights_only=not args.all, single_metric=True))
     if overview.problems and not overview.variables:  # no checkpoint could be read: that is the answer
         prefix, problem = next(iter(overview.problems.items()))
         raise CorruptCheckpointError(prefix, problem if problem.startswith(prefix) else f"cannot be read ({problem})")

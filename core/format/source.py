@@ -156,6 +156,10 @@ class CheckpointSource(abc.ABC):
         (only kinds with `has_byte_ranges` give one, and not for partitioned or string tensors)."""
         return None
 
+    def tensor_ranges(self, names) -> dict:
+        """{name: tensor_range} for those of `names` that have one; formats without ranges give none."""
+        return {}
+
     @abc.abstractmethod
     def close(self) -> None:
         """Let go of the files the reader holds open (a Keras file's HDF5 handle, a bundle's shards).

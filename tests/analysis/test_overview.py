@@ -7,8 +7,10 @@ import numpy as np
 import pytest
 
 from core.analysis import overview as overview_module
+from core.analysis import overview_groups, tensor_groups
 from core.analysis.overview import OVERVIEW_METRICS, compute_overview, overview_rows
 from core.analysis.trajectory import CACHE, compute_trajectory
+from core.executor import SequentialExecutor
 from core.jobs import run_to_end
 from core.run.discovery import discover
 from tests.training_fixtures import DEAD_LAYER, EXPLODING_LAYER, EXPLODING_SAVES
@@ -144,10 +146,29 @@ def test_a_damaged_checkpoint_leaves_a_gap(training_runs, tmp_path):
     assert prefix == str(run_dir / "ckpt-300") and "checksum" in problem and "ckpt-300" in problem
 
 
-def test_cancelling_stops_between_variables(training_runs):
+def test_cancelling_stops_between_variables(training_runs, monkeypatch):
+    monkeypatch.setattr(tensor_groups, "SMALL_GROUP_BYTES", 1)  # a piece per variable
+    monkeypatch.setattr(overview_groups, "ThreadExecutor", lambda: SequentialExecutor())
     run = discover(training_runs.exploding_run)
     CACHE.clear()
-    job = compute_overview(run.checkpoints, "update_ratio")
-    next(job), next(job)
+    rows_done = []
+    job = compute_overview(run.checkpoints, "update_ratio", on_row=lambda row, partial: rows_done.append(row))
+    next(job), next(job), next(job)
     job.close()  # what the GUI's ✕ does
-    assert len(CACHE) < 12 * EXPLODING_SAVES
+    assert 0 < len(rows_done) < 12
+
+
+@pytest.mark.parametrize("metric", OVERVIEW_METRICS)
+def test_groups_of_small_tensors_give_the_tensor_by_tensor_values(training_runs, monkeypatch, metric):
+    """The grouped path (many pieces, spans split at every gap) against the one that reads tensor by
+    tensor, on every metric; the l2 alone (the CLI's) against the l2 of the full statistics."""
+    run = discover(training_runs.exploding_run)
+    CACHE.clear()
+    monkeypatch.setattr(tensor_groups, "SMALL_GROUP_BYTES", 1 << 12)
+    monkeypatch.setattr(tensor_groups, "COALESCE_GAP", 0)
+    grouped = run_to_end(compute_overview(run.checkpoints, metric, single_metric=metric == "l2"))
+    CACHE.clear()
+    monkeypatch.setattr(overview_groups, "groupable", lambda found: False)
+    one_by_one = run_to_end(compute_overview(run.checkpoints, metric))
+    assert grouped.variables == one_by_one.variables
+    np.testing.assert_allclose(grouped.values, one_by_one.values, rtol=1e-12, atol=1e-300)

@@ -179,6 +179,29 @@ class CheckpointReader(EntryListing):
                            entry.size, entry.dtype_number, entry.crc32c, self.header.endianness == BIG_ENDIAN,
                            entry.name)
 
+    def tensor_ranges(self, names) -> dict[str, TensorRange]:
+        """tensor_range of each of `names` that has one, in one loop (a whole-run pass asks for thousands);
+        a name missing, partitioned, not plain numbers or damaged is left out, for its reader to name."""
+        found = {}
+        paths_by_shard: dict[int, str] = {}
+        big_endian = self.header.endianness == BIG_ENDIAN
+        for name in names:
+            entry = self._entries.get(name)
+            dtype = entry.dtype if entry is not None else None
+            if dtype is None or dtype.is_string or dtype.is_opaque:
+                continue
+            try:
+                if entry.slices or entry.size != prod(entry.shape) * dtype.itemsize:
+                    continue
+                shard = entry.shard_id
+            except CorruptCheckpointError:
+                continue
+            path = paths_by_shard.get(shard)
+            if path is None:
+                path = paths_by_shard[shard] = data_file_path(self.prefix, shard, self.header.num_shards)
+            found[name] = TensorRange(path, entry.offset, entry.size, entry.dtype_number, entry.crc32c, big_endian, name)
+        return found
+
     def read_element(self, name: str, flat_index: int):
         """One value at a flat (row-major) index, read on its own: a positioned read of one item.
         Not checksummed (the CRC covers the whole tensor); the trajectory of one element uses it."""
