@@ -75,7 +75,7 @@ class Fixtures:
     tf2_slot_keys: Path  # prefix: TF2 Checkpoint with `.OPTIMIZER_SLOT` keys (slot_variables)
     v1_run: Path  # folder: V1 format Saver, steps 10 and 20, many dtypes and a partitioned variable
     v1_sharded: Path  # folder: V1 format, sharded Saver (`model.ckpt-20-?????-of-00002`)
-    estimator_like: Path  # prefix: partitioned variables with per-partition Ftrl/RMSProp slot keys
+    estimator_like: Path  # prefix: Estimator-like partitioned variables and their TF1 slots, roles beside
     keras_cp_run: Path  # folder: `cp-0005.ckpt`... (the Keras tutorial's names), mtimes reversed
     optimizer_steps: Path  # prefix: unnumbered, no step variable; Adam's iteration counter is 3
     serving: Path  # folder: a TF Serving base folder with SavedModel versions 1 and 2
@@ -225,29 +225,12 @@ def _save_tf1_run(run_dir: Path, steps: tuple[int, ...], **saver_kwargs) -> None
 
 
 def write_estimator_like(prefix: Path) -> Path:
-    """What canned Estimators left: partitioned weights whose optimizer slots are saved per partition,
-    `<variable>/part_0/Ftrl`, `.../part_1/RMSProp_1` (a Saver given those names, as they did)."""
-    tf = _tf()
-    prefix.parent.mkdir(parents=True, exist_ok=True)
-    with _tf1_session() as sess:
-        x = tf.constant(np.ones((4, 3), np.float32))
-        hidden = tf.compat.v1.get_variable("dnn/hiddenlayer_0/weights", shape=[3, 4],
-                                           partitioner=tf.compat.v1.fixed_size_partitioner(2))
-        logits = tf.compat.v1.get_variable("dnn/logits/weights", shape=[4, 1],
-                                           partitioner=tf.compat.v1.fixed_size_partitioner(2))
-        loss = tf.reduce_sum(tf.matmul(tf.matmul(x, hidden), logits))
-        ftrl, rmsprop = tf.compat.v1.train.FtrlOptimizer(0.1), tf.compat.v1.train.RMSPropOptimizer(0.1)
-        train = [ftrl.minimize(loss, var_list=list(hidden)), rmsprop.minimize(loss, var_list=list(logits))]
-        sess.run(tf.compat.v1.global_variables_initializer())
-        sess.run(train)
-        var_list = {"dnn/hiddenlayer_0/weights": list(hidden), "dnn/logits/weights": list(logits)}
-        for optimizer, variable, slots, base in ((ftrl, hidden, ("accum", "linear"), "Ftrl"),
-                                                 (rmsprop, logits, ("rms", "momentum"), "RMSProp")):
-            for i, part in enumerate(variable):
-                for number, slot in enumerate(slots):
-                    var_list[f"{variable.name}/part_{i}/{base}{'_1' if number else ''}"] = optimizer.get_slot(part, slot)
-        tf.compat.v1.train.Saver(var_list).save(sess, str(prefix))
-    return prefix
+    """What canned Estimators left: partitioned weights trained by Adagrad, Ftrl, RMSProp (inside
+    optimize_loss's `OptimizeLoss` scope) and Adam, saved by a default Saver; what the graph says of
+    each key is written beside it (tests.estimator_fixture)."""
+    from tests.estimator_fixture import write_estimator_like as write
+
+    return write(prefix)
 
 
 def _small_keras_model():

@@ -18,7 +18,7 @@ import json
 from dataclasses import dataclass, field
 
 from ..errors import PlanError
-from ..format.checkpoint_keys import tf1_slot_parts
+from ..format.checkpoint_keys import slot_of_key
 from ..run.variables import VariableInfo
 from . import shown_names
 from .draft import Draft, Planned, invalid_name
@@ -111,12 +111,13 @@ def preview(plan: RemapPlan, variables: list[VariableInfo]) -> Preview:
 
 
 def _check_slot_shadowing(current: dict[str, Planned], variables: list[VariableInfo], problems: list[str]) -> None:
-    """A non-slot variable renamed to `<another variable>/Adam` would be restored as that one's slot."""
+    """A non-slot variable renamed to `<another variable>/Adam` (or any name core.format.checkpoint_keys
+    reads as a slot) would be restored, and listed, as that one's slot."""
     was_slot = {v.name for v in variables if v.slot_of}
     for name, planned in current.items():
         if planned.source in was_slot:
             continue
-        parts = tf1_slot_parts(name)
-        if parts and parts[0] in current:
+        parts = slot_of_key(name, current)
+        if parts:
             problems.append(f"{planned.source or 'new variable'} → {name!r}: the name would pass for an optimizer "
                             f"slot of {parts[0]!r}")

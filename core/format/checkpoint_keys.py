@@ -4,7 +4,8 @@ savers, written once for every module that reads or rewrites keys.
 - TF2 object-based keys: `<object path>/.ATTRIBUTES/<attribute>`, the object path's parts escaped
   (`.` as `..`, `/` as `.S`); the serialized object graph under `_CHECKPOINTABLE_OBJECT_GRAPH`.
 - TF1 Saver optimizer slots: `<variable>/<Optimizer>[_N]` (`dense/kernel/Adam_1`), and the Adam beta
-  powers (`beta1_power`) beside them.
+  powers (`beta1_power`) beside them; when the optimizer ran inside an enclosing variable scope, the
+  odder names slot_of_key explains (`dnn/hiddenlayer_0/biases/iases/part_0/RMSProp`).
 - Bookkeeping: the object graph, save counters and global steps.
 """
 from __future__ import annotations
@@ -18,13 +19,16 @@ ATTRIBUTE_MARK = "/.ATTRIBUTES/"
 VARIABLE_VALUE_SUFFIX = ATTRIBUTE_MARK + "VARIABLE_VALUE"
 CONFIG_SUFFIX = ATTRIBUTE_MARK + "OBJECT_CONFIG_JSON"  # Keras layers' configuration, a JSON string
 
-# TF1 optimizers store slots as `<variable>/<Optimizer>[_N]` (e.g. `dense/kernel/Adam_1`).
+# TF1 optimizers name their slots after their own name (`_zeros_slot(var, "m", self._name)`), made unique
+# per variable by `_N` (`dense/kernel/Adam_1`). Defaults of tf.compat.v1.train, tf.contrib.opt (AdaMax,
+# AddSign, PowerSign, LazyAdam...), moving averages, and Keras-era names.
 TF1_SLOT_NAMES = ("Adam", "Momentum", "RMSProp", "Adagrad", "AdagradDA", "Adadelta", "Ftrl", "Nadam",
-                  "Adamax", "ExponentialMovingAverage", "LazyAdam", "ProximalAdagrad", "AdamW", "Lion", "LAMB")
+                  "Adamax", "AdaMax", "AddSign", "PowerSign", "ExponentialMovingAverage", "LazyAdam",
+                  "ProximalAdagrad", "AdamW", "Lion", "LAMB")
 # Names under which Keras saves an optimizer object (`SGD/iter`, `Adam/learning_rate` in SavedModels).
 OPTIMIZER_OBJECT_NAMES = ("optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Ftrl", "Adadelta", "Adamax",
                           "Nadam", "Lion", "LAMB")
-TF1_SLOT = re.compile(r"^(?P<variable>.+)/(?P<slot>(?:" + "|".join(TF1_SLOT_NAMES) + r")(?:_\d+)?)$")
+TF1_SLOT_PART = re.compile(r"(?:" + "|".join(TF1_SLOT_NAMES) + r")(?:_\d+)?")  # a key's last part, fullmatch
 TF1_OPTIMIZER_STATE = re.compile(r"(^|/)(beta1_power|beta2_power)(_\d+)?$")
 
 # Scalars that count steps or saves rather than hold a model's numbers.
@@ -43,33 +47,68 @@ def is_attribute_key(key: str) -> bool:
     return ATTRIBUTE_MARK in key
 
 
-def tf1_slot_parts(key: str) -> tuple[str, str] | None:
-    """(variable, slot name) for a key shaped like a TF1 optimizer slot, else None."""
-    match = TF1_SLOT.match(key)
-    return (match.group("variable"), match.group("slot")) if match else None
-
-
-_PARTITION_PART = re.compile(r"/part_\d+$")
 OPTIMIZER_SLOT_MARK = "/.OPTIMIZER_SLOT/"
 
 
 def slot_of_key(key: str, names) -> tuple[str, str] | None:
     """(variable's key, slot name) when the key's shape says it is an optimizer slot of a variable among
-    `names`: TF1 `<variable>/Adam_1`, a partition's `<variable>/part_0/Ftrl` (Estimators), TF2
-    `<path>/.OPTIMIZER_SLOT/<optimizer>/<slot>/.ATTRIBUTES/VARIABLE_VALUE`."""
+    `names` (a set or dict of stored keys): TF2 `<path>/.OPTIMIZER_SLOT/<optimizer>/<slot>/.ATTRIBUTES/
+    VARIABLE_VALUE`, or a TF1 slot (tf1_slot_of)."""
     if OPTIMIZER_SLOT_MARK in key:
         base, rest = key.split(OPTIMIZER_SLOT_MARK, 1)
         variable = base + VARIABLE_VALUE_SUFFIX
         slot = object_path_of_key(rest).rsplit("/", 1)[-1]
         return (variable, slot) if variable in names else None
-    parts = tf1_slot_parts(key)
-    if parts is None:
+    return tf1_slot_of(key, names)
+
+
+def tf1_slot_of(key: str, names) -> tuple[str, str] | None:
+    """(variable, slot name) of a TF1 Saver key that names an optimizer slot of a stored variable.
+
+    TF1's slot_creator.create_slot names a slot variable `<scope>/<primary>/<slot>` (the primary's name
+    under `variable_scope(None, primary + "/" + slot)`, which adds `_N` when taken, inside whatever
+    variable scope the optimizer is applied in: `<scope>/` is empty unless one encloses it, as
+    tf.contrib's optimize_loss did with `OptimizeLoss`). The Saver stores a slot by that name, except a
+    slot of a partition of a partitioned variable V (primary `V/part_<i>`), which _create_slot_var saves
+    as `V + "/" + slot.name[len(primary + "/"):-2]`: a cut by character count that is exact without an
+    enclosing scope (`V/Adam`) and otherwise leaves `len(<scope>/) - 1` characters of the scope and
+    primary before the slot's name (`V/iases/part_0/RMSProp` of `dnn/hiddenlayer_0/biases` under
+    `OptimizeLoss`). So, the last part being an optimizer's slot name, the key is a slot of V when:
+    1. it is `V/<slot>` (longest V first: the same as 2 with nothing cut);
+    2. it is `V/<cut>/<slot>` where `<cut>` is what that cut leaves of `<scope>/V/part_<i>`: a tail of
+       `V/part_<i>`, or `.../V/part_<i>` (the scope longer than the primary's name);
+    3. it is `<scope>/V/<slot>`, a slot of an unpartitioned V made inside an enclosing scope.
+    A variable `a/b` is never a slot of `a`: its last part is not a slot name, and its middle must be
+    what TF's cut leaves. Cost: a set lookup per `/` of the key, only for keys ending in a slot name."""
+    variable, _, slot = key.rpartition("/")
+    if not variable or not TF1_SLOT_PART.fullmatch(slot):
         return None
-    variable, slot = parts
     if variable in names:
         return variable, slot
-    whole = _PARTITION_PART.sub("", variable)
-    return (whole, slot) if whole != variable and whole in names else None
+    if variable[-1].isdigit():  # every cut ends in the partition's number
+        end = variable.rfind("/")
+        while end > 0:
+            candidate = variable[:end]
+            if candidate in names and _is_partition_cut(variable[end + 1:], candidate):
+                return candidate, slot
+            end = variable.rfind("/", 0, end)
+    start = variable.find("/")
+    while start >= 0:
+        candidate = variable[start + 1:]
+        if candidate in names:
+            return candidate, slot
+        start = variable.find("/", start + 1)
+    return None
+
+
+def _is_partition_cut(cut: str, variable: str) -> bool:
+    """Whether `cut` is what _create_slot_var's character cut leaves of `<scope>/<variable>/part_<i>`: its
+    last `len(<scope>/) - 1` characters (the partition's number in full or in part at the end)."""
+    head = cut.rstrip("0123456789")
+    if head == cut:
+        return False
+    partition = variable + "/part_"
+    return partition.endswith(head) or head.endswith("/" + partition)
 
 
 # The last part of a name that a TF1 kind rule may apply to: an optimizer slot or an Adam beta power.
@@ -85,7 +124,7 @@ def names_with_roles(names: list[str]) -> set[str]:
     text = "\n".join(names)
     if "/." in text:
         found.update(name for name in names if "/." in name)
-    if text.count("\n") > len(names) - 1:  # the rules' `$` also matches before a name's final newline
+    if text.count("\n") > len(names) - 1:  # the beta-power rule's `$` also matches before a final newline
         found.update(name for name in names if "\n" in name)
     last_parts = list(map(itemgetter(2), map(str.rpartition, names, repeat("/"))))
     with_roles = {part for part in set(last_parts) if _ROLE_LAST_PART.fullmatch(part)}

@@ -32,16 +32,38 @@ def _cli(*args):
     return subprocess.run([sys.executable, str(MAIN), *map(str, args)], capture_output=True, text=True, cwd=ROOT)
 
 
-def test_slots_of_partitions_belong_to_their_variable(tf_ckpts):
+def test_slots_of_partitions_belong_to_their_variable(tf_ckpts, tmp_path):
+    """An Estimator-like run (tests.estimator_fixture): every slot TF made, whatever its key (`V/Ftrl`,
+    `V//bias/part_0/RMSProp` under optimize_loss's scope, `OptimizeLoss/V/RMSProp`), is listed as a slot
+    of the variable TF made it for; every other key as TF lists it, in the role the graph gave it."""
+    from tests.estimator_fixture import oracle_of
+
     tf = _tf()
-    variables = {v.name: v for v in describe_variables(CheckpointReader(tf_ckpts.estimator_like))}
-    assert sorted(variables) == sorted(name for name, _ in tf.train.list_variables(str(tf_ckpts.estimator_like)))
-    for name, info in variables.items():
-        if "/part_" in name:
-            assert info.kind == "slot" and info.slot_of == name.split("/part_")[0], name
-            assert info.slot_name in ("Ftrl", "Ftrl_1", "RMSProp", "RMSProp_1")
+    prefix = str(tf_ckpts.estimator_like)
+    oracle, reference = oracle_of(prefix), tf.train.load_checkpoint(prefix)
+    tf_shapes, tf_dtypes = dict(tf.train.list_variables(prefix)), reference.get_variable_to_dtype_map()
+    roles = {**{key: "optimizer" for key in oracle["optimizer"]}, **{key: "bookkeeping" for key in oracle["bookkeeping"]},
+             **{key: "variable" for key in oracle["variables"]}}
+    assert len(oracle["slots"]) >= 16 and any("//" in key for key in oracle["slots"])  # the odd keys are there
+    listed = json.loads(_cli("list", prefix, "--json").stdout)["variables"]
+    variables = {v.name: v for v in describe_variables(CheckpointReader(prefix))}
+    assert [v["name"] for v in listed] == sorted(variables) == sorted(tf_shapes) == sorted(oracle["slots"].keys() | roles)
+    for row in listed:
+        name, info = row["name"], variables[row["name"]]
+        assert (row["shape"], row["dtype"]) == (tf_shapes[name], tf_dtypes[name].name), name
+        if name in oracle["slots"]:
+            expected = ("slot", *oracle["slots"][name])
         else:
-            assert info.kind == "variable" and info.entry.is_partitioned
+            expected = (roles[name], None, None)
+        assert (info.kind, info.slot_of, info.slot_name) == expected, name
+        assert (row["kind"], row["slot_of"], row["slot_name"]) == expected, name
+    # The value of a slot under an enclosing scope, as `show` and `trajectory` read it, is TensorFlow's.
+    odd = next(key for key, (variable, _) in oracle["slots"].items() if key.startswith(variable + "//"))
+    result = _cli("show", prefix, odd, "--npy", tmp_path / "slot.npy")
+    assert result.returncode == 0, result.stderr
+    assert np.array_equal(np.load(tmp_path / "slot.npy"), reference.get_tensor(odd))
+    trajectory = json.loads(_cli("trajectory", prefix, odd, "--metric", "max", "--json").stdout)
+    assert trajectory["points"][0]["value"] == pytest.approx(float(reference.get_tensor(odd).max()))
 
 
 def test_without_its_object_graph_a_tf2_checkpoint_is_classified_by_its_keys(tf_ckpts, tmp_path):
