@@ -32,11 +32,13 @@ def variable_record(info: VariableInfo) -> dict:
 
 def path_note(info: VariableInfo, display_names: dict[str, str]) -> str:
     notes = []
+    shown = info.display_name
     if info.object_path and info.object_path + VARIABLE_VALUE_SUFFIX != info.name:
-        shown = info.display_name
         # A Keras file's "path" is its stored name: the friendly name alone says what is new.
         notes.append(shown if shown in (info.object_path, info.name) or info.object_path == info.name
                      else f"{shown} = {info.object_path}")
+    elif info.object_path and shown != info.object_path:
+        notes.append(shown)  # the key spells the object path: the variable's own name is what is new
     if info.slot_of:
         notes.append(f"{info.slot_name} slot of {display_names.get(info.slot_of, info.slot_of)}")
     if info.entry.is_partitioned:

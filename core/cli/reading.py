@@ -82,6 +82,17 @@ def command_show(args) -> int:
     return 0
 
 
+def _shown_name(readers: dict[str, CheckpointSource], name: str) -> str:
+    """The name the window shows for stored key `name` (a Keras path, a TF1 name), from the first
+    checkpoint opened that holds it (the latest, as resolve_in_run looks there first)."""
+    from ..run.variables import describe_variables
+
+    for reader in readers.values():
+        if name in reader:
+            return next((v.display_name for v in describe_variables(reader) if v.name == name), name)
+    return name
+
+
 def command_trajectory(args) -> int:
     from ..analysis.trajectory import compute_trajectory
     from ..executor import executor_for
@@ -95,6 +106,7 @@ def command_trajectory(args) -> int:
     with executor_for(args.dask) as executor:
         trajectory = run_to_end(compute_trajectory(run.checkpoints, name, args.metric, args.element, readers,
                                                    single_metric=True, executor=executor))
+    shown = _shown_name(readers, name)
     points = [{"step": p.step, "prefix": p.prefix, "value": p.value} | ({"reason": p.reason} if p.reason else {})
               for p in trajectory.points]
     if args.csv:
@@ -102,10 +114,10 @@ def command_trajectory(args) -> int:
                    [[p.step if p.step is not None else "", p.prefix, "" if p.value is None else repr(p.value)]
                     for p in trajectory.points])
     if args.json:
-        print(json.dumps({"name": name, "metric": args.metric, "points": points}))
+        print(json.dumps({"name": name, "shown_name": shown, "metric": args.metric, "points": points}))
         return 0
     rows = [("-" if p.step is None else str(p.step), paths.basename(p.prefix),
              "-" if p.value is None else f"{p.value:.7g}", p.reason) for p in trajectory.points]
-    print(f"{args.metric} of {name}")
+    print(f"{args.metric} of {shown}" + (f" ({name})" if shown != name else ""))
     print_table(("step", "checkpoint", args.metric, ""), rows)
     return 0

@@ -40,9 +40,11 @@ class VariableInfo:
     @property
     def display_name(self) -> str:
         """What a person recognises first. Keras 3 object paths (`model/_operations/1/_kernel`) name
-        layers by number, while the variable's own name (`hidden/kernel`) names them as the person did;
-        so the variable name is shown when every variable of the checkpoint has a distinct one, else the
-        object path (plain tf.Module variables are all called `Variable`), else the stored key."""
+        layers by number, while the variable's own name (`hidden/kernel`, a Keras 3 weight's
+        `variable.path`, trainable or not) names them as the person did; so the variable name is shown
+        when every variable of the checkpoint has a distinct one that is its program's name, else the
+        object path (plain tf.Module variables are all called `Variable`; a subclassed Keras model's
+        weights built by its first call are named without their layer), else the stored key."""
         if self.use_variable_name and self.variable_name:
             return self.variable_name
         return self.object_path or self.name
@@ -127,7 +129,10 @@ def _variables(reader: CheckpointSource, graph: dict[str, ObjectInfo]) -> list[V
         ))
         append(described[-1])
     graph_names = [v.variable_name for v in described if v.object_path]  # plain ones have no object path
-    if graph_names and all(graph_names) and len(set(graph_names)) == len(graph_names):
+    # Names that repeat, or that Keras 3 slots show are not the weights' paths (object_graph's
+    # `not_keras_path`), name none of this checkpoint's variables the way its program does.
+    if graph_names and all(graph_names) and len(set(graph_names)) == len(graph_names) and \
+            not any(info.not_keras_path for info in graph.values()):
         result = [replace(v, use_variable_name=True) for v in result]
     return result
 

@@ -6,9 +6,20 @@ The serialized TrackableObjectGraph knows every other path (`model/_operations/1
 variable's own name (`hidden/kernel`), and which entries are optimizer slots of which variable:
 explicit `slot_variables` (TF2 optimizers before Keras 3) or, in Keras 3, per-variable lists beside the
 optimizer's `_trainable_variables` (`_momentums/i`, `_velocities/i` belong to `_trainable_variables/i`).
+
+A variable's own name is the `full_name` TensorFlow stores (`checkpoint/util.py get_full_name`: the
+tf.Variable's `_shared_name`, made from the TF name scopes open when it was created). Keras 3's TF backend
+opens a TF name scope with each of its own (`backend/tensorflow/core.py name_scope`), so for a weight whose
+tf.Variable is made while its layer builds (Sequential, functional models; trainable or frozen alike) the
+full name is the Keras `variable.path` (`sequential/dense_b/kernel`), under whichever key the weight is
+stored. Keras defers making the tf.Variable of a weight created in a StatelessScope (a subclassed model's
+layers built by its first call, `compute_output_spec`) to the scope's exit, where only the outer scopes
+are open: `model/kernel` for `model/dense/kernel`. The checkpoint does not hold the layer's name then,
+but the optimizer's slots show the mismatch (`ObjectInfo.not_keras_path`).
 """
 from __future__ import annotations
 
+import re
 from collections import deque
 from dataclasses import dataclass, field
 
@@ -39,6 +50,7 @@ class ObjectInfo:
     slot_of: str | None = None      # for an optimizer slot: the stored key of its variable
     slot_name: str | None = None    # e.g. "m", "momentums"
     optimizer_state: bool = False   # only reachable through an optimizer (iterations, beta powers, slots)
+    not_keras_path: bool = False    # its slots name it by a longer Keras path than its full name
 
 
 def stored_object_graph(reader) -> bytes | None:
@@ -89,6 +101,7 @@ def describe_keys(data: bytes) -> dict[str, ObjectInfo]:
     paths = _all_paths(nodes)
     optimizer_nodes = _optimizer_nodes(nodes)
     slots = _slot_links(nodes)  # slot node -> (original node, slot name)
+    not_paths = _named_off_path(nodes, slots)
     key_of_node = {}
     for node_id, node in enumerate(nodes):
         for name, _, key in node.attributes:
@@ -108,6 +121,7 @@ def describe_keys(data: bytes) -> dict[str, ObjectInfo]:
                 slot_of=slot_of,
                 slot_name=slot[1] if slot else None,
                 optimizer_state=through_optimizer,
+                not_keras_path=node_id in not_paths,
             )
     return result
 
@@ -197,3 +211,28 @@ def _list_items(node: _Node) -> list[int]:
     if not names or names != [str(i) for i in range(len(names))]:
         return []
     return [child for child, _ in node.children]
+
+
+def _named_off_path(nodes: list[_Node], slots: dict[int, tuple[int, str]]) -> set[int]:
+    """Variables whose full name is not their Keras path, as their slots tell. Keras 3 names a slot after
+    its variable's path (`BaseOptimizer.add_variable_from_reference`: `<path with / as _>_<slot>`, e.g.
+    `adam/model_dense_kernel_momentum`), while TensorFlow's full name of a variable Keras made late keeps
+    only the outer scopes of that path (`model/kernel`): a slot that spells the full name's scopes, then
+    more, then the same variable name is that case. A slot renamed apart from its variable, or named
+    otherwise (Adafactor's `_r`, `_c` take the bare variable name), spells neither and says nothing."""
+    full_names = {node_id: full_name for node_id, node in enumerate(nodes)
+                  for name, full_name, _ in node.attributes if name == "VARIABLE_VALUE" and full_name}
+    found = set()
+    for slot_node, (variable, _) in slots.items():
+        name, slot_name = full_names.get(variable), full_names.get(slot_node)
+        if name and slot_name and _longer_path(slot_name.rpartition("/")[2], name):
+            found.add(variable)
+    return found
+
+
+def _longer_path(slot: str, full_name: str) -> bool:
+    if slot.startswith(full_name.replace("/", "_") + "_"):
+        return False  # the slot is named after this very path
+    scopes, _, leaf = full_name.rpartition("/")
+    prefix = scopes.replace("/", "_") + "_" if scopes else ""
+    return slot.startswith(prefix) and re.fullmatch(rf".+_{re.escape(leaf)}_.+", slot[len(prefix):]) is not None
