@@ -119,12 +119,16 @@ def overview_rows(checkpoints: list[CheckpointInfo], weights_only: bool = True, 
     readers = {} if readers is None else readers
     problems = {} if problems is None else problems
     labels: dict[str, str] = {}
+    described: set[str] = set()
     for info in reversed(checkpoints):
         try:
             reader = _reader(readers, info.prefix)
         except (CheckpointError, OSError) as exc:
             problems.setdefault(info.prefix, _why(exc))
             continue
+        if described.issuperset(reader.names()):  # the same model as a later checkpoint: nothing new to name
+            continue
+        described.update(reader.names())
         for variable in describe_variables(reader):
             if variable.name in labels or not variable.entry.is_numeric:
                 continue

@@ -85,6 +85,7 @@ def forget_listings() -> None:
     """Empty the caches of decoded indexes and of their descriptions (a benchmark of a first open)."""
     forget_all()
     _DESCRIBED.clear()
+    describe_keys.cache_clear()
 
 
 def _describe(reader: CheckpointSource, graph: dict[str, ObjectInfo]) -> list[VariableInfo]:

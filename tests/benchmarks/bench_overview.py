@@ -45,6 +45,10 @@ in whatever touched the page; the minor page faults of one call are counted and 
 Run by hand from the repository root; it is not a test and asserts nothing about timings:
 
     .venv/bin/python tests/benchmarks/bench_overview.py [--reps 5] [--cold-reps 3] [--profile 25] [--rebuild]
+        [--runs all|big|many-small]
+
+It also measures runs of many small variables against a plain TensorFlow loop and a numpy floor
+(tests/benchmarks/overview_many_small.py says how).
 """
 from __future__ import annotations
 
@@ -63,6 +67,7 @@ sys.path.insert(0, str(HERE))  # the other benchmarks, whatever the current dire
 import numpy as np  # noqa: E402
 
 import bench_reader  # noqa: E402
+import overview_many_small  # noqa: E402
 from bench_compare import cold, drop_page_cache  # noqa: E402
 from bench_reader import MB, ROOT, median, print_table, verdict  # noqa: E402
 from bench_scalars import print_profile, print_runs  # noqa: E402
@@ -317,10 +322,17 @@ def main() -> int:
     parser.add_argument("--rebuild", action="store_true", help="rewrite the cached run (bench_trajectory's)")
     parser.add_argument("--profile", type=int, metavar="N", default=0,
                         help="also time and profile ours in-process and print the top N functions by own time")
+    parser.add_argument("--runs", choices=("all", "big", "many-small"), default="all",
+                        help="the 50 x 40 MB run, the runs of many small variables (overview_many_small.py), or all")
     args = parser.parse_args()
 
     print("Checkpoint Inspector: overview benchmark")
     load_at_start = os.getloadavg()[0]
+    if args.runs != "big":
+        overview_many_small.report(args.reps, args.rebuild)
+        if args.runs == "many-small":
+            print(machine_line(load_at_start))
+            return 0
     written_now, write_seconds = ensure_run(args.rebuild)
     run = the_run()
     names, raw, tf_sources = rows_and_sources(run.checkpoints)

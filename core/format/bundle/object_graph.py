@@ -19,13 +19,14 @@ but the optimizer's slots show the mismatch (`ObjectInfo.not_keras_path`).
 """
 from __future__ import annotations
 
+import functools
 import re
 from collections import deque
 from dataclasses import dataclass, field
 
-from ...errors import CorruptCheckpointError
+from ...errors import CorruptCheckpointError, DecodeError
 from ..checkpoint_keys import OBJECT_GRAPH_KEY
-from ..wire.protowire import LENGTH_DELIMITED, VARINT, typed_fields
+from ..wire.protobuf_messages import _BYTES, _INT32, _MESSAGE, _OPTIONAL, _REPEATED, build_message_classes, parse
 
 _MAX_PATHS_PER_NODE = 8  # shared objects can be reachable by very many paths; a few are enough to show
 MAX_DEPTH = 256  # no model nests objects this deep; a hostile chain of nodes must not cost depth² memory
@@ -65,36 +66,47 @@ def stored_object_graph(reader) -> bytes | None:
     return bytes(reader.read(OBJECT_GRAPH_KEY).reshape(-1)[0])
 
 
-# TrackableObjectGraph: nodes; each node: children, attributes, slot_variables (the fields we read).
-_GRAPH_FIELDS = {1: LENGTH_DELIMITED}
-_NODE_FIELDS = {1: LENGTH_DELIMITED, 2: LENGTH_DELIMITED, 3: LENGTH_DELIMITED}
-_CHILD_FIELDS = {1: VARINT, 2: LENGTH_DELIMITED}
-_ATTRIBUTE_FIELDS = {1: LENGTH_DELIMITED, 2: LENGTH_DELIMITED, 3: LENGTH_DELIMITED}
-_SLOT_FIELDS = {1: VARINT, 2: LENGTH_DELIMITED, 3: VARINT}
+# TrackableObjectGraph as far as it is read (field numbers of TensorFlow's trackable_object_graph.proto);
+# text as bytes, so a name that is not UTF-8 is kept.
+_MESSAGES = {
+    "ObjectReference": [("node_id", 1, _INT32, _OPTIONAL, None), ("local_name", 2, _BYTES, _OPTIONAL, None)],
+    "SerializedTensor": [("name", 1, _BYTES, _OPTIONAL, None), ("full_name", 2, _BYTES, _OPTIONAL, None),
+                         ("checkpoint_key", 3, _BYTES, _OPTIONAL, None)],
+    "SlotVariableReference": [("original_variable_node_id", 1, _INT32, _OPTIONAL, None),
+                              ("slot_name", 2, _BYTES, _OPTIONAL, None),
+                              ("slot_variable_node_id", 3, _INT32, _OPTIONAL, None)],
+    "TrackableObject": [("children", 1, _MESSAGE, _REPEATED, "ObjectReference"),
+                        ("attributes", 2, _MESSAGE, _REPEATED, "SerializedTensor"),
+                        ("slot_variables", 3, _MESSAGE, _REPEATED, "SlotVariableReference")],
+    "TrackableObjectGraph": [("nodes", 1, _MESSAGE, _REPEATED, "TrackableObject")],
+}
+
+
+@functools.lru_cache(maxsize=1)
+def _classes() -> dict:
+    return build_message_classes("checkpoint_inspector.object_graph", _MESSAGES)
 
 
 def parse_object_graph(data: bytes) -> list[_Node]:
-    """Decode a serialized TrackableObjectGraph into its nodes (node 0 is the root). Every field is read
-    by the wire type of its schema; anything else raises DecodeError."""
-    nodes = []
-    for _, node_bytes in typed_fields(data, _GRAPH_FIELDS, "the object graph"):
-        node = _Node()
-        for f, value in typed_fields(node_bytes, _NODE_FIELDS, f"object graph node {len(nodes)}"):
-            if f == 1:
-                sub = _fields(value, _CHILD_FIELDS, "a child reference")
-                node.children.append((sub.get(1, 0), _text(sub.get(2, b""))))
-            elif f == 2:
-                sub = _fields(value, _ATTRIBUTE_FIELDS, "an attribute")
-                node.attributes.append((_text(sub.get(1, b"")), _text(sub.get(2, b"")), _text(sub.get(3, b""))))
-            else:
-                sub = _fields(value, _SLOT_FIELDS, "a slot variable reference")
-                node.slot_variables.append((sub.get(1, 0), _text(sub.get(2, b"")), sub.get(3, 0)))
-        nodes.append(node)
-    return nodes
+    """Decode a serialized TrackableObjectGraph into its nodes (node 0 is the root), with protobuf's C
+    parser, as TensorFlow reads it (a graph of 4,000 variables is ~100,000 fields: milliseconds, where
+    walking them in Python took a third of a second); bytes that are no such message raise DecodeError."""
+    try:
+        graph = parse("TrackableObjectGraph", data, _classes())
+    except ValueError as exc:
+        raise DecodeError(f"the object graph is damaged ({exc})") from None
+    text = _text
+    return [_Node([(child.node_id, text(child.local_name)) for child in node.children],
+                  [(text(a.name), text(a.full_name), text(a.checkpoint_key)) for a in node.attributes],
+                  [(slot.original_variable_node_id, text(slot.slot_name), slot.slot_variable_node_id)
+                   for slot in node.slot_variables])
+            for node in graph.nodes]
 
 
+@functools.lru_cache(maxsize=4)
 def describe_keys(data: bytes) -> dict[str, ObjectInfo]:
-    """Map each checkpoint key named in the graph to its ObjectInfo."""
+    """Map each checkpoint key named in the graph to its ObjectInfo. The checkpoints of one run store
+    the same graph: it is described once (the last few graphs are kept; the result is not to be changed)."""
     nodes = parse_object_graph(data)
     if not nodes:
         return {}
@@ -124,10 +136,6 @@ def describe_keys(data: bytes) -> dict[str, ObjectInfo]:
                 not_keras_path=node_id in not_paths,
             )
     return result
-
-
-def _fields(buf, schema: dict[int, int], what: str) -> dict[int, object]:
-    return dict(typed_fields(buf, schema, what))
 
 
 def _text(value) -> str:

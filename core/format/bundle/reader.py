@@ -185,21 +185,28 @@ class CheckpointReader(EntryListing):
         found = {}
         paths_by_shard: dict[int, str] = {}
         big_endian = self.header.endianness == BIG_ENDIAN
+        itemsizes: dict[int, int] = {}  # dtype number -> item size, of the plain numeric dtypes
+        entries = self._entries
         for name in names:
-            entry = self._entries.get(name)
-            dtype = entry.dtype if entry is not None else None
-            if dtype is None or dtype.is_string or dtype.is_opaque:
+            entry = entries.get(name)
+            if entry is None:
                 continue
-            try:
-                if entry.slices or entry.size != prod(entry.shape) * dtype.itemsize:
+            itemsize = itemsizes.get(entry.dtype_number)
+            if itemsize is None:
+                dtype = entry.dtype
+                if dtype is None or dtype.is_string or dtype.is_opaque:
                     continue
-                shard = entry.shard_id
+                itemsize = itemsizes[entry.dtype_number] = dtype.itemsize
+            try:
+                shard, offset, size, crc, slices = entry._where or entry._decode_where()
             except CorruptCheckpointError:
+                continue
+            if slices or size != prod(entry.shape) * itemsize:
                 continue
             path = paths_by_shard.get(shard)
             if path is None:
                 path = paths_by_shard[shard] = data_file_path(self.prefix, shard, self.header.num_shards)
-            found[name] = TensorRange(path, entry.offset, entry.size, entry.dtype_number, entry.crc32c, big_endian, name)
+            found[name] = TensorRange(path, offset, size, entry.dtype_number, crc, big_endian, name)
         return found
 
     def read_element(self, name: str, flat_index: int):

@@ -8,7 +8,7 @@ tensor. Read without a reader (a piece on a thread or a Dask worker), the shard 
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from ...errors import ChecksumMismatchError
 from ...executor import piece_cancelled
@@ -24,8 +24,7 @@ class PieceCancelled(Exception):
     """Raised inside a piece whose job was cancelled; nobody waits for its outcome."""
 
 
-@dataclass(frozen=True)
-class TensorRange:
+class TensorRange(NamedTuple):  # a named tuple, not a dataclass: a whole-run pass makes one per tensor per checkpoint
     path: str           # the data shard: a local path or a URL
     offset: int
     size: int

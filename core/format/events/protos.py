@@ -11,7 +11,7 @@ import functools
 import struct
 from dataclasses import dataclass
 
-from ..graph.protos import build_message_classes, parse
+from ..wire.protobuf_messages import build_message_classes, parse
 
 _OPTIONAL, _REPEATED = 1, 3
 _DOUBLE, _FLOAT, _INT64, _UINT64, _INT32, _BOOL, _BYTES, _UINT32, _MESSAGE = 1, 2, 3, 4, 5, 8, 12, 13, 11

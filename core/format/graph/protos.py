@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import functools
 
-_OPTIONAL, _REPEATED = 1, 3
-_DOUBLE, _FLOAT, _BYTES, _INT64, _INT32, _BOOL, _MESSAGE = 1, 2, 12, 3, 5, 8, 11
+from ..wire.protobuf_messages import _BOOL, _BYTES, _FLOAT, _INT32, _INT64, _MESSAGE, _OPTIONAL, _REPEATED
+from ..wire.protobuf_messages import build_message_classes
+from ..wire.protobuf_messages import parse as parse_message
 
 # message -> [(field name, number, type, label, message type or None)]
 _MESSAGES = {
@@ -100,40 +101,7 @@ def message_classes() -> dict:
     return build_message_classes(_PACKAGE, _MESSAGES)
 
 
-def build_message_classes(package: str, messages: dict) -> dict:
-    """Classes for `messages` ({name: [(field, number, type, label, message type or None[, oneof name])]}),
-    declared in a descriptor file of their own `package`, parsed by upb. The one way this project builds
-    protos. Fields of one oneof behave as protobuf's do: the last of them on the wire is the one kept."""
-    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
-
-    file = descriptor_pb2.FileDescriptorProto(name=f"{package.replace('.', '_')}.proto", package=package,
-                                              syntax="proto2")
-    for message_name, fields in messages.items():
-        message = file.message_type.add(name=message_name)
-        oneofs: list[str] = []
-        for field_name, number, field_type, label, type_name, *oneof in fields:
-            field = message.field.add(name=field_name, number=number, type=field_type, label=label)
-            if type_name:
-                field.type_name = f".{package}.{type_name}"
-            if oneof:
-                if oneof[0] not in oneofs:
-                    oneofs.append(oneof[0])
-                    message.oneof_decl.add(name=oneof[0])
-                field.oneof_index = oneofs.index(oneof[0])
-    pool = descriptor_pool.DescriptorPool()
-    pool.Add(file)
-    return {name: message_factory.GetMessageClass(pool.FindMessageTypeByName(f"{package}.{name}"))
-            for name in messages}
-
-
 def parse(message_name: str, data: bytes, classes: dict | None = None):
     """Parse `data` as `message_name` (of `classes`, the graph's by default); ValueError (with the
     parser's words) when it is not one."""
-    from google.protobuf.message import DecodeError
-
-    message = (classes or message_classes())[message_name]()
-    try:
-        message.ParseFromString(data)
-    except (DecodeError, RuntimeError) as exc:
-        raise ValueError(str(exc) or "not a valid protobuf message") from None
-    return message
+    return parse_message(message_name, data, classes or message_classes())
