@@ -26,7 +26,7 @@ from ..jobs import Job, Progress
 from ..run.discovery import CheckpointInfo
 from ..run.variables import describe_variables
 from . import trajectory
-from .overview_groups import fill_grouped_rows
+from .grouped_metrics import fill_grouped_rows
 from .pair_norms import CHUNK, pair_sums, squares_sum
 from .trajectory import STAT_FIELD, SINGLE_METRICS, all_l2, cached, checkpoint_identity, ratio, stream_statistics
 
@@ -151,7 +151,7 @@ def compute_overview(checkpoints: list[CheckpointInfo], metric: str, names: list
     complete, so a window can draw the values as they arrive: `partial` is the overview so far, the
     rows not computed yet NaN. Its values array is the one still being filled: copy it to keep it.
 
-    Small tensors are measured by groups first (core.analysis.overview_groups: pieces on `executor`,
+    Small tensors are measured by groups first (core.analysis.grouped_metrics: pieces on `executor`,
     threads by default); `single_metric` computes just the metric asked for there (the CLI), not every
     statistic a window switching metrics would want next."""
     import numpy as np

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 
 from ..format.graph.summary import MISSING_MARK, TOP_LEVEL, GraphSummary, shape_text
+from ..run.discovery import recognise
 from ..run.run_graph import graph_of
 from ..storage.location import parse_location
 from .output import print_table
@@ -33,6 +34,7 @@ def add_parser(commands):
 
 
 def command_graph(args) -> int:
+    recognise(args.path)  # a foreign file is refused as every command refuses it (not shown its folder's graph)
     summary, note = graph_of(args.path, args.step)
     if args.json:  # one line, as `list --json`; why it was not compared when it was not
         print(json.dumps(summary.record() | ({"not_compared": note} if note else {})))

@@ -8,7 +8,7 @@ import os
 import sys
 
 from ..jobs import run_to_end
-from ..run.discovery import discover
+from ..run.discovery import discover, recognise
 from .output import print_table
 
 
@@ -17,6 +17,7 @@ def command_scalars(args) -> int:
 
     from ..errors import CorruptCheckpointError, NotACheckpointError
 
+    recognise(args.path)  # a foreign file is refused as every command refuses it, not searched for event files
     logs = run_to_end(read_training_logs(args.path, tag=args.tag, histograms=False))
     if not logs.files:
         raise NotACheckpointError(args.path, "holds no TensorBoard event files (events.out.tfevents.*) "

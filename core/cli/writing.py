@@ -8,7 +8,7 @@ import sys
 from ..storage import files, paths
 from ..errors import UsageError
 from ..formatting import format_shape
-from ..run.discovery import discover
+from ..run.discovery import discover, recognise
 from ..run.variables import describe_variables
 from .output import EXIT_BAD_INPUT, print_table
 from .reading import open_checkpoint
@@ -194,6 +194,9 @@ def command_convert(args) -> int:
     from ..edit.keras_convert import convert
     from ..jobs import run_to_end
 
+    for path in (args.src, args.model):  # foreign files refused here, as every command refuses them
+        if path:
+            recognise(path)
     written = run_to_end(convert(os.path.abspath(args.src), os.path.abspath(args.dst),
                                  os.path.abspath(args.model) if args.model else None))
     print(f"wrote {written}")

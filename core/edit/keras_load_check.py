@@ -51,7 +51,7 @@ def keras_load_warnings(source: CheckpointSource, result: Preview) -> list[str]:
         own = [names[p].variable_name.rpartition("/")[2] for p in paths]
         layer = group if legacy else names[paths[0]].variable_name.rpartition("/")[0]
         new_layer = next((renamed[p].rpartition("/")[0] for p in paths if p in renamed), layer)
-        builds = _built_count(configs.get(layer), len(paths))
+        builds = _built_count(configs.get(layer.rpartition("/")[2]), len(paths))  # a nested layer: its own name
         holds = [p for p in paths if p in kept]
         if len(holds) != builds:
             said = _keras_words(new_layer, builds, len(holds), legacy, position, (len(layers), saved_layers))

@@ -1,7 +1,8 @@
 """The one interface every checkpoint reader offers, and the kind of source each one reads.
 
-Three readers stand behind it: core.format.bundle.reader.CheckpointReader (a V2 bundle),
-core.format.bundle.v1_table.V1Reader (a V1 table) and core.format.keras.reader.KerasReader (a Keras file).
+Four readers stand behind it: core.format.bundle.reader.CheckpointReader (a V2 bundle),
+core.format.bundle.v1_table.V1Reader (a V1 table), core.format.keras.reader.KerasReader (a Keras file) and
+core.format.saved_model.SavedModelWithoutVariables (a SavedModel that stores none: an empty listing).
 core.format.readers.open_reader picks one; callers program against CheckpointSource and, where formats
 behave differently, ask `reader.kind` (a SourceKind) or one of its capabilities (`kind.is_keras`,
 `kind.has_byte_ranges`, ...), never the reader's class nor a side effect such as `naming()` being None.
@@ -29,6 +30,8 @@ class SourceKind(enum.Enum):
     KERAS_ARCHIVE = "keras_archive"        # a `.keras` zip, its weights in `model.weights.h5` inside
     KERAS_WEIGHTS_H5 = "keras_weights_h5"  # Keras 3's HDF5 layout (`layers/<key>/vars/<i>`): `.weights.h5`
     KERAS_LEGACY_H5 = "keras_legacy_h5"    # tf.keras 2's HDF5 layout (`layer_names`, `model_weights/`)
+    # A SavedModel with no `variables/variables` (core.format.saved_model): nothing stored, named by its folder.
+    SAVED_MODEL_WITHOUT_VARIABLES = "saved_model_without_variables"
 
     @property
     def is_keras(self) -> bool:
@@ -67,6 +70,7 @@ _DESCRIPTIONS = {
     SourceKind.KERAS_ARCHIVE: "a .keras archive",
     SourceKind.KERAS_WEIGHTS_H5: "a Keras 3 weights file",
     SourceKind.KERAS_LEGACY_H5: "a legacy Keras HDF5 file",
+    SourceKind.SAVED_MODEL_WITHOUT_VARIABLES: "a SavedModel with no variables",
 }
 
 

@@ -1,8 +1,10 @@
 """Finding a run and all its checkpoints from whatever path a person gives: what a run is.
 
 Accepted: a run folder, a checkpoint prefix, its `.index`, `.data-*` or `.meta` file, the `checkpoint`
-state file, a Keras file (`.keras`, `.weights.h5`, `.h5`) or a SavedModel folder, locally or behind a URL
-(core.storage).
+state file, a Keras file (`.keras`, `.weights.h5`, `.h5`) or a SavedModel folder (or its saved_model.pb),
+locally or behind a URL (core.storage). Any other file is refused the one way every command refuses it
+(recognise). A SavedModel's checkpoint is `variables/variables`, or the folder itself when it stores no
+variables (core.format.saved_model: TensorFlow's loader's rule).
 
 - A folder's own run: its TensorFlow checkpoints (the prefixes its state file lists, relative or stale
   absolute paths, plus every prefix on disk: kept-every-N-hours ones the state file dropped, unnumbered
@@ -15,7 +17,8 @@ state file, a Keras file (`.keras`, `.weights.h5`, `.h5`) or a SavedModel folder
 - A file opened alone is a run of one checkpoint unless its folder is a run of the file's kind: a state
   file naming the prefix, another prefix or Keras file with the same name template; then it is its folder's
   own run, opened at that checkpoint.
-Only file names and sizes are looked at, except for a prefix without `-N` in its name, whose global
+Only file names and sizes are looked at, and a Keras file's layout (a zip's member names, an HDF5 file's
+groups: core.format.readers.keras_file_problem), except for a prefix without `-N` in its name, whose global
 step is read from a `global_step`/`step`/`save_counter` variable (core.run.checkpoint_info).
 """
 from __future__ import annotations
@@ -27,8 +30,11 @@ from dataclasses import dataclass, field
 from ..atomic_write import writer_is_gone
 from ..errors import CheckpointError, NotACheckpointError, SeveralRunsError
 from ..format.bundle.commit import leftovers
+from ..format.foreign_files import foreign_file_error
 from ..format.keras.files import has_keras_name
-from ..format.keras.reader import holds_keras_weights, is_keras_file
+from ..format.keras.reader import is_keras_file
+from ..format.readers import keras_file_problem
+from ..format.saved_model import GRAPH_FILES, is_without_variables, misplaced_variables
 from ..format.wire.sstable import LFS_PROBLEM, is_lfs_pointer
 from ..format.bundle.v1_table import is_v1_file, v1_files, v1_prefix_of
 from ..format.checkpoint_state import STATE_FILE_NAME, CheckpointState, read_state_file, resolve, resolved_timestamps
@@ -37,7 +43,7 @@ from ..storage.location import Location
 from .checkpoint_info import CheckpointInfo, describe_checkpoint, keras_name_parts, sort_oldest_first
 from .name_templates import name_template, series_of
 
-__all__ = ["CheckpointInfo", "Run", "discover", "keras_name_parts", "prefix_of_file", "saved_model_prefix"]
+__all__ = ["CheckpointInfo", "Run", "discover", "keras_name_parts", "prefix_of_file", "recognise", "saved_model_prefix"]
 
 _DATA_SUFFIX = re.compile(r"\.data-\d{5}-of-\d{5}$")
 _NOT_V1_SUFFIXES = (".index", ".meta", ".json", ".txt", ".md", ".py", ".pb", ".pbtxt", ".png", ".jpg", ".csv", ".npy",
@@ -141,10 +147,34 @@ def prefix_of_file(path: str) -> str | None:
 
 
 def saved_model_prefix(folder: str) -> str | None:
+    """The prefix of a SavedModel's variables (`variables/variables`), when the folder holds them."""
     if not files.isdir(paths.join(folder, "variables")):  # from the folder's listing: no request remotely
         return None
     prefix = paths.join(folder, "variables", "variables")
     return prefix if files.exists(prefix + ".index") else None
+
+
+def recognise(path: str | os.PathLike) -> None:
+    """Refuse a file that is none of the app's, the one way every command refuses it (NotACheckpointError:
+    core.format.foreign_files.foreign_file_error). Passed: a folder, a path that is not there (a prefix: the
+    command says what it lacks), and the files the app reads: a `checkpoint` state file, a checkpoint's
+    `.index`, `.data-*` or `.meta`, a V1 table, a SavedModel's graph file, an event file, and a Keras file
+    by the rule of core.format.readers.keras_file_problem. discover() asks this first; a command that
+    takes a path without discovering a run (graph, scalars, convert) asks it itself."""
+    if not files.isfile(path):
+        return
+    name = paths.basename(path)
+    if has_keras_name(path) or is_keras_file(path):
+        if path.endswith(".index"):
+            return
+        problem = keras_file_problem(path)
+        if problem is not None:
+            raise problem
+        return
+    if name == STATE_FILE_NAME or name in GRAPH_FILES or name.startswith("events.out.tfevents.") \
+            or prefix_of_file(path) is not None or files.exists(path + ".index") or is_v1_file(path):
+        return
+    raise NotACheckpointError(path, LFS_PROBLEM) if is_lfs_pointer(path) else foreign_file_error(path)
 
 
 def discover(path: str | os.PathLike) -> Run:
@@ -154,20 +184,14 @@ def discover(path: str | os.PathLike) -> Run:
         # A named pipe or a device: opening it to look inside could wait forever.
         raise NotACheckpointError(path, "is neither a file nor a folder (a pipe or a device?)")
     if files.isdir(path):
-        serving = _serving_run(path)
-        if serving is not None:
-            return serving
-        saved_model = saved_model_prefix(path)
-        if saved_model and not _has_index_files(path):
-            return _discover_folder(paths.dirname(saved_model), selected=saved_model, depth=0)
-        return _with_checkpoints(_discover_folder(path, selected=None, depth=0), path)
+        return _discover_folder_given(path)
+    recognise(path)
     if paths.basename(path) == STATE_FILE_NAME and files.isfile(path):
         return _with_checkpoints(_discover_folder(paths.dirname(path), selected=None, depth=0, state_path=path), path)
     if files.isfile(path) and (has_keras_name(path) or is_keras_file(path)) and not path.endswith(".index"):
-        if not is_keras_file(path):
-            raise NotACheckpointError(path, LFS_PROBLEM if is_lfs_pointer(path) else
-                                      "is named as a Keras file but is neither a .keras (zip) archive nor HDF5")
         return _run_of_file(path)
+    if files.isfile(path) and paths.basename(path) in GRAPH_FILES:
+        return _discover_folder_given(Location(paths.dirname(path)))  # a SavedModel's graph file: the SavedModel
     prefix = prefix_of_file(path) if files.isfile(path) else None
     if prefix is None:
         prefix = v1_prefix_of(path) if is_v1_file(path) else path
@@ -179,10 +203,33 @@ def discover(path: str | os.PathLike) -> Run:
         if is_lfs_pointer(path):
             raise NotACheckpointError(path, LFS_PROBLEM)
         if files.exists(path):
-            raise NotACheckpointError(path, "is not a checkpoint file (expected a .index, .data-*, "
-                                            ".meta or `checkpoint` file, a run folder or a SavedModel)")
+            raise foreign_file_error(path)
         raise NotACheckpointError(path, "no such file or folder")
     return _run_of_file(prefix)
+
+
+def _discover_folder_given(path: str) -> Run:
+    """A folder given by name: a TF Serving base folder, a SavedModel (its variables' run, or itself when
+    it stores none), or a folder of checkpoints and runs."""
+    serving = _serving_run(path)
+    if serving is not None:
+        return serving
+    saved_model = saved_model_prefix(path)
+    if saved_model and not _has_index_files(path):
+        return _discover_folder(paths.dirname(saved_model), selected=saved_model, depth=0)
+    run = _discover_folder(path, selected=None, depth=0)
+    if not run.checkpoints and is_without_variables(path):
+        run.checkpoints.append(_saved_model_without_variables(path, run.warnings))
+        run.selected_prefix = path
+    return _with_checkpoints(run, path)
+
+
+def _saved_model_without_variables(folder: str, warnings: list[str]) -> CheckpointInfo:
+    """The one checkpoint of a SavedModel that stores no variables: the folder itself (core.format.saved_model),
+    the latest of its run, of size 0 (describe_checkpoint takes a prefix without `.index` for a V1 file)."""
+    info = describe_checkpoint(folder, None, False, True, [], warnings)
+    info.data_files, info.size_bytes = [], 0
+    return info
 
 
 def _serving_run(folder: str) -> Run | None:
@@ -192,16 +239,23 @@ def _serving_run(folder: str) -> Run | None:
         names = sorted(files.listdir(folder))
     except OSError:
         return None
-    versions = [(int(n), saved_model_prefix(paths.join(folder, n))) for n in names if n.isdigit()]
+    versions = [(int(n), paths.join(folder, n)) for n in names if n.isdigit()]
+    # Each version's one checkpoint: its variables' prefix, or the version itself when it stores none.
+    versions = [(version, saved_model_prefix(path) or (path if is_without_variables(path) else None))
+                for version, path in versions]
     versions = [(version, prefix) for version, prefix in versions if prefix]
     if not versions or _has_index_files(folder):
         return None
     run = Run(folder=folder, checkpoints=[])
     newest = max(version for version, _ in versions)
     for version, prefix in versions:
-        variables_folder = paths.dirname(prefix)
-        data = _data_files_by_prefix(variables_folder, sorted(files.listdir(variables_folder)))
-        info = describe_checkpoint(prefix, None, False, version == newest, data.get(prefix, []), run.warnings)
+        if files.isdir(prefix):  # a version that stores no variables (a frozen graph served as is)
+            info = _saved_model_without_variables(prefix, run.warnings)
+            info.is_latest = version == newest
+        else:
+            variables_folder = paths.dirname(prefix)
+            data = _data_files_by_prefix(variables_folder, sorted(files.listdir(variables_folder)))
+            info = describe_checkpoint(prefix, None, False, version == newest, data.get(prefix, []), run.warnings)
         info.step, info.step_source = version, "version"
         run.checkpoints.append(info)
     sort_oldest_first(run.checkpoints)
@@ -239,7 +293,7 @@ def _discover_folder(folder: str, selected: str | None, depth: int, state_path: 
     tensorflow = [paths.join(folder, n[:-len(".index")]) for n in names if n.endswith(".index")]
     tensorflow += _v1_prefixes(folder, names)
     keras = [paths.join(folder, n) for n in names if has_keras_name(n) and not n.startswith(".")
-             and holds_keras_weights(paths.join(folder, n))]
+             and keras_file_problem(paths.join(folder, n)) is None]
     if selected is not None and selected not in keras + tensorflow and is_keras_file(selected):
         keras.append(selected)  # a Keras file opened by name, whatever its extension
     in_series = {paths.join(folder, n) for members in series_of([paths.basename(k) for k in keras]).values()
@@ -259,6 +313,9 @@ def _discover_folder(folder: str, selected: str | None, depth: int, state_path: 
     for prefix in prefixes:
         run.checkpoints.append(describe_checkpoint(prefix, timestamps.get(prefix), prefix in listed,
                                                    prefix == latest, data_files.get(prefix, []), run.warnings))
+        note = misplaced_variables(prefix)  # variables.* beside saved_model.pb: TensorFlow never loads them
+        if note:
+            run.warnings.append(note)
     sort_oldest_first(run.checkpoints)
     if scan_subruns and depth < _MAX_SUBRUN_DEPTH:
         for name in names:

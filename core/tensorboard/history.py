@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from ..analysis.statistics import read_with_statistics
+from ..analysis.grouped_metrics import precompute
 from ..analysis.trajectory import PAIR_METRICS, SINGLE_METRICS, compute_trajectory
 from ..errors import NotACheckpointError, VariableNotFoundError
 from ..format.source import CheckpointSource
@@ -132,6 +133,8 @@ def _steps(checkpoints: list[CheckpointInfo]) -> list[int]:
 def _compute_metrics(plan: _Plan):
     """Every metric of every variable across the run, before anything is written (points are small;
     the pair metrics need the whole run in order). Returns {(name, metric): [Point per checkpoint]}."""
+    for progress in precompute(plan.checkpoints, plan.names, HISTORY_METRICS, plan.readers):
+        yield Progress(0, plan.total, progress.message)  # small tensors by groups, into the records
     values = {}
     for name in plan.names:
         for metric in HISTORY_METRICS:

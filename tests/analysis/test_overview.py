@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from core.analysis import overview as overview_module
-from core.analysis import overview_groups, tensor_groups
+from core.analysis import grouped_metrics, tensor_groups
 from core.analysis.overview import OVERVIEW_METRICS, compute_overview, overview_rows
 from core.analysis.trajectory import CACHE, compute_trajectory
 from core.executor import SequentialExecutor
@@ -148,7 +148,7 @@ def test_a_damaged_checkpoint_leaves_a_gap(training_runs, tmp_path):
 
 def test_cancelling_stops_between_variables(training_runs, monkeypatch):
     monkeypatch.setattr(tensor_groups, "SMALL_GROUP_BYTES", 1)  # a piece per variable
-    monkeypatch.setattr(overview_groups, "ThreadExecutor", lambda: SequentialExecutor())
+    monkeypatch.setattr(grouped_metrics, "ThreadExecutor", lambda: SequentialExecutor())
     run = discover(training_runs.exploding_run)
     CACHE.clear()
     rows_done = []
@@ -168,7 +168,7 @@ def test_groups_of_small_tensors_give_the_tensor_by_tensor_values(training_runs,
     monkeypatch.setattr(tensor_groups, "COALESCE_GAP", 0)
     grouped = run_to_end(compute_overview(run.checkpoints, metric, single_metric=metric == "l2"))
     CACHE.clear()
-    monkeypatch.setattr(overview_groups, "groupable", lambda found: False)
+    monkeypatch.setattr(grouped_metrics, "groupable", lambda found: False)
     one_by_one = run_to_end(compute_overview(run.checkpoints, metric))
     assert grouped.variables == one_by_one.variables
     np.testing.assert_allclose(grouped.values, one_by_one.values, rtol=1e-12, atol=1e-300)

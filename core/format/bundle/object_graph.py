@@ -26,7 +26,8 @@ from dataclasses import dataclass, field
 
 from ...errors import CorruptCheckpointError, DecodeError
 from ..checkpoint_keys import OBJECT_GRAPH_KEY
-from ..wire.protobuf_messages import _BYTES, _INT32, _MESSAGE, _OPTIONAL, _REPEATED, build_message_classes, parse
+from ..wire.protobuf_messages import _BYTES, _INT64, _MESSAGE, _OPTIONAL, _REPEATED, build_message_classes, parse
+from ..wire.protowire import LENGTH_DELIMITED, VARINT, typed_fields
 
 _MAX_PATHS_PER_NODE = 8  # shared objects can be reachable by very many paths; a few are enough to show
 MAX_DEPTH = 256  # no model nests objects this deep; a hostile chain of nodes must not cost depth² memory
@@ -66,18 +67,22 @@ def stored_object_graph(reader) -> bytes | None:
     return bytes(reader.read(OBJECT_GRAPH_KEY).reshape(-1)[0])
 
 
-# TrackableObjectGraph as far as it is read (field numbers of TensorFlow's trackable_object_graph.proto);
-# text as bytes, so a name that is not UTF-8 is kept.
+# TrackableObjectGraph (field numbers of TensorFlow's trackable_object_graph.proto): every field TensorFlow
+# writes is declared, the ones not read as bytes, so that a field the C parser keeps as unknown is damage
+# (a known field stored with another wire type) or a field of a newer TensorFlow. Text as bytes, so a name
+# that is not UTF-8 is kept; node ids as int64, so an id too big for an int32 stays out of range.
 _MESSAGES = {
-    "ObjectReference": [("node_id", 1, _INT32, _OPTIONAL, None), ("local_name", 2, _BYTES, _OPTIONAL, None)],
+    "ObjectReference": [("node_id", 1, _INT64, _OPTIONAL, None), ("local_name", 2, _BYTES, _OPTIONAL, None)],
     "SerializedTensor": [("name", 1, _BYTES, _OPTIONAL, None), ("full_name", 2, _BYTES, _OPTIONAL, None),
                          ("checkpoint_key", 3, _BYTES, _OPTIONAL, None)],
-    "SlotVariableReference": [("original_variable_node_id", 1, _INT32, _OPTIONAL, None),
+    "SlotVariableReference": [("original_variable_node_id", 1, _INT64, _OPTIONAL, None),
                               ("slot_name", 2, _BYTES, _OPTIONAL, None),
-                              ("slot_variable_node_id", 3, _INT32, _OPTIONAL, None)],
+                              ("slot_variable_node_id", 3, _INT64, _OPTIONAL, None)],
     "TrackableObject": [("children", 1, _MESSAGE, _REPEATED, "ObjectReference"),
                         ("attributes", 2, _MESSAGE, _REPEATED, "SerializedTensor"),
-                        ("slot_variables", 3, _MESSAGE, _REPEATED, "SlotVariableReference")],
+                        ("slot_variables", 3, _MESSAGE, _REPEATED, "SlotVariableReference"),
+                        ("registered_saver", 4, _BYTES, _OPTIONAL, None),
+                        ("has_checkpoint_values", 5, _BYTES, _OPTIONAL, None)],
     "TrackableObjectGraph": [("nodes", 1, _MESSAGE, _REPEATED, "TrackableObject")],
 }
 
@@ -89,18 +94,58 @@ def _classes() -> dict:
 
 def parse_object_graph(data: bytes) -> list[_Node]:
     """Decode a serialized TrackableObjectGraph into its nodes (node 0 is the root), with protobuf's C
-    parser, as TensorFlow reads it (a graph of 4,000 variables is ~100,000 fields: milliseconds, where
-    walking them in Python took a third of a second); bytes that are no such message raise DecodeError."""
+    parser (a graph of 4,000 variables is ~100,000 fields: milliseconds, where walking them in Python took
+    a third of a second). Bytes that are no such message raise DecodeError; so does a known field stored
+    with another wire type, which the C parser keeps aside as unknown: then the strict walk names it."""
+    from google.protobuf.unknown_fields import UnknownFieldSet
+
     try:
         graph = parse("TrackableObjectGraph", data, _classes())
     except ValueError as exc:
         raise DecodeError(f"the object graph is damaged ({exc})") from None
-    text = _text
-    return [_Node([(child.node_id, text(child.local_name)) for child in node.children],
-                  [(text(a.name), text(a.full_name), text(a.checkpoint_key)) for a in node.attributes],
-                  [(slot.original_variable_node_id, text(slot.slot_name), slot.slot_variable_node_id)
-                   for slot in node.slot_variables])
-            for node in graph.nodes]
+    text, nodes, aside = _text, [], 0
+    for node in graph.nodes:
+        aside += len(UnknownFieldSet(node))
+        children, attributes, slots = [], [], []
+        for child in node.children:
+            aside += len(UnknownFieldSet(child))
+            children.append((child.node_id, text(child.local_name)))
+        for attribute in node.attributes:
+            aside += len(UnknownFieldSet(attribute))
+            attributes.append((text(attribute.name), text(attribute.full_name), text(attribute.checkpoint_key)))
+        for slot in node.slot_variables:
+            aside += len(UnknownFieldSet(slot))
+            slots.append((slot.original_variable_node_id, text(slot.slot_name), slot.slot_variable_node_id))
+        nodes.append(_Node(children, attributes, slots))
+    if aside or len(UnknownFieldSet(graph)):
+        return _strict_nodes(data)
+    return nodes
+
+
+# The strict walk: every field read by the wire type of its schema (anything else raises DecodeError);
+# field numbers it does not know, a newer TensorFlow's, are skipped.
+_GRAPH_FIELDS = {1: LENGTH_DELIMITED}
+_NODE_FIELDS = {1: LENGTH_DELIMITED, 2: LENGTH_DELIMITED, 3: LENGTH_DELIMITED}
+_CHILD_FIELDS = {1: VARINT, 2: LENGTH_DELIMITED}
+_ATTRIBUTE_FIELDS = {1: LENGTH_DELIMITED, 2: LENGTH_DELIMITED, 3: LENGTH_DELIMITED}
+_SLOT_FIELDS = {1: VARINT, 2: LENGTH_DELIMITED, 3: VARINT}
+
+
+def _strict_nodes(data: bytes) -> list[_Node]:
+    nodes = []
+    for _, node_bytes in typed_fields(data, _GRAPH_FIELDS, "the object graph"):
+        node = _Node()
+        for f, value in typed_fields(node_bytes, _NODE_FIELDS, f"object graph node {len(nodes)}"):
+            sub = dict(typed_fields(value, (_CHILD_FIELDS, _ATTRIBUTE_FIELDS, _SLOT_FIELDS)[f - 1],
+                                    ("a child reference", "an attribute", "a slot variable reference")[f - 1]))
+            if f == 1:
+                node.children.append((sub.get(1, 0), _text(sub.get(2, b""))))
+            elif f == 2:
+                node.attributes.append((_text(sub.get(1, b"")), _text(sub.get(2, b"")), _text(sub.get(3, b""))))
+            else:
+                node.slot_variables.append((sub.get(1, 0), _text(sub.get(2, b"")), sub.get(3, 0)))
+        nodes.append(node)
+    return nodes
 
 
 @functools.lru_cache(maxsize=4)

@@ -3,14 +3,18 @@
 Read from the layout the HDF5 worker reports (core.format.keras.hdf5_layout: groups, datasets and the
 attributes Keras writes; nothing of Keras or h5py imported here). Two layouts:
 
-- Keras 3 (`.weights.h5`, and the `model.weights.h5` inside a `.keras`): `layers/<key>/vars/<i>`, nested
-  models as `layers/<key>/layers/...` (`_layer_checkpoint_dependencies/` in Keras 3.0 and 3.1), each layer's name on its `vars` group (attribute `name`); weights
-  are named as a loaded Keras model names their paths, by their own layer (`conv/kernel`, also inside a
-  nested model); the optimizer's variables as `optimizer/vars/<i>` (iteration, learning rate, then its
-  slots, variable by variable). The file does not name a layer's variables: their order follows the
-  layer's class, so the built-in classes get their names (`kernel`, `bias`, `gamma`, ...; with the model
-  config, exactly, e.g. without a bias); any other layer's are called `unnamed_<i>` rather than guessed.
-  Optimizer slots are matched to the trainable variables only where the counts and every shape agree.
+- Keras 3 (`.weights.h5`, and the `model.weights.h5` inside a `.keras`), as `saving_lib._save_state`
+  writes it: every object that saves variables has a `vars` group (`vars/<i>`, its name as the group's
+  attribute `name`) in a group named by the attribute that holds it (`dense1/`, `block/inner/` in a
+  subclassed model), or, in a list, dict or a model's `layers`, by its class (`layers/dense_1/`,
+  `heads/container/dense/`; `_layer_checkpoint_dependencies/` in Keras 3.0 and 3.1); the model's own
+  variables in the root's `vars`, its optimizer's in `optimizer/vars` (iteration, learning rate, slots).
+  Weights are named as a model loaded by `keras.saving.load_model` calls their paths (`block/dense_1/kernel`,
+  see _name_saveables). The file does not name a layer's variables: their order follows the layer's
+  class, so the built-in classes get their names (`kernel`, `bias`, `gamma`, ...; with the model config,
+  exactly, e.g. without a bias); any other layer's are called `unnamed_<i>` rather than guessed. Optimizer
+  slots are matched to the trainable variables by the model config's order or, without it, by their
+  shapes where only one order fits (core.format.keras.keras3_slots).
 - Legacy HDF5 (tf.keras / Keras 2 `model.save("x.h5")` and `save_weights`): `model_weights/` (or the
   root) with `layer_names` and each layer's `weight_names` attributes, and `optimizer_weights/` with its
   own `weight_names`; slots are matched by name (`Adam/dense/kernel/m:0`, `adam/sequential_dense_kernel_momentum`).
@@ -18,12 +22,14 @@ attributes Keras writes; nothing of Keras or h5py imported here). Two layouts:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .hdf5_layout import Dataset, Group
+from .keras3_slots import slot_owners
 
 NON_TRAINABLE = ("moving_mean", "moving_variance")
 LAYER_GROUPS = ("layers", "_layer_checkpoint_dependencies")  # the second: Keras 3.0 and 3.1's name
+FUNCTIONAL = ("Sequential", "Functional")  # models rebuilt from their config, calling their layers in place
 _KERNEL_BIAS = ("kernel", "bias")
 # Keras 3 class -> its variables in creation order, as (name, the config flag that creates it or None).
 CLASS_WEIGHTS = {
@@ -58,7 +64,6 @@ class KerasWeight:
     optimizer: bool = False
     slot_of: str | None = None   # the dataset path of the variable this slot belongs to
     slot_name: str | None = None
-    layer: str = ""              # the layer's name, for ordering the optimizer's slots
 
 
 def layer_configs(config) -> dict[str, tuple[str, dict]]:
@@ -78,15 +83,22 @@ def layer_configs(config) -> dict[str, tuple[str, dict]]:
 
 
 def is_keras3_layout(h5) -> bool:
-    """Whether a file's layout (its root Group) is laid out as Keras 3 writes (`layers/<key>/vars/<i>`, or an optimizer's
-    `vars` alone); the legacy layout (`layer_names`) is told by name_weights."""
-    return any(name in h5 for name in LAYER_GROUPS) or ("vars" in h5 and "optimizer" in h5)
+    """Whether a file's layout (its root Group) is laid out as Keras 3 writes: `layers/`, or the model's
+    `vars` group at the root (Keras writes it for every model, with the model's name on it) beside an
+    optimizer or a layer held as an attribute (`dense1/vars`); the legacy layout (`layer_names`) is told
+    by name_weights."""
+    if any(name in h5 for name in LAYER_GROUPS):
+        return True
+    model = _group(h5, "vars")
+    return model is not None and ("name" in model.attrs or "optimizer" in h5 or any(
+        _group(member, "vars") is not None for member in (h5[key] for key in h5) if isinstance(member, Group)))
 
 
 def name_weights(h5, config: dict | None = None) -> list[KerasWeight] | None:
-    """Every weight of a file (its root Group), named; None when the file is not laid out as Keras writes."""
+    """Every weight of a file (its root Group), named; None when the file is not laid out as Keras writes.
+    `config` is the model's (a `.keras` archive's `config.json`), {} when the file has none."""
     if is_keras3_layout(h5):
-        return _keras3(h5, layer_configs(config or {}))
+        return _keras3(h5, config if isinstance(config, dict) else {})
     group = h5["model_weights"] if "model_weights" in h5 else h5
     if "layer_names" in group.attrs:
         return _legacy(h5, group)
@@ -94,31 +106,96 @@ def name_weights(h5, config: dict | None = None) -> list[KerasWeight] | None:
 
 
 # ---- Keras 3 ------------------------------------------------------------------------------------------
-def _keras3(h5, configs) -> list[KerasWeight]:
-    weights: list[KerasWeight] = []
-    _keras3_layers(h5, "", "", configs, weights)  # Keras names a model's own layers without the model
-    if "optimizer" in h5 and "vars" in h5["optimizer"]:
-        _keras3_optimizer(h5["optimizer"], weights, list(configs))
+@dataclass(eq=False)
+class Saveable:
+    """A Keras object that saved its own variables (a group with `vars`): the model, a layer, a sublayer."""
+    path: str                          # its group in the file ("" for the model at the root)
+    name: str                          # its own name, from its `vars` group (`dense_3`)
+    hint: str                          # what tells its class: its key in a container, else its name
+    container: str | None              # the list, dict or `layers` group it sits in; None: an attribute
+    children: list[Saveable] = field(default_factory=list)
+    weights: list[KerasWeight] = field(default_factory=list)
+    shapes: list[tuple] = field(default_factory=list)
+    trainable: int = 0                 # its leading variables that the optimizer sees (all but moving stats)
+    variables: Group | None = None     # its `vars` group
+
+
+def _keras3(h5, config: dict) -> list[KerasWeight]:
+    configs = layer_configs(config)
+    root = _saveables(h5)
+    _name_saveables(root, configs, config.get("class_name"))
+    weights = [w for node in _preorder(root) for w in node.weights]
+    if isinstance(h5.get("optimizer"), Group):
+        optimizer = _optimizer_config(config)
+        # A Sequential or Functional model's config lists its layers in the model's order; a subclassed
+        # model's config lists none of them (its `__init__` makes them).
+        order = list(configs) if config.get("class_name") in FUNCTIONAL else []
+        for group, path, outer in _optimizer_groups(h5["optimizer"]):
+            _keras3_optimizer(group, path, outer, root, weights, order, optimizer)
     return weights
 
 
-def _keras3_layers(group, path: str, scope: str, configs, weights: list[KerasWeight]) -> None:
-    if "vars" in group and isinstance(group["vars"], Group) and path:
-        variables = group["vars"]
-        layer = _attr(variables, "name", path.rsplit("/", 1)[-1])
-        indexes = _dataset_indexes(variables)
-        names = _variable_names(group.name.rsplit("/", 1)[-1], layer, configs, len(indexes))
-        for i, name in zip(indexes, names):
-            weights.append(KerasWeight(f"{path}/vars/{i}", f"{scope}/{name}", layer=layer))
-    for layers in LAYER_GROUPS:
-        if layers not in group or not isinstance(group[layers], Group):
-            continue
-        for key in group[layers]:
-            child = group[layers][key]
-            if isinstance(child, Group):
-                name = _attr(child["vars"], "name", key) if "vars" in child else key
-                # Keras calls a nested model's weights by their own layer alone (`inner_dense/kernel`).
-                _keras3_layers(child, f"{path}/{layers}/{key}" if path else f"{layers}/{key}", name, configs, weights)
+def _saveables(h5) -> Saveable:
+    """The tree of what saved variables, as `saving_lib._save_state` writes it: each object that saves its
+    own variables has a `vars` group (a layer always: its name is on it) beside a group for each tracked
+    attribute that holds state (`dense1/`, `block/inner/`); a list, tuple or dict of them is a group whose
+    members are keyed by class (`layers/dense_1`, `heads/container/dense`, `_save_container_state`).
+    A layer reached twice is saved once (`visited_saveables`), at its first path. The model's optimizer
+    (`optimizer/`) is apart. Walked without recursion: a hostile file may nest deep."""
+    root = Saveable("", _attr(h5.get("vars"), "name", "model"), "", None, variables=_group(h5, "vars"))
+    stack = [(h5, "", root, None, False)]  # (group, its path, the saveable it is of, its container, saveable?)
+    while stack:
+        group, path, owner, container, is_saveable = stack.pop()
+        if is_saveable:
+            node = Saveable(path, _attr(group["vars"], "name", path.rsplit("/", 1)[-1]), "", container,
+                            variables=group["vars"])
+            node.hint = path.rsplit("/", 1)[-1] if container is not None else node.name
+            owner.children.append(node)
+            owner, container = node, None
+        found = []
+        for key in group:
+            child = group[key]
+            if not isinstance(child, Group) or (container is None and key == "vars") or \
+                    (owner is root and container is None and key == "optimizer"):
+                continue
+            child_path = f"{path}/{key}" if path else key
+            if isinstance(child.get("vars"), Group):  # a saveable, in `container` or held as an attribute
+                found.append((child, child_path, owner, container, True))
+            else:  # a container (a list, dict or `layers`): its members sit in it
+                found.append((child, child_path, owner, child_path, False))
+        stack.extend(reversed(found))  # depth first, in the file's order
+    return root
+
+
+def _name_saveables(root: Saveable, configs, root_class: str | None) -> None:
+    """Each saved variable named as a model loaded by `keras.saving.load_model` calls it (its `path`):
+    `<scope>/<variable>`, the scope being the names of the layers it is nested in, from the model's
+    sublayer down. The model's own name is not in it (`load_model` builds the model by running its `call`
+    outside its name scope, `Model.build_from_config`; a model built by calling it in place puts
+    `<model>/` in front of every path). A Sequential or Functional model rebuilt from its config calls its
+    layers outside its scope: they go by their own names (`inner_dense/kernel` in a nested Sequential);
+    any other layer builds its sublayers inside its scope (`block/dense_1/kernel`)."""
+    root_functional = _functional(root, configs, root_class, None)
+    stack = [(root, root.name)]
+    while stack:
+        node, scope = stack.pop()
+        _own_weights(node, scope, configs)
+        base = "" if node is root or _functional(node, configs, None, root_functional) else scope
+        stack.extend((child, f"{base}/{child.name}" if base else child.name) for child in reversed(node.children))
+
+
+def _own_weights(node: Saveable, scope: str, configs) -> None:
+    """The variables a layer saved itself (`Layer.save_own_variables`: `vars/<i>`, trainable ones first)."""
+    variables = node.variables
+    if variables is None:
+        return
+    indexes = _dataset_indexes(variables)
+    names = _variable_names(node.hint, node.name, configs, len(indexes))
+    prefix = f"{node.path}/vars" if node.path else "vars"
+    for i, name in zip(indexes, names):
+        node.weights.append(KerasWeight(f"{prefix}/{i}", f"{scope}/{name}"))
+        node.shapes.append(tuple(variables[i].shape or ()))
+    node.trainable = next((n for n, name in enumerate(names) if name in NON_TRAINABLE), len(names))
 
 
 def _variable_names(key: str, layer: str, configs, count: int) -> list[str]:
@@ -137,56 +214,96 @@ def _variable_names(key: str, layer: str, configs, count: int) -> list[str]:
     return [f"unnamed_{i}" for i in range(count)]
 
 
-def _keras3_optimizer(group, weights: list[KerasWeight], layer_order: list[str]) -> None:
-    """The optimizer's variables: iteration and learning rate, then `per` slots for each trainable
-    variable in the model's order (the config's; without one, the only order the shapes allow)."""
+def _functional(node: Saveable, configs, class_name: str | None, root_functional: bool | None) -> bool:
+    """Whether `node` is a Sequential or Functional model (its layers built outside its scope): by its
+    class in the config; without one, by its layout (all it holds is under `layers/`), and only inside a
+    model that is itself one (a subclassed model builds whatever it holds by calling it)."""
+    class_name = class_name or configs.get(node.name, (None,))[0]
+    if class_name is not None:
+        return class_name in FUNCTIONAL
+    if root_functional is False:
+        return False
+    groups = {f"{node.path}/{g}" if node.path else g for g in LAYER_GROUPS}
+    return bool(node.children) and all(child.container in groups for child in node.children)
+
+
+def _preorder(root: Saveable) -> list[Saveable]:
+    found, stack = [], [root]
+    while stack:
+        node = stack.pop()
+        found.append(node)
+        stack.extend(reversed(node.children))
+    return found
+
+
+# ---- Keras 3's optimizer -------------------------------------------------------------------------------
+_OPTIMIZER_OWN = ("iteration", "learning_rate")
+
+
+def _optimizer_groups(group):
+    """The optimizer's groups that hold variables, with their paths and the names of the optimizers that
+    wrap them: `optimizer/`, and the inner one of a wrapper such as `LossScaleOptimizer`
+    (`optimizer/inner_optimizer/`, which builds its slots inside the wrapper's name scope)."""
+    stack = [(group, "optimizer", ())]
+    while stack:
+        group, path, outer = stack.pop()
+        if isinstance(group.get("vars"), Group):
+            yield group, path, outer
+            outer = outer + (_attr(group["vars"], "name", "optimizer"),)
+        stack.extend((group[key], f"{path}/{key}", outer) for key in reversed(list(group))
+                     if key != "vars" and isinstance(group[key], Group))
+
+
+def _optimizer_config(config: dict) -> tuple[str, str, bool] | None:
+    """(name, class, whether its learning rate is a variable) of the optimizer a `.keras` compiled with."""
+    compiled = config.get("compile_config")
+    optimizer = compiled.get("optimizer") if isinstance(compiled, dict) else None
+    inner = optimizer.get("config") if isinstance(optimizer, dict) else None
+    if not isinstance(inner, dict) or not isinstance(optimizer.get("class_name"), str):
+        return None
+    return str(inner.get("name")), optimizer["class_name"], not isinstance(inner.get("learning_rate"), dict)
+
+
+def _keras3_optimizer(group, path: str, outer: tuple[str, ...], root: Saveable, weights: list[KerasWeight],
+                      layer_order: list[str], compiled: tuple[str, str, bool] | None) -> None:
+    """An optimizer's variables (`BaseOptimizer.save_own_variables`: `self.variables` as `vars/<i>`):
+    its iteration, its learning rate unless a schedule computes it, then its slots (see keras3_slots)."""
     variables = group["vars"]
-    kind = _attr(variables, "name", "optimizer").lower()
+    name = _attr(variables, "name", "optimizer")
     indexes = _dataset_indexes(variables)
-    own = [KerasWeight(f"optimizer/vars/{i}", f"{kind}/{_OPTIMIZER_OWN[n] if n < 2 else f'variable_{i}'}",
-                       optimizer=True) for n, i in enumerate(indexes)]
-    weights.extend(own)
-    layers: dict[str, list[KerasWeight]] = {}
-    for weight in weights:
-        if not weight.optimizer and not weight.variable_name.endswith(NON_TRAINABLE):
-            layers.setdefault(weight.layer, []).append(weight)
-    slots, count = own[2:], sum(len(v) for v in layers.values())
-    if not slots or not count or len(slots) % count:
+    shapes = [tuple(variables[i].shape or ()) for i in indexes]
+    config = compiled if compiled is not None and compiled[0] == name else None
+    # A schedule's learning rate is no variable (BaseOptimizer.__init__); the stored one is a scalar.
+    own = 2 if (config[2] if config else len(shapes) > 1 and shapes[1] == ()) else 1
+    kept = [KerasWeight(f"{path}/vars/{i}", f"{name}/{_OPTIMIZER_OWN[n] if n < own else f'variable_{i}'}",
+                        optimizer=True) for n, i in enumerate(indexes)]
+    weights.extend(kept)
+    kind = (config[1] if config else re.sub(r"_\d+$", "", name)).lower()  # `adam_4`: the fourth Adam of its process
+    names = _SLOT_NAMES.get(kind, ())
+    found = _config_owners(root, layer_order, shapes[own:]) or slot_owners(root, shapes[own:], len(names) or None)
+    if found is None:
         return
-    per = len(slots) // count
-    shapes = [tuple(variables[i].shape or ()) for i in indexes[2:]]
-    owners = _slot_owners(layers, layer_order, shapes, per, group.file)
-    if owners is None:
-        return
-    names = _SLOT_NAMES.get(re.sub(r"_\d+$", "", kind), ())  # `adam_4`: the fourth Adam of its process
-    for n, (slot, owner) in enumerate(zip(slots, owners)):
+    per, owners = found
+    for n, (slot, owner) in enumerate(zip(kept[own:], owners)):
         slot.slot_of = owner.path
         slot.slot_name = names[n % per] if len(names) == per else f"slot_{n % per}"
-        slot.variable_name = f"{kind}/{owner.variable_name.replace('/', '_')}_{slot.slot_name}"  # as Keras names it
+        # As Keras names it (`BaseOptimizer.add_variable_from_reference`).
+        slot.variable_name = "/".join(outer + (name, f"{owner.variable_name.replace('/', '_')}_{slot.slot_name}"))
 
 
-def _slot_owners(layers, layer_order, shapes, per, h5) -> list[KerasWeight] | None:
-    """Whose slot each slot is, or None when the shapes do not say it for sure."""
-    def block(layer):
-        return [tuple(h5[w.path].shape or ()) for w in layers[layer] for _ in range(per)]
-
-    if all(layer in layer_order for layer in layers):  # the config says the model's order
-        order = sorted(layers, key=layer_order.index)
-        if [s for layer in order for s in block(layer)] != shapes:
-            return None
-    else:  # the shapes alone: each next block must fit exactly one remaining layer
-        order, left, position = [], list(layers), 0
-        while left:
-            fits = [layer for layer in left if shapes[position:position + len(block(layer))] == block(layer)]
-            if len(fits) != 1:
-                return None  # nothing fits, or two layers of the same shapes could be either
-            order.append(fits[0])
-            left.remove(fits[0])
-            position += len(block(fits[0]))
-    return [w for layer in order for w in layers[layer] for _ in range(per)]
-
-
-_OPTIMIZER_OWN = ("iteration", "learning_rate")
+def _config_owners(root: Saveable, layer_order: list[str], shapes: list[tuple]):
+    """(per, owners) when the model config lists every layer with trainable variables (a Sequential or
+    Functional model: their order is the model's) and their variables, `per` slots each, fit the shapes."""
+    units = [node for node in _preorder(root) if node.trainable]
+    count = sum(node.trainable for node in units)
+    names = [node.name for node in units]
+    if not count or len(shapes) % count or len(set(names)) != len(names) or not set(names) <= set(layer_order):
+        return None
+    per = len(shapes) // count
+    units.sort(key=lambda node: layer_order.index(node.name))
+    block = [(w, shape) for node in units for w, shape in zip(node.weights[:node.trainable], node.shapes)
+             for _ in range(per)]
+    return (per, [w for w, _ in block]) if [shape for _, shape in block] == shapes else None
 
 
 # ---- legacy HDF5 ----------------------------------------------------------------------------------------
@@ -241,6 +358,14 @@ def _strings(values) -> list[str]:
     return [str(v) for v in values] if isinstance(values, list) else []
 
 
+def _group(group, key: str):
+    """The member group `key` of `group`, None if absent or not a group (a hostile file's dataset)."""
+    member = group.get(key)
+    return member if isinstance(member, Group) else None
+
+
 def _attr(group, key: str, default: str) -> str:
+    if group is None:
+        return default
     value = group.attrs.get(key, default)
     return value if isinstance(value, str) else default

@@ -1,10 +1,12 @@
-"""The overview's fast path: the rows of small tensors filled by groups (core.analysis.tensor_groups),
-each group one piece on the executor that reads its stretch of every checkpoint's data file once.
+"""Whole-run metrics of small tensors by groups (core.analysis.tensor_groups): each group one piece on
+the executor that reads its stretch of every checkpoint's data file once. The overview fills its rows
+this way (fill_grouped_rows); the checkpoint history and a statistics export warm the records first
+(precompute) and then ask per tensor as before, finding everything there.
 
-Which rows: variables every checkpoint holds as a plain real tensor of one element count, each small
+Which tensors: variables every checkpoint holds as a plain real tensor of one element count, each small
 enough to group. The rest (big tensors, streamed as before; partitioned, Keras or V1 variables, which
-need their reader; a variable some checkpoints lack), and the rows of a group that met damage, are
-left to the overview's tensor-by-tensor path, which says where and why.
+need their reader; a variable some checkpoints lack), and the tensors of a group that met damage, are
+left to the tensor-by-tensor paths, which say where and why.
 
 Values go into the per-checkpoint records (core.analysis.metric_records) under the keys a trajectory
 uses, so a trajectory or an overview of another metric asked later reads nothing again.
@@ -61,6 +63,19 @@ def fill_grouped_rows(checkpoints, metric: str, names: list[str], readers: dict,
     if ready and on_rows is not None:
         on_rows(ready)
     return set(eligible) - failed
+
+
+def precompute(checkpoints, names: list[str], metrics, readers: dict, executor: Executor | None = None) -> Job[None]:
+    """Job: the values of `metrics` (trajectory's names) for `names` that groups can give, computed into
+    the records; one statistics pass serves every single metric. `readers` holds every checkpoint's."""
+    import numpy as np
+
+    passes = [metric for metric in PAIR_METRICS if metric in metrics]
+    if any(metric not in PAIR_METRICS for metric in metrics):
+        passes.insert(0, "mean")  # any single metric: the full statistics
+    for metric in passes:
+        scratch = np.full((len(names), len(checkpoints)), np.nan)
+        yield from fill_grouped_rows(checkpoints, metric, names, readers, scratch, executor)
 
 
 def _ranges(checkpoints, names: list[str], readers: dict) -> list[dict] | None:
