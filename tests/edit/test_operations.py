@@ -78,3 +78,16 @@ def test_a_bad_plan_file_is_named_in_the_error(text, message):
     with pytest.raises(PlanError, match=message) as caught:
         RemapPlan.from_json(text, "my-plan.json")
     assert caught.value.path == "my-plan.json"
+
+
+def test_names_tensorflow_wrote_are_kept_while_another_is_renamed(tf_ckpts):
+    """An Estimator's slot key may hold `//` (slot_creator's cut, tests/estimator_fixture.py): a plan that
+    renames something else keeps it; a plan that would make such a name is refused."""
+    reader = CheckpointReader(tf_ckpts.estimator_like)
+    variables = describe_variables(reader)
+    odd = [v.name for v in variables if "//" in v.name]
+    assert odd, "the fixture's slots under an enclosing scope"
+    kept = preview(RemapPlan([RegexRename(pattern="^global_step$", replacement="step")]), variables)
+    assert not kept.problems and set(odd) <= {p.target for p in kept.planned}
+    made = preview(RemapPlan([RegexRename(pattern="^global_step$", replacement="a//b")]), variables)
+    assert any("empty scope" in problem for problem in made.problems)

@@ -6,6 +6,7 @@ with the slot's name made inside the optimizer's enclosing variable scope, so th
 scope's length; one graph applies an optimizer under every length from none to longer than the
 partition's name, beside variables whose names only look like slots.
 """
+import math
 from contextlib import nullcontext
 
 import pytest
@@ -127,3 +128,25 @@ def test_a_rename_into_a_slot_key_of_another_variable_is_a_problem(slot_run, tar
     plan = RemapPlan([OPERATION_TYPES["rename"](source="a/x/Adam", target=target)])
     problems = preview(plan, describe_variables(CheckpointReader(prefix))).problems
     assert f"a/x/Adam → {target!r}: the name would pass for an optimizer slot of {owner!r}" in problems
+
+
+def test_a_slot_key_holding_one_partition_is_said_to_be_unreadable_whole_as_tensorflow_finds(slot_run):
+    """A partition's slot made under an enclosing scope is stored as a key of its own holding just that
+    partition: TensorFlow's get_tensor refuses it, and so do we, saying why rather than calling it damaged."""
+    from core.errors import CheckpointError
+
+    tf = _tf()
+    prefix, slots, _ = slot_run
+    reader, tf_reader = CheckpointReader(prefix), tf.train.load_checkpoint(prefix)
+    partial = []
+    for key in slots:
+        entry = reader.entry(key)
+        if entry.slices and sum(math.prod(e[1] if e[1] >= 0 else dim for e, dim in zip(extents, entry.shape))
+                                for extents in entry.slices) < math.prod(entry.shape):
+            partial.append(key)
+    assert partial
+    for key in partial:
+        with pytest.raises(Exception):
+            tf_reader.get_tensor(key)
+        with pytest.raises(CheckpointError, match="stores only part of its shape.*TensorFlow cannot read it whole"):
+            reader.read(key)
