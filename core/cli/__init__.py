@@ -3,4 +3,4 @@ because it is Qt-free and ships with the engine; it is the top layer, and nothin
 
 # The commands' names, here so that main.py tells a command from a path without importing the commands.
 COMMANDS = ("list", "steps", "show", "trajectory", "export-csv", "export", "remap", "convert", "tensorboard", "diff",
-            "check", "scalars", "overview", "graph")
+            "check", "scalars", "overview", "diagnose", "graph")

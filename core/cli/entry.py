@@ -5,11 +5,12 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..analysis.diagnosis_findings import KINDS as DIAGNOSIS_KINDS
 from ..analysis.overview import ORDERS, OVERVIEW_METRICS
 from ..analysis.trajectory import METRICS
 from ..errors import InspectorError, UsageError
 from ..storage.location import parse_location
-from . import comparing, graph_command, reading, training, writing
+from . import comparing, diagnosing, graph_command, reading, training, writing
 from .output import EXIT_BAD_INPUT
 
 
@@ -151,6 +152,17 @@ def build_parser() -> argparse.ArgumentParser:
     overview.add_argument("--csv", metavar="OUT", help="write one row per variable, one column per checkpoint")
     overview.add_argument("--json", action="store_true")
     overview.set_defaults(handler=training.command_overview)
+
+    diagnosis = commands.add_parser("diagnose", help="what went wrong in a run's training, from its checkpoints alone "
+                                                     "(exit 0 nothing found, 1 findings)")
+    diagnosis.add_argument("path", type=parse_location, help="a run folder (or a checkpoint in it)")
+    diagnosis.add_argument("--json", action="store_true",
+                           help="print the findings and the per-variable, per-checkpoint metric table; a number "
+                                'that is not finite is the string "NaN", "Infinity" or "-Infinity"')
+    diagnosis.add_argument("--kinds", metavar="K,...", help="only these kinds of finding: " + ", ".join(DIAGNOSIS_KINDS))
+    diagnosis.add_argument("--step-range", metavar="A:B", help="only the checkpoints whose step is in A..B (A: or :B)")
+    _add_dask_option(diagnosis)
+    diagnosis.set_defaults(handler=diagnosing.command_diagnose)
 
     graph_command.add_parser(commands)
 

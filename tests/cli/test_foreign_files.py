@@ -102,7 +102,7 @@ COMMANDS = [
     ("export-csv", "F", "OUT/t.csv"), ("export", "F", "OUT/t.npz"), ("remap", "F", "OUT/remapped"),
     ("convert", "F", "OUT/c.keras"), ("convert", "G", "OUT/c.keras", "--model", "F"),
     ("diff", "F", "F"), ("diff", "G", "F"), ("check", "F", "--against", "G"), ("check", "G", "--against", "F"),
-    ("scalars", "F"), ("overview", "F", "--metric", "l2"), ("graph", "F"), ("tensorboard", "F", "--no-browser"),
+    ("scalars", "F"), ("overview", "F", "--metric", "l2"), ("diagnose", "F"), ("graph", "F"), ("tensorboard", "F", "--no-browser"),
 ]
 
 

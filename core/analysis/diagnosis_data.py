@@ -1,0 +1,122 @@
+"""What the run diagnosis (core.analysis.diagnosis) reads of a run before any rule is applied: the listing of
+every checkpoint (kind, dtype, shape of each stored key), the whole-run metric table of every numeric
+variable (l2, update_ratio, nan_count, inf_count from core.analysis.overview, which reads each tensor once
+and shares the trajectory cache), and the values of the optimizer's scalars (iteration counter, learning
+rate), which are single numbers read directly.
+
+The table is the one the CLI's --json gives: a row per variable, a column per checkpoint.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..errors import CheckpointError
+from ..jobs import Job, Progress
+from ..run.variables import describe_variables
+from .overview import _reader, compute_overview, model_order_key
+
+TABLE_METRICS = ("l2", "update_ratio", "nan_count", "inf_count")
+
+
+@dataclass(frozen=True)
+class Listed:
+    """One stored key of one checkpoint as core.run.variables describes it."""
+
+    kind: str
+    dtype: str
+    shape: tuple
+    label: str
+    slot_of: str | None
+    numeric: bool
+
+
+@dataclass
+class RunData:
+    steps: list            # per checkpoint (None where unknown)
+    prefixes: list[str]
+    listings: list[dict]   # per checkpoint: stored key -> Listed ({} where it could not be opened)
+    names: list[str]       # rows of the table: every numeric variable, in model order
+    labels: list[str]
+    table: dict            # metric -> numpy float64 [names, checkpoints], NaN where there is no value
+    scalars: dict          # stored key -> [value or None per checkpoint], for optimizer scalars
+    problems: dict = field(default_factory=dict)  # prefix -> why it (or a value of it) could not be read
+    readers: dict = field(default_factory=dict)
+    _slots: dict | None = None
+
+    def row(self, metric: str, name: str):
+        return self.table[metric][self.names.index(name)]
+
+    def latest(self, name: str) -> Listed | None:
+        for listing in reversed(self.listings):
+            if name in listing:
+                return listing[name]
+        return None
+
+    def kind(self, name: str) -> str:
+        listed = self.latest(name)
+        return listed.kind if listed else "variable"
+
+    def label(self, name: str) -> str:
+        listed = self.latest(name)
+        return listed.label if listed else name
+
+    def slots_of(self, name: str) -> list[str]:
+        if self._slots is None:  # weight -> its slots, made once (a big model has thousands of names)
+            self._slots = {}
+            for other in self.names:
+                listed = self.latest(other)
+                if listed is not None and listed.slot_of is not None:
+                    self._slots.setdefault(listed.slot_of, []).append(other)
+        return self._slots.get(name, [])
+
+    def evidence(self, metric: str, name: str, columns=None) -> dict:
+        """{step: value} of one table row, NaN kept (the JSON writer spells it)."""
+        row = self.row(metric, name)
+        columns = range(len(self.steps)) if columns is None else columns
+        return {self.steps[c]: float(row[c]) for c in columns}
+
+
+def gather(checkpoints, readers: dict | None = None, executor=None) -> Job[RunData]:
+    """Job: the RunData of these checkpoints (oldest first)."""
+    readers = {} if readers is None else readers
+    problems: dict[str, str] = {}
+    listings = []
+    for index, info in enumerate(checkpoints):
+        yield Progress(index, len(checkpoints), f"listing {info.prefix}")
+        try:
+            reader = _reader(readers, info.prefix)
+            listings.append({v.name: Listed(v.kind, v.entry.dtype_name, tuple(v.entry.shape), v.display_name,
+                                            v.slot_of, v.entry.is_numeric) for v in describe_variables(reader)})
+        except (CheckpointError, OSError) as exc:
+            problems.setdefault(info.prefix, str(exc))
+            listings.append({})
+    labels: dict[str, str] = {}
+    for listing in reversed(listings):  # the latest checkpoint names a variable
+        for name, listed in listing.items():
+            if listed.numeric and listed.kind != "config":
+                labels.setdefault(name, listed.label)
+    names = sorted(labels, key=lambda n: model_order_key(labels[n]))
+    table = {}
+    for metric in TABLE_METRICS:
+        overview = yield from compute_overview(checkpoints, metric, names=names, weights_only=False, readers=readers,
+                                               executor=executor)
+        table[metric] = overview.values
+        for prefix, problem in overview.problems.items():
+            problems.setdefault(prefix, problem)
+    scalars = {}
+    for name in names:
+        kinds = {listing[name].kind for listing in listings if name in listing}
+        shapes = {listing[name].shape for listing in listings if name in listing}
+        if kinds & {"optimizer", "bookkeeping"} and shapes == {()}:
+            scalars[name] = [_scalar(readers, info.prefix, name) if name in listing else None
+                             for info, listing in zip(checkpoints, listings)]
+    return RunData([c.step for c in checkpoints], [c.prefix for c in checkpoints], listings, names,
+                   [labels[n] for n in names], table, scalars, problems, readers)
+
+
+def _scalar(readers: dict, prefix: str, name: str):
+    try:
+        value = _reader(readers, prefix).read(name)
+        return float(value.reshape(-1)[0]) if value.size == 1 else None
+    except (CheckpointError, OSError, TypeError, ValueError):
+        return None

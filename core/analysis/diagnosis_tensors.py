@@ -1,0 +1,223 @@
+"""The detectors of the run diagnosis that read kernels themselves: dead_units and spectral. Each is a job
+`detector(data, executor) -> ([Finding], {metric: rows})`, the rows (numpy [variables, checkpoints], NaN where
+not computed) joining the diagnosis' metric table. Every kernel read is a piece on the executor (threads, or
+a Dask cluster: the pieces name byte ranges, core.analysis.metric_pieces.Source, and workers read them).
+
+- dead_units: a kernel of a Dense (in, out), Conv1D (k, in, out) or Conv2D (kh, kw, in, out) layer has `out`
+  output units; a unit's norm is the l2 of its kernel column (or output channel) together with its bias
+  entry (the layer's `bias` beside its `kernel`, by the names shown, when there is one of `out` values). A
+  unit is dead when its norm is at most DEAD_RATIO times the median unit norm of its layer. The kernels are
+  read at the last checkpoint; a layer with dead units there is read again at earlier checkpoints, newest
+  first, only until none of those units is dead any more: first_step is the earliest checkpoint from which
+  one of them stays dead to the end. Layers of fewer than DEAD_MIN_UNITS units are not judged.
+- spectral: core.analysis.spectral's WeightWatcher metrics of every kernel WeightWatcher analyses
+  (spectral.ww_analyses) at every checkpoint (alpha, stable_rank, spectral_norm, log_norm into the table).
+  A layer is flagged when its fitted alpha at the last checkpoint is below ALPHA_LOW (over-trained) or above
+  ALPHA_HIGH (under-trained), WeightWatcher's own thresholds; first_step is the first checkpoint of the
+  stretch out of band that runs to the end (the summary says whether it was inside the band before, i.e.
+  drifted out). Only layers with at least SPECTRAL_MIN_EVALS eigenvalues are judged: a power law fitted to
+  a handful of eigenvalues scatters far outside 2-6 even for a random, healthy matrix.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import CheckpointError
+from ..jobs import Job, Progress
+from .diagnosis_findings import Finding
+from .diagnosis_data import RunData
+from .metric_pieces import Source, source_of
+from .overview import _reader
+from .spectral import SpectralPiece, kind_of_shape, piece_for, read_kernel, spectral_piece, ww_analyses
+
+DEAD_RATIO = 1e-3
+DEAD_MIN_UNITS = 4
+DEAD_HIGH_FRACTION = 0.5
+ALPHA_LOW = 2.0
+ALPHA_HIGH = 6.0
+SPECTRAL_MIN_EVALS = 50
+SPECTRAL_ROWS = ("alpha", "stable_rank", "spectral_norm", "log_norm")
+
+
+@dataclass(frozen=True)
+class UnitsPiece:
+    """One kernel (and its bias) of one checkpoint: the unit norms are computed where the bytes are read."""
+
+    kernel: Source
+    shape: tuple
+    bias: Source | None
+
+
+def unit_norms(piece: UnitsPiece) -> np.ndarray:
+    """The l2 of each output unit's kernel column / channel with its bias entry, in float64."""
+    kernel = read_kernel(SpectralPiece(piece.kernel, piece.shape, kind_of_shape(piece.shape)))
+    columns = kernel.reshape(-1, piece.shape[-1]).astype(np.float64)
+    squares = np.einsum("ij,ij->j", columns, columns)
+    if piece.bias is not None:
+        bias = read_kernel(SpectralPiece(piece.bias, (piece.shape[-1],), "dense")).astype(np.float64)
+        squares += bias * bias
+    return np.sqrt(squares)
+
+
+def _dead(norms: np.ndarray) -> np.ndarray | None:
+    if not np.isfinite(norms).all():
+        return None
+    median = float(np.median(norms))
+    return norms <= DEAD_RATIO * median if median > 0 else None
+
+
+def _kernels(data: RunData) -> list[str]:
+    return [n for n in data.names if data.kind(n) == "variable" and data.latest(n).dtype.startswith("float")
+            and kind_of_shape(data.latest(n).shape) is not None]
+
+
+def _bias_of(data: RunData, name: str) -> str | None:
+    label = data.label(name)
+    parent, _, leaf = label.rpartition("/")
+    if leaf.lstrip("_") != "kernel":
+        return None
+    out = data.latest(name).shape[-1]
+    for other in data.names:
+        listed = data.latest(other)
+        if listed.kind == "variable" and listed.shape == (out,) and listed.label.rpartition("/")[0] == parent \
+                and listed.label.rpartition("/")[2].lstrip("_") == "bias":
+            return other
+    return None
+
+
+def _units_piece(data: RunData, column: int, name: str, bias: str | None) -> UnitsPiece | None:
+    listing = data.listings[column]
+    if name not in listing or listing[name].shape != data.latest(name).shape:
+        return None
+    prefix = data.prefixes[column]
+    reader = _reader(data.readers, prefix)
+    return UnitsPiece(source_of(reader, prefix, name), listing[name].shape,
+                      source_of(reader, prefix, bias) if bias is not None and bias in listing else None)
+
+
+def _map(executor, function, pieces: list):
+    """{index: result} of the pieces on the executor; a piece that failed (damage) is left out."""
+    from ..executor import ThreadExecutor
+
+    executor = executor or ThreadExecutor()
+    results = {}
+    for index, outcome in executor.map_unordered(function, pieces):
+        if not isinstance(outcome, BaseException):
+            results[index] = outcome
+    return results
+
+
+def dead_units(data: RunData, executor=None) -> Job[tuple[list[Finding], dict]]:
+    last = len(data.steps) - 1
+    layers = [(n, _bias_of(data, n)) for n in _kernels(data) if data.latest(n).shape[-1] >= DEAD_MIN_UNITS]
+    yield Progress(0, len(layers), f"unit norms of {len(layers)} kernels")
+    pieces, owners = [], []
+    for name, bias in layers:
+        try:
+            piece = _units_piece(data, last, name, bias)
+        except (CheckpointError, OSError):
+            continue
+        if piece is not None:
+            pieces.append(piece)
+            owners.append((name, bias))
+    findings = []
+    fraction_rows = np.full((len(data.names), len(data.steps)), np.nan)
+    for index, norms in _map(executor, unit_norms, pieces).items():
+        name, bias = owners[index]
+        dead = _dead(norms)
+        if dead is None or not dead.any():
+            continue
+        fractions = {data.steps[last]: float(dead.mean())}
+        since = np.full(dead.shape, last)  # per dead unit: the earliest checkpoint of its dead stretch
+        still = dead.copy()
+        for column in range(last - 1, -1, -1):  # newest first, only while one of them is still dead
+            yield Progress(last - column, last, f"when the units of {data.label(name)} died")
+            try:
+                piece = _units_piece(data, column, name, bias)
+                earlier = _dead(unit_norms(piece)) if piece is not None else None
+            except (CheckpointError, OSError, ValueError):
+                earlier = None
+            if earlier is None:
+                break
+            fractions[data.steps[column]] = float(earlier.mean())
+            still &= earlier
+            since[still] = column
+            if not still.any():
+                break
+        first = int(since[dead].min())
+        row = data.names.index(name)
+        for step, fraction in fractions.items():
+            fraction_rows[row, data.steps.index(step)] = fraction
+        count, total = int(dead.sum()), dead.size
+        findings.append(Finding(
+            "dead_units", "high" if dead.mean() >= DEAD_HIGH_FRACTION else "medium",
+            [name] + ([bias] if bias else []), data.steps[first], data.steps[last],
+            {"dead_fraction": dict(sorted(fractions.items(), key=lambda kv: data.steps.index(kv[0])))},
+            f"{count} of {total} units ({100 * count / total:.0f}%) of {data.label(name)} have collapsed (kernel "
+            f"column{' and bias' if bias else ''} norm <= {DEAD_RATIO:g} x the layer's median) since step "
+            f"{data.steps[first]}: units {_units(dead)}",
+            "Look for what pushes them to zero: dying ReLUs after a large update (lower the learning rate, "
+            "use LeakyReLU/GELU), too strong L1/L2 on the layer, a mask or pruning."))
+    return findings, {"dead_fraction": fraction_rows}
+
+
+def spectral(data: RunData, executor=None) -> Job[tuple[list[Finding], dict]]:
+    kernels = [n for n in _kernels(data) if ww_analyses(data.latest(n).shape, kind_of_shape(data.latest(n).shape))]
+    pieces, places = [], []
+    for column, prefix in enumerate(data.prefixes):
+        for name in kernels:
+            listed = data.listings[column].get(name)
+            if listed is None or listed.shape != data.latest(name).shape:
+                continue
+            try:
+                piece = piece_for(_reader(data.readers, prefix), prefix, name, listed.shape)
+            except (CheckpointError, OSError):
+                continue
+            if piece is not None:
+                pieces.append(piece)
+                places.append((data.names.index(name), column))
+    yield Progress(0, len(pieces), f"spectra of {len(kernels)} kernels at {len(data.prefixes)} checkpoints")
+    rows = {metric: np.full((len(data.names), len(data.steps)), np.nan) for metric in SPECTRAL_ROWS}
+    evals = np.zeros(len(data.names), dtype=int)
+    for index, result in _map(executor, spectral_piece, pieces).items():
+        row, column = places[index]
+        if result.get("status") != "success":
+            continue
+        for metric in SPECTRAL_ROWS:
+            rows[metric][row, column] = result[metric]
+        evals[row] = max(evals[row], int(result.get("num_evals", 0)))
+    findings = []
+    for name in kernels:
+        row = data.names.index(name)
+        alpha = rows["alpha"][row]
+        if evals[row] < SPECTRAL_MIN_EVALS or not np.isfinite(alpha[-1]):
+            continue
+        low = alpha[-1] < ALPHA_LOW
+        if not low and alpha[-1] <= ALPHA_HIGH:
+            continue
+        outside = (alpha < ALPHA_LOW) if low else (alpha > ALPHA_HIGH)
+        start = len(alpha) - 1
+        while start > 0 and outside[start - 1]:
+            start -= 1
+        drifted = start > 0 and np.isfinite(alpha[:start]).any()
+        what = "over-trained (alpha < 2: heavy-tailed, may over-fit)" if low else \
+            "under-trained (alpha > 6: close to random)"
+        findings.append(Finding(
+            "spectral", "medium" if low else "low", [name], data.steps[start], data.steps[-1],
+            {metric: {data.steps[c]: float(rows[metric][row, c]) for c in range(len(data.steps))}
+             for metric in ("alpha", "stable_rank")},
+            f"{data.label(name)} looks {what}: alpha {alpha[-1]:.2f} at step {data.steps[-1]}" +
+            (f", out of the 2-6 band since step {data.steps[start]}" if drifted else ""),
+            "Over-trained: pick an earlier checkpoint, add regularisation. Under-trained: train longer or raise "
+            "the layer's learning rate; check it receives gradient."))
+    return findings, rows
+
+
+def _units(dead: np.ndarray) -> str:
+    indices = np.flatnonzero(dead).tolist()
+    return ", ".join(map(str, indices[:8])) + (f" and {len(indices) - 8} more" if len(indices) > 8 else "")
+
+
+DETECTORS = {"dead_units": dead_units, "spectral": spectral}

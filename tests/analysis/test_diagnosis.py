@@ -1,0 +1,159 @@
+"""The run diagnosis (core.analysis.diagnosis) on TensorFlow-written runs of one tiny Keras MLP, each with one
+planted problem (tests/diagnosis_fixtures.py): each is found with the right kind, the stored key TensorFlow
+wrote the planted variable under (found by value through tf.train.load_checkpoint) and the first checkpoint
+after the plant; the healthy run gives no finding. Then `main.py diagnose`'s exit codes and JSON."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from core.analysis.diagnosis import diagnose
+from core.cli.entry import run as cli_run
+from core.jobs import run_to_end
+from core.run.discovery import discover
+from tests.diagnosis_fixtures import DEAD_COLUMNS, FIRST_BAD_STEP, SAVE_EVERY, STEPS, write_runs
+
+STEPS_SAVED = list(range(SAVE_EVERY, STEPS + 1, SAVE_EVERY))
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    return write_runs(tmp_path_factory.mktemp("diagnosis"))
+
+
+def _diagnosis(runs, plant, **options):
+    folder, _ = runs[plant]
+    checkpoints = discover(str(folder)).single_run().checkpoints
+    assert [c.step for c in checkpoints] == STEPS_SAVED
+    return run_to_end(diagnose(checkpoints, **options))
+
+
+def _only(diagnosis, kind):
+    found = [f for f in diagnosis.findings if f.kind == kind]
+    assert len(found) == 1, [(f.kind, f.summary) for f in diagnosis.findings]
+    return found[0]
+
+
+def test_healthy_run_gives_no_finding(runs):
+    diagnosis = _diagnosis(runs, "healthy")
+    assert diagnosis.findings == []
+    assert diagnosis.steps == STEPS_SAVED
+    assert {"l2", "update_ratio", "nan_count", "inf_count", "dead_fraction", "alpha"} <= set(diagnosis.table)
+
+
+def test_frozen_layer(runs):
+    diagnosis = _diagnosis(runs, "frozen")
+    assert {f.kind for f in diagnosis.findings} == {"frozen"}
+    finding = _only(diagnosis, "frozen")
+    keys = runs["frozen"][1]
+    assert set(finding.variables) == {keys["hidden/kernel"], keys["hidden/bias"]}
+    # never trained: the first checkpoint equal to the one before is the second
+    assert finding.first_step == STEPS_SAVED[1] and finding.last_step == STEPS_SAVED[-1]
+    assert "trainable=False" in finding.summary
+
+
+def test_nan_from_a_huge_learning_rate(runs):
+    diagnosis = _diagnosis(runs, "nan")
+    # the saved learning rate's jump is the cause, and is said too
+    assert {f.kind for f in diagnosis.findings} <= {"non_finite", "optimizer_state"}
+    finding = diagnosis.findings[0]
+    assert finding.kind == "non_finite" and finding.severity == "critical"
+    assert finding.first_step == FIRST_BAD_STEP
+    keys = runs["nan"][1]
+    weights = {key for what, key in keys.items() if what != "iterations"}
+    assert weights <= set(finding.variables)
+    assert finding.variables[0] in weights  # weights went too: a weight is named first
+    assert finding.evidence["nan_count"][FIRST_BAD_STEP] > 0 and finding.evidence["nan_count"][STEPS_SAVED[0]] == 0
+
+
+def test_dead_units(runs):
+    diagnosis = _diagnosis(runs, "dead_units")
+    assert {f.kind for f in diagnosis.findings} == {"dead_units"}
+    finding = _only(diagnosis, "dead_units")
+    keys = runs["dead_units"][1]
+    assert finding.variables == [keys["middle/kernel"], keys["middle/bias"]]
+    assert finding.first_step == FIRST_BAD_STEP
+    fractions = finding.evidence["dead_fraction"]
+    assert fractions[STEPS_SAVED[-1]] == len(DEAD_COLUMNS) / 16
+    assert fractions[FIRST_BAD_STEP - SAVE_EVERY] == 0  # read back until they were alive
+
+
+def test_exploding_learning_rate(runs):
+    diagnosis = _diagnosis(runs, "exploding_lr")
+    assert {f.kind for f in diagnosis.findings} <= {"runaway_scale", "optimizer_state"}
+    finding = diagnosis.findings[0]
+    assert finding.kind == "runaway_scale" and finding.first_step == FIRST_BAD_STEP
+    keys = runs["exploding_lr"][1]
+    assert {keys[f"{layer}/kernel"] for layer in ("hidden", "middle", "out")} <= set(finding.variables)
+
+
+def test_optimizer_reset(runs):
+    diagnosis = _diagnosis(runs, "optimizer_reset")
+    assert {f.kind for f in diagnosis.findings} == {"optimizer_state"}
+    finding = _only(diagnosis, "optimizer_state")
+    assert finding.variables == [runs["optimizer_reset"][1]["iterations"]]
+    assert finding.first_step == FIRST_BAD_STEP
+
+
+def test_variable_appearing_mid_run(runs):
+    diagnosis = _diagnosis(runs, "new_variable")
+    assert {f.kind for f in diagnosis.findings} == {"run_integrity"}
+    finding = _only(diagnosis, "run_integrity")
+    assert finding.variables == [runs["new_variable"][1]["ema"]] and finding.first_step == FIRST_BAD_STEP
+    assert "appeared" in finding.summary
+
+
+def test_spectral_table_is_weightwatchers_metrics_of_each_kernel(runs):
+    """alpha and stable rank of every kernel WeightWatcher analyses, at every checkpoint, as
+    core.analysis.spectral computes them (WeightWatcher-checked in test_spectral) of the tensor TensorFlow
+    reads back; the tiny MLP's layers have too few eigenvalues to be judged, so nothing is flagged."""
+    import numpy as np
+
+    from core.analysis.spectral import spectral_metrics, ww_analyses
+    from tests.tf_fixtures import _tf
+
+    tf = _tf()
+    diagnosis = _diagnosis(runs, "healthy", kinds=("spectral",))
+    assert diagnosis.findings == []
+    folder, keys = runs["healthy"]
+    for layer in ("hidden", "middle", "out"):
+        row = diagnosis.variables.index(keys[f"{layer}/kernel"])
+        for column, step in enumerate(STEPS_SAVED):
+            kernel = tf.train.load_checkpoint(str(folder / f"ckpt-{step}")).get_tensor(keys[f"{layer}/kernel"])
+            if not ww_analyses(kernel.shape, "dense"):
+                assert np.isnan(diagnosis.table["alpha"][row, column])
+                continue
+            expected = spectral_metrics(kernel, "dense")
+            assert diagnosis.table["alpha"][row, column] == expected["alpha"]
+            assert diagnosis.table["stable_rank"][row, column] == expected["stable_rank"]
+
+
+def test_kinds_and_step_range_narrow_the_search(runs):
+    assert _diagnosis(runs, "nan", kinds=("frozen", "dead_units")).findings == []
+    assert _diagnosis(runs, "nan", step_range=(None, FIRST_BAD_STEP - 1)).findings == []
+    later = _diagnosis(runs, "optimizer_reset", step_range=(FIRST_BAD_STEP, None))
+    assert later.steps == [s for s in STEPS_SAVED if s >= FIRST_BAD_STEP]
+    # the counter no longer goes back inside the range, but it still does not follow the step
+    finding = _only(later, "optimizer_state")
+    assert [f.kind for f in later.findings] == ["optimizer_state"] and finding.first_step == FIRST_BAD_STEP + SAVE_EVERY
+
+
+def test_cli_exit_codes_and_json(runs, capsys):
+    assert cli_run(["diagnose", str(runs["healthy"][0])]) == 0
+    assert "0 findings" in capsys.readouterr().out
+    assert cli_run(["diagnose", str(runs["nan"][0]), "--json"]) == 1
+    record = json.loads(capsys.readouterr().out)
+    assert record["findings"][0]["kind"] == "non_finite" and record["findings"][0]["first_step"] == FIRST_BAD_STEP
+    table = record["table"]
+    assert table["steps"] == STEPS_SAVED
+    ratios = table["metrics"]["update_ratio"][table["variables"].index(runs["nan"][1]["hidden/kernel"])]
+    assert ratios[0] == "NaN" and ratios[-1] == "NaN" and isinstance(ratios[1], float)
+    assert cli_run(["diagnose", str(runs["frozen"][0]), "--kinds", "frozen"]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert any(line.startswith("high") and " frozen " in line for line in lines)
+    for bad in (["--kinds", "frozen,sideways"], ["--step-range", "9"], ["--step-range", "1000:2000"]):
+        assert cli_run(["diagnose", str(runs["healthy"][0]), *bad]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("error:") and len(err.strip().splitlines()) == 1
+    assert cli_run(["diagnose", str(runs["healthy"][0] / "missing")]) == 2
