@@ -107,11 +107,12 @@ def test_executor_settings(monkeypatch):
 def test_a_piece_running_when_its_job_is_cancelled_stops_at_its_next_read():
     from core.executor import piece_cancelled
 
-    stopped = []
+    stopped, running = [], []
 
     def long_piece(number):
         if number == 0:
             return 0  # the first comes back at once: the job is under way
+        running.append(number)
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:  # a big tensor read fetch by fetch
             if piece_cancelled():
@@ -123,6 +124,8 @@ def test_a_piece_running_when_its_job_is_cancelled_stops_at_its_next_read():
     results = ThreadExecutor(3).map_unordered(long_piece, range(3))
     started = time.monotonic()
     assert next(results) == (0, 0)
+    while len(running) < 2 and time.monotonic() < started + 5:  # a loaded machine may start them late
+        time.sleep(0.01)
     results.close()  # pieces 1 and 2 are running
     deadline = time.monotonic() + 5
     while len(stopped) < 2 and time.monotonic() < deadline:

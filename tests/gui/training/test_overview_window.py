@@ -10,6 +10,7 @@ from PySide6.QtCore import QEvent, QPointF, Qt
 from PySide6.QtWidgets import QApplication
 
 from core.analysis import overview as core_overview
+from core.analysis import tensor_groups
 from core.analysis import trajectory as trajectory_module
 from core.jobs import run_to_end
 from core.run.discovery import discover
@@ -44,6 +45,9 @@ def test_the_picture_fills_in_row_by_row_and_ends_as_the_whole_overview(qtbot, w
         return (yield from real(checkpoints, metric, weights_only=weights_only, on_row=row_done, **kwargs))
 
     monkeypatch.setattr(overview_module, "compute_overview", slowed)
+    # Small tensors arrive a group at a time (core.analysis.tensor_groups); this run's twelve tiny ones would
+    # be one group: a group per variable, as a big model's many groups would come in turn.
+    monkeypatch.setattr(tensor_groups, "SMALL_GROUP_BYTES", 1)
     open_run(qtbot, window, training_runs.exploding_run)
     overview_window = window.training.show_overview()
     qtbot.addWidget(overview_window)
