@@ -20,14 +20,18 @@ from __future__ import annotations
 import io
 import json
 import lzma
+import os
 import shutil
+import stat
 import struct
 import tempfile
 import zipfile
 import zlib
 
+from ...caching import BoundedCache
 from ...errors import CorruptCheckpointError, NotACheckpointError
 from ...storage import files
+from ...storage.paths import is_url
 
 HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
 ZIP_SIGNATURE = b"PK\x03\x04"
@@ -54,7 +58,27 @@ def has_keras_name(path: str) -> bool:
 
 
 def file_kind(path: str) -> str | None:
-    """"zip" or "hdf5" by the file's first bytes (whatever its name), None for anything else."""
+    """"zip" or "hdf5" by the file's first bytes (whatever its name), None for anything else. A local
+    regular file's answer is remembered while its size, time and inode stay (discovery and the readers
+    ask it of each file of a run several times)."""
+    try:
+        info = None if is_url(path) else os.stat(path)
+    except OSError:
+        info = None
+    if info is None or not stat.S_ISREG(info.st_mode):
+        return _file_kind(path)
+    key = (path, info.st_size, info.st_mtime_ns, info.st_ino, info.st_dev)
+    kind = _KINDS.get(key)
+    if kind is None:
+        kind = _file_kind(path) or ""
+        _KINDS.put(key, kind)
+    return kind or None
+
+
+_KINDS = BoundedCache(4096)
+
+
+def _file_kind(path: str) -> str | None:
     try:
         with files.open_binary(path) as f:
             head = f.read(8)

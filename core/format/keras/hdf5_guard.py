@@ -2,7 +2,10 @@
 for a file's layout and for the values this process does not read by byte range itself, each answer due
 by a deadline. A worker that misses it, dies or runs out of its memory is killed and replaced at the next
 request, and the caller gets one CorruptCheckpointError naming the file and what happened ("libhdf5 did
-not finish reading the metadata within 4 s"). Layouts are cached per file (its path, size, mtime, inode).
+not finish reading the metadata within 4 s"). Layouts are cached per file (its path, size, mtime, inode),
+and a file laid out like one the worker parsed (a run's next checkpoint) is known by its bytes, read here
+by position, with no request at all (core.format.keras.hdf5_templates). `prestart` starts the worker
+early, unwaited, for a command given Keras files.
 
 One request at a time (a lock): threads reading several Keras files take turns; values read by byte
 range in the reader need no worker at all.
@@ -10,6 +13,7 @@ range in the reader need no worker at all.
 from __future__ import annotations
 
 import atexit
+import importlib
 import json
 import os
 import select
@@ -22,7 +26,8 @@ from dataclasses import dataclass
 
 from ...caching import BoundedCache
 from ...errors import CorruptCheckpointError
-from .hdf5_layout import Group, build_tree
+from .hdf5_layout import Group, build_tree, datasets_in
+from .hdf5_templates import Templates
 from .hdf5_worker import MEMORY_HEADROOM
 
 START_SECONDS = 30.0       # Python, numpy and h5py starting on a cold disk
@@ -55,6 +60,7 @@ class _Worker:
         self._process: subprocess.Popen | None = None
         self._owner = os.getpid()
         self._buffer = b""
+        self._ready, self._started = False, 0.0
 
     def ask(self, request: dict, seconds: float, doing: str) -> tuple[dict, bytearray | None]:
         """The worker's reply to `request` (and its raw values), or WorkerFailed (the worker is then gone)."""
@@ -90,7 +96,12 @@ class _Worker:
                 raise WorkerFailed(f"the HDF5 worker answered nonsense while {doing}") from None
 
     # ---- the process -------------------------------------------------------------------------------
-    def _ensure_started(self) -> None:
+    def start(self) -> None:
+        """Start the worker if it is not running, without waiting for it (prestart)."""
+        with self._lock:
+            self._launch()
+
+    def _launch(self) -> None:
         if self._owner != os.getpid():  # a forked copy of this process: the pipes are the parent's
             self._process, self._owner, self._buffer = None, os.getpid(), b""
         if self._process is not None and self._process.poll() is None:
@@ -105,9 +116,19 @@ class _Worker:
                 env=environment, bufsize=0, close_fds=True)
         except OSError as exc:
             raise WorkerFailed(f"the HDF5 worker could not start ({exc})") from None
+        self._ready, self._started = False, time.monotonic()
+
+    def _ensure_started(self) -> None:
+        self._launch()
+        if self._ready:
+            return
+        # While the worker starts (Python, numpy and h5py: a few tenths of a second), this process imports
+        # the numpy every Keras reader needs next: on two cores the two starts overlap.
+        importlib.import_module("numpy")
         try:
-            if json.loads(self._line(time.monotonic() + START_SECONDS)).get("ready") is not True:
+            if json.loads(self._line(self._started + START_SECONDS)).get("ready") is not True:
                 raise ValueError
+            self._ready = True
         except (TimeoutError, EOFError, ValueError):
             self._stop()
             raise WorkerFailed("the HDF5 worker (Python with h5py) did not start") from None
@@ -169,7 +190,35 @@ class _Worker:
 
 _WORKER = _Worker()
 atexit.register(_WORKER.stop)
-_LAYOUTS = BoundedCache(64)
+# Layouts of files (a run's files share theirs: hdf5_templates), weighed by their nodes.
+_LAYOUTS = BoundedCache(1 << 20, weigh=lambda root: 1 + datasets_in(root))
+_TEMPLATES = Templates()
+
+
+def forget_layouts() -> None:
+    """Forget every layout and template (a test or benchmark of a first open)."""
+    _LAYOUTS.clear()
+    _TEMPLATES.clear()
+
+
+def prestart(paths) -> None:
+    """Start the HDF5 worker now, unwaited, when any of `paths` is a Keras-named file or a folder holding
+    one: a command given a run of `.weights.h5` files then pays the worker's start (Python and h5py)
+    while it imports its own modules, not after. A failure to start is said at the first request."""
+    from .files import has_keras_name
+
+    for path in map(os.fspath, paths):
+        try:
+            found = has_keras_name(path) if os.path.isfile(path) else \
+                os.path.isdir(path) and any(has_keras_name(name) for name in os.listdir(path))
+        except OSError:
+            continue
+        if found:
+            try:
+                _WORKER.start()
+            except WorkerFailed:
+                pass
+            return
 
 
 def _answer(source: Hdf5Bytes, request: dict, seconds: float, doing: str, name: str = ""):
@@ -189,13 +238,21 @@ def _answer(source: Hdf5Bytes, request: dict, seconds: float, doing: str, name: 
 
 
 def layout(source: Hdf5Bytes) -> Group:
-    """The file's group tree and datasets (core.format.keras.hdf5_layout), from the cache when unchanged."""
+    """The file's group tree and datasets (core.format.keras.hdf5_layout), from the cache when unchanged;
+    that of an earlier file when its bytes say it is laid out alike (core.format.keras.hdf5_templates:
+    one libhdf5 parse for a run's files); else parsed by the worker, which offers its template."""
     key = (source.path, source.start, source.size, source.stamp)
     cached = _LAYOUTS.get(key)
+    if cached is not None:
+        return cached
+    cached = _TEMPLATES.match(source.path, source.start, source.size)
     if cached is None:
-        report, _ = _answer(source, {"op": "layout"}, METADATA_SECONDS, "reading the metadata")
+        report, content = _answer(source, {"op": "layout", "template": True}, METADATA_SECONDS,
+                                  "reading the metadata")
         cached = build_tree(report)
-        _LAYOUTS.put(key, cached)
+        if content:
+            _TEMPLATES.add(source.size, report.get("template") or [], bytes(content), cached)
+    _LAYOUTS.put(key, cached)
     return cached
 
 

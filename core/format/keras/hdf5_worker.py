@@ -8,9 +8,11 @@ deadline and restarts it); serves many requests, so a run of 50 weight files pay
 Protocol, over stdin/stdout: one JSON request per line; one JSON reply line, then for a read `nbytes` raw
 bytes of values. Requests name the HDF5 bytes as `source`: [path, start, size, stamp] (a whole file, or a
 `.keras` member's byte range of its archive; `stamp` changes when the file does).
-- {"op": "layout", "source"}: the group tree, the attributes Keras needs, each dataset's shape, type and
-  storage (core.format.keras.hdf5_layout reads it). External files are named, never opened; only hard
-  links are followed (a soft or external link would lead elsewhere).
+- {"op": "layout", "source", "template": bool}: the group tree, the attributes Keras needs, each dataset's
+  shape, type and storage (core.format.keras.hdf5_layout reads it). External files are named, never
+  opened; only hard links are followed (a soft or external link would lead elsewhere). With "template",
+  the file is parsed as h5py reads a file object and the reply's "template" lists the byte ranges whose
+  bytes (the `nbytes` that follow) make another file's layout this one (core.format.keras.hdf5_templates).
 - {"op": "read", "source", "dataset", "rows": [a, b] | null, "element": [i, ...] | null, "limit"}: values
   decoded by h5py, refused above `limit` bytes or for external or virtual storage.
 - {"op": "write_edited", "source", "target", "values", "names", "dropped", "layer_names"}: an edited copy of
@@ -27,6 +29,7 @@ import os
 import sys
 
 from ...storage.files import FileRange
+from . import hdf5_templates
 
 MEMORY_HEADROOM = 4 << 30   # address space allowed above what the worker holds once started
 MAX_OBJECTS = 500_000       # links visited in one file; a Keras model has a few per weight
@@ -72,22 +75,28 @@ def _attr_value(value):
     return None
 
 
-def _attrs(obj) -> dict:
-    found = {}
+def _attrs(group) -> dict:
+    """The attributes Keras needs of a group (a low-level GroupID), read as h5py's `attrs` reads them."""
+    import h5py
+    from h5py import h5a
+
+    found, attrs = {}, None
     for key in WANTED_ATTRS:
-        if key in obj.attrs:
-            value = _attr_value(obj.attrs[key])
+        if h5a.exists(group, key.encode()):
+            attrs = attrs or h5py.Group(group).attrs
+            value = _attr_value(attrs[key])
             if value is not None:
                 found[key] = value
     return found
 
 
 def _type_facts(dataset) -> dict:
-    """What the dataset's HDF5 type is: plain (a standard integer or IEEE float, its bytes as numpy reads
-    them), decodable by h5py (other integers and floats, h5py's bool and complex), or refused, named."""
+    """What the dataset's HDF5 type is (`dataset` a low-level DatasetID): plain (a standard integer or IEEE
+    float, its bytes as numpy reads them), decodable by h5py (other integers and floats, h5py's bool and
+    complex), or refused, named."""
     from h5py import h5t
 
-    tid = dataset.id.get_type()
+    tid = dataset.get_type()
     kind, size = tid.get_class(), tid.get_size()
     refused = {h5t.STRING: "variable-length strings" if kind == h5t.STRING and tid.is_variable_str()
                else "fixed-length byte strings",
@@ -104,19 +113,31 @@ def _type_facts(dataset) -> dict:
     if kind == h5t.COMPOUND and dtype.kind != "c":
         return {"refused_type": "a compound type", "itemsize": size}
     plain = kind in (h5t.INTEGER, h5t.FLOAT) and dtype.itemsize == size and any(
-        tid.equal(getattr(h5t, name)) for name in _PLAIN_TYPES if hasattr(h5t, name))
+        tid.equal(standard) for standard in _plain_types())
     return {"dtype": dtype.str, "itemsize": dtype.itemsize, "plain": plain}
 
 
 _PLAIN_TYPES = tuple(f"STD_{s}{bits}{order}" for s in "IU" for bits in (8, 16, 32, 64) for order in ("LE", "BE")) \
     + tuple(f"IEEE_F{bits}{order}" for bits in (16, 32, 64) for order in ("LE", "BE"))
+_PLAIN: list = []
+
+
+def _plain_types() -> list:
+    """h5py's predefined standard types of _PLAIN_TYPES (those this h5py has), looked up once."""
+    if not _PLAIN:
+        from h5py import h5t
+
+        _PLAIN.extend(getattr(h5t, name) for name in _PLAIN_TYPES if hasattr(h5t, name))
+    return _PLAIN
 
 
 def _dataset_facts(dataset) -> dict:
+    """Shape, type and storage of a dataset (`dataset` a low-level DatasetID: h5py's Dataset.shape and
+    .dtype are its .shape and .dtype)."""
     from h5py import h5d
 
     facts = _type_facts(dataset)
-    plist = dataset.id.get_create_plist()
+    plist = dataset.get_create_plist()
     layout = plist.get_layout()
     facts["layout"] = {h5d.CONTIGUOUS: "contiguous", h5d.CHUNKED: "chunked", h5d.COMPACT: "compact",
                        getattr(h5d, "VIRTUAL", -1): "virtual"}.get(layout, f"layout {layout}")
@@ -127,43 +148,64 @@ def _dataset_facts(dataset) -> dict:
     shape = dataset.shape
     facts["shape"] = list(shape) if shape is not None else None
     if layout != getattr(h5d, "VIRTUAL", -1) and not facts.get("external"):
-        facts["stored"] = dataset.id.get_storage_size()
+        facts["stored"] = dataset.get_storage_size()
         # The offset of unwritten storage is garbage (HADDR_UNDEF plus any user block): only when written.
         if layout == h5d.CONTIGUOUS and facts["stored"] and \
-                dataset.id.get_space_status() == h5d.SPACE_STATUS_ALLOCATED:
-            facts["offset"] = dataset.id.get_offset()
+                dataset.get_space_status() == h5d.SPACE_STATUS_ALLOCATED:
+            facts["offset"] = dataset.get_offset()
     return facts
 
 
 def layout(h5) -> dict:
-    """The tree below the root, hard links only, each object once (a link back up is not a loop)."""
-    import h5py
+    """The tree below the root, hard links only, each object once (a link back up is not a loop), in
+    h5py's order. Walked with h5py's low-level calls (a group's links in one iteration, objects opened by
+    name): its Group and Dataset objects cost ten times more, and a run asks this of every file."""
+    from h5py import h5g, h5i, h5l, h5o
 
-    groups, datasets, seen, visited = {}, {}, {hash(h5.id)}, 0
-    stack = [("/", h5)]
+    groups, datasets, visited = {}, {}, 0
+    root = h5g.open(h5.id, b"/")
+    seen = {hash(root)}  # h5py hashes an object by its file and address: what makes it the same object
+    stack = [("/", root)]
     while stack:
         path, group = stack.pop()
+        links: list[tuple[bytes, int]] = []
+
+        def note(name: bytes, info) -> bool | None:
+            links.append((name, info.type))
+            return visited + len(links) > MAX_OBJECTS or None  # True ends the iteration: enough seen
+
+        group.links.iterate(note, info=True)
         members = []
-        for name in group:
+        for raw, kind in links:
             visited += 1
             if visited > MAX_OBJECTS:
                 raise ValueError(f"more than {MAX_OBJECTS:,} links: not a Keras file")
-            if not isinstance(group.get(name, getlink=True), h5py.HardLink):
+            if kind != h5l.TYPE_HARD:
                 continue
-            child = group[name]
-            if hash(child.id) in seen:
+            child = h5o.open(group, raw)
+            if hash(child) in seen:
                 continue
-            seen.add(hash(child.id))
+            seen.add(hash(child))
+            name = _decoded(raw)
             child_path = f"{path.rstrip('/')}/{name}"
-            if isinstance(child, h5py.Group):
+            kind = h5i.get_type(child)
+            if kind == h5i.GROUP:
                 stack.append((child_path, child))
-            elif isinstance(child, h5py.Dataset):
+            elif kind == h5i.DATASET:
                 datasets[child_path] = _dataset_facts(child)
             else:
                 continue
             members.append(name)
         groups[path] = {"members": members, "attrs": _attrs(group)}
     return {"groups": groups, "datasets": datasets}
+
+
+def _decoded(name: bytes):
+    """A link name as h5py's Group gives it: text when UTF-8, else the bytes."""
+    try:
+        return name.decode("utf8")
+    except UnicodeDecodeError:
+        return name
 
 
 def read(h5, request: dict):
@@ -256,25 +298,27 @@ def main(argv: list[str]) -> int:
     out.write(b'{"ready": true}\n')
     out.flush()
     for line in sys.stdin.buffer:
-        values = None
+        payload = None
         try:
             request = json.loads(line)
-            h5 = files.get(request["source"])
-            if request["op"] == "layout":
-                reply = layout(h5)
+            if request["op"] == "layout" and request.get("template"):
+                reply, ranges, payload = hdf5_templates.build(request["source"], layout)
+                reply = {**reply, "template": ranges, "nbytes": len(payload)}
+            elif request["op"] == "layout":
+                reply = layout(files.get(request["source"]))
             elif request["op"] == "write_edited":
-                reply = write_edited(h5, request)
+                reply = write_edited(files.get(request["source"]), request)
             else:
-                values = read(h5, request)
+                values = read(files.get(request["source"]), request)
                 reply = {"dtype": values.dtype.str, "shape": list(values.shape), "nbytes": values.nbytes}
+                payload = memoryview(values.reshape(-1).view(np.uint8) if values.size else np.empty(0, np.uint8))
         except MemoryError:
-            reply, values = {"error": "memory"}, None
+            reply, payload = {"error": "memory"}, None
         except Exception as exc:  # whatever libhdf5 and h5py raise on bad bytes: one line back
-            reply, values = {"error": _one_line(exc)}, None
+            reply, payload = {"error": _one_line(exc)}, None
         out.write(json.dumps(reply).encode() + b"\n")
-        if values is not None:
-            flat = values.reshape(-1).view(np.uint8) if values.size else np.empty(0, np.uint8)
-            out.write(memoryview(flat))
+        if payload is not None:
+            out.write(payload)
         out.flush()
     return 0
 

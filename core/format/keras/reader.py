@@ -9,9 +9,11 @@ them for bundles. The Keras version and the model config are kept for display.
 
 libhdf5 never runs in this process (damaged bytes can make it loop, block or allocate terabytes): the
 file's layout comes from the HDF5 worker (core.format.keras.hdf5_guard, with a deadline and a memory
-limit); a contiguous dataset is read here by byte range, its size checked against the file first; other
-datasets are decoded by the worker; external and virtual storage and the types we do not decode are
-refused by name (core.format.keras.hdf5_layout.value_plan). A `.keras` archive's stored weights member is
+limit), or, for a file laid out like one it parsed (a run's next checkpoint), from that file's bytes
+(core.format.keras.hdf5_templates), its weights then named once for all; a contiguous dataset is read
+here by byte range, its size checked against the file first; other datasets are decoded by the worker;
+external and virtual storage and the types we do not decode are refused by name
+(core.format.keras.hdf5_layout.value_plan). A `.keras` archive's stored weights member is
 read in place, by its byte range in the archive; a compressed one is decompressed once into a temporary
 file. Every failure is one CorruptCheckpointError naming the file.
 """
@@ -20,6 +22,7 @@ from __future__ import annotations
 import atexit
 import os
 import tempfile
+import threading
 import weakref
 import zipfile
 
@@ -30,7 +33,7 @@ from ..bundle.entry import LITTLE_ENDIAN, BundleEntry, BundleHeader
 from ..bundle.reader import EntryListing
 from . import hdf5_guard
 from .files import KerasArchive, file_kind
-from .hdf5_layout import Dataset, value_plan
+from .hdf5_layout import Dataset, Group, value_plan
 from .names import KerasWeight, is_keras3_layout, name_weights
 from ..source import CHUNK_BYTES, SourceKind
 from ..bundle.object_graph import ObjectInfo
@@ -67,10 +70,7 @@ class KerasReader(EntryListing):
             self.root = hdf5_guard.layout(self.source)
             if self.archive is None:
                 self.config = _json_text(self.root.attrs.get("model_config"))
-            try:
-                weights = name_weights(self.root, self.config)
-            except (TypeError, ValueError, KeyError, AttributeError) as exc:  # attributes of a shape Keras never writes
-                raise CorruptCheckpointError(self.prefix, f"damaged Keras weights ({exc})") from None
+            named = _named(self.prefix, self.root, self.config)
             version = self.metadata.get("keras_version") or self.root.attrs.get("keras_version", "")
             # By the layout, not the name: Keras 3's `model.save("x.h5")` writes the legacy layout.
             self._kind = SourceKind.KERAS_ARCHIVE if self.archive is not None else (
@@ -78,17 +78,13 @@ class KerasReader(EntryListing):
         except BaseException:
             self.close()
             raise
-        if weights is None:
+        if named is None:
             self.close()
             raise NotACheckpointError(self.prefix, "is an HDF5 file but not Keras weights (no `layers/`, "
                                                    "`model_weights/` or `layer_names` in it)")
         self.keras_version = version if isinstance(version, str) else str(version)
-        self._weights = {w.path: w for w in weights}
-        self._datasets: dict[str, Dataset] = {}
-        self._entries = {}
-        for weight in weights:
-            self._datasets[weight.path] = self.root[weight.path]
-            self._entries[weight.path] = self._entry(weight.path, self._datasets[weight.path])
+        # Shared with every reader of a file laid out alike, never changed.
+        self._weights, self._datasets, self._entries, self._naming = named
         self.header = BundleHeader(1, LITTLE_ENDIAN, 0)
 
     @property
@@ -133,17 +129,10 @@ class KerasReader(EntryListing):
             self.archive.copy_weights(copy)
         return self._temporary
 
-    def _entry(self, path: str, dataset: Dataset) -> BundleEntry:
-        shape = dataset.shape or ()
-        dtype = dtypes.from_name(_numpy_name(dataset.dtype)) if dataset.refused_type is None else None
-        number = dtype.number if dtype is not None else 0
-        size = dataset.itemsize * _product(shape)
-        return BundleEntry(path, path.encode("utf-8", "surrogateescape"), number, shape, 0, 0, size, 0)
-
     # ---- naming ---------------------------------------------------------------------------------------
     def naming(self) -> dict[str, ObjectInfo]:
         """Stored name -> what it is (friendly name, optimizer state, slot), as an object graph says it."""
-        return {path: _info(weight) for path, weight in self._weights.items()}
+        return dict(self._naming)
 
     def data_files(self) -> list[str]:
         return [self.prefix]
@@ -239,6 +228,48 @@ class KerasReader(EntryListing):
             except OSError:
                 pass
             self._temporary = None
+
+
+# What a layout's weights are called, by layout and model config: the files of a run share one layout
+# (core.format.keras.hdf5_guard, by their bytes), so their weights are named once, not once per file.
+_NAMED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # layout root -> {config text: named}
+_NAMED_LOCK = threading.Lock()
+
+
+def _named(path: str, root: Group, config: dict):
+    """(weights, datasets, entries, naming) by stored name, or None when the layout is not Keras's."""
+    import json
+
+    try:
+        key = json.dumps(config, sort_keys=True)
+    except (ValueError, TypeError, RecursionError):  # a config too deep to write again: named, not kept
+        key = None
+    with _NAMED_LOCK:
+        named = _NAMED.get(root, {}).get(key, False) if key is not None else False
+    if named is not False:
+        return named
+    try:
+        weights = name_weights(root, config)
+    except (TypeError, ValueError, KeyError, AttributeError) as exc:  # attributes of a shape Keras never writes
+        raise CorruptCheckpointError(path, f"damaged Keras weights ({exc})") from None
+    named = None
+    if weights is not None:
+        datasets = {weight.path: root[weight.path] for weight in weights}
+        named = ({weight.path: weight for weight in weights}, datasets,
+                 {name: _entry(name, dataset) for name, dataset in datasets.items()},
+                 {weight.path: _info(weight) for weight in weights})
+    if key is not None:
+        with _NAMED_LOCK:
+            _NAMED.setdefault(root, {})[key] = named
+    return named
+
+
+def _entry(path: str, dataset: Dataset) -> BundleEntry:
+    shape = dataset.shape or ()
+    dtype = dtypes.from_name(_numpy_name(dataset.dtype)) if dataset.refused_type is None else None
+    number = dtype.number if dtype is not None else 0
+    size = dataset.itemsize * _product(shape)
+    return BundleEntry(path, path.encode("utf-8", "surrogateescape"), number, shape, 0, 0, size, 0)
 
 
 def _info(weight: KerasWeight) -> ObjectInfo:
