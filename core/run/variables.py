@@ -8,7 +8,7 @@ hides all but variables with one toggle; the CLI lists the kind.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from ..caching import BoundedCache
 from ..collector import collector_paused
@@ -49,6 +49,8 @@ class VariableInfo:
             return self.variable_name
         return self.object_path or self.name
 
+
+_new = object.__new__
 
 # Described listings by the reader's listing_key (an unchanged index describes the same) and the CRC
 # of the object graph's bytes (they live in a data shard, which the index key does not cover), weighed
@@ -98,44 +100,43 @@ def _variables(reader: CheckpointSource, graph: dict[str, ObjectInfo]) -> list[V
     names = None  # the set of names, made only if a name may be a TF1 slot of another
     with_roles = names_with_roles(listed)
     result = []
-    described = []  # the variables that are more than plain ones
+    described = []  # the fields of the variables that are more than plain ones
     append = result.append
-    new = object.__new__
     for entry in reader.entries:
         name = entry.name
         info = graph.get(name)
         if info is None and name not in with_roles:
-            # A plain variable, the common case of a big checkpoint: built without the dataclass's
-            # __init__ (a frozen one sets each field through object.__setattr__, a microsecond per
-            # variable); the fields not set read their defaults from the class, as dataclasses keep them.
-            plain = new(VariableInfo)
-            fields = plain.__dict__
-            fields["entry"] = entry
-            fields["kind"] = "variable"
-            append(plain)
+            append(_made({"entry": entry, "kind": "variable"}))  # a plain variable, the common case
             continue
         slot_of, slot_name = (info.slot_of, info.slot_name) if info else (None, None)
         if slot_of is None:
             if names is None:
                 names = set(listed)
-            slot_of, slot_name = slot_of_key(entry.name, names) or (None, None)
-        described.append(VariableInfo(
-            entry=entry,
-            kind=_kind(entry.name, slot_of, info),
-            object_path=info.friendly_path if info else "",
-            object_paths=info.object_paths if info else (),
-            variable_name=info.variable_name if info else "",
-            slot_of=slot_of,
-            slot_name=slot_name,
-        ))
-        append(described[-1])
-    graph_names = [v.variable_name for v in described if v.object_path]  # plain ones have no object path
+            slot_of, slot_name = slot_of_key(name, names) or (None, None)
+        fields = {"entry": entry, "kind": _kind(name, slot_of, info), "slot_of": slot_of, "slot_name": slot_name}
+        if info is not None:
+            fields["object_path"], fields["object_paths"] = info.friendly_path, info.object_paths
+            fields["variable_name"] = info.variable_name
+        described.append(fields)
+        append(_made(fields))
+    # Only the described have object paths; only those with one take part.
+    graph_names = [fields["variable_name"] for fields in described if fields.get("object_path")]
     # Names that repeat, or that Keras 3 slots show are not the weights' paths (object_graph's
     # `not_keras_path`), name none of this checkpoint's variables the way its program does.
     if graph_names and all(graph_names) and len(set(graph_names)) == len(graph_names) and \
             not any(info.not_keras_path for info in graph.values()):
-        result = [replace(v, use_variable_name=True) for v in result]
+        for variable in result:
+            variable.__dict__["use_variable_name"] = True  # made above, shared with nobody yet
     return result
+
+
+def _made(fields: dict) -> VariableInfo:
+    """A VariableInfo of these fields, the others their defaults, built without the dataclass's
+    __init__: a frozen one sets each field through object.__setattr__, microseconds per variable of a big
+    checkpoint. Unset fields read their defaults from the class, as dataclasses keep them there."""
+    variable = _new(VariableInfo)
+    variable.__dict__.update(fields)
+    return variable
 
 
 def _graph_of(reader: CheckpointSource, data: bytes | None) -> dict[str, ObjectInfo]:

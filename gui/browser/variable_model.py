@@ -50,11 +50,15 @@ class _VariableColumns:
             return int(Qt.AlignRight | Qt.AlignVCenter)
         return None
 
+    # A row's flags are asked for every row a view lays out (6,000 times as a tree of 6,000 rows expands):
+    # each model keeps what its Qt base class gives a valid index (_ROW) as a constant, not made per call.
+    _ROW: Qt.ItemFlag
+    _EDITABLE: Qt.ItemFlag
+
     def flags(self, index):
-        flags = super().flags(index)
-        if index.isValid() and index.column() == KEY and index.data(VARIABLE_ROLE) is not None:
-            flags |= Qt.ItemIsEditable
-        return flags
+        if not index.isValid():
+            return super().flags(index)
+        return self._EDITABLE if index.column() == KEY and self._info_at(index) is not None else self._ROW
 
     def setData(self, index, value, role=Qt.EditRole):
         info = index.data(VARIABLE_ROLE)
@@ -65,6 +69,8 @@ class _VariableColumns:
 
 class FlatVariableModel(_VariableColumns, QAbstractTableModel):
     rename_requested = Signal(str, str)  # stored name, new name
+    _ROW = Qt.ItemIsSelectable | Qt.ItemIsEnabled | Qt.ItemNeverHasChildren  # QAbstractTableModel.flags
+    _EDITABLE = _ROW | Qt.ItemIsEditable
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -97,6 +103,9 @@ class FlatVariableModel(_VariableColumns, QAbstractTableModel):
 
     def rowCount(self, parent=QModelIndex()):
         return 0 if parent.isValid() else len(self.rows)
+
+    def _info_at(self, index: QModelIndex) -> VariableInfo:
+        return self.rows[index.row()]
 
     def data(self, index, role=Qt.DisplayRole):
         if not index.isValid():
@@ -160,6 +169,10 @@ class TreeVariableModel(_VariableColumns, QAbstractItemModel):
     """Scopes from the '/'-separated friendly names; a variable's optimizer slots are its children."""
 
     rename_requested = Signal(str, str)
+    _ROW = Qt.ItemIsSelectable | Qt.ItemIsEnabled  # QAbstractItemModel.flags
+    _EDITABLE = _ROW | Qt.ItemIsEditable
+    _LEAF = _ROW | Qt.ItemNeverHasChildren
+    _EDITABLE_LEAF = _EDITABLE | Qt.ItemNeverHasChildren
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -232,6 +245,16 @@ class TreeVariableModel(_VariableColumns, QAbstractItemModel):
     # ---- Qt model interface ----------------------------------------------------------------------
     def _node(self, index: QModelIndex) -> _Node:
         return index.internalPointer() if index.isValid() else self.root
+
+    def flags(self, index):
+        """A row known to have no children says so (Qt's ItemNeverHasChildren): the view then asks no
+        hasChildren of it while it lays out and paints, which on opening a checkpoint is once per row."""
+        if not index.isValid():
+            return super().flags(index)
+        node = index.internalPointer()
+        if node.children is not None and not node.children:
+            return self._EDITABLE_LEAF if index.column() == KEY and node.info is not None else self._LEAF
+        return self._EDITABLE if index.column() == KEY and node.info is not None else self._ROW
 
     # index, parent and rowCount run for every row an expandAll opens: the built case is inlined.
     def index(self, row, column, parent=QModelIndex()):

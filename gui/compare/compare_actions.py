@@ -1,15 +1,18 @@
 """The Tools menu's Compare and Check: opening a Compare window on two checkpoints (the two selected in
 the Run list, or the open one and one picked), and a Check dialog on the open checkpoint against a
-picked target, whose plan goes to the Edits dock."""
+picked target, whose plan goes to the Edits dock. The Compare window and the Check dialog (with the
+restore check's modules) are imported when first opened, not with the main window."""
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 from PySide6.QtGui import QKeySequence
 
 from ..base import dialogs
-from .check_dialog import TARGET_PATTERN, CheckDialog
 
+if TYPE_CHECKING:
+    from .check_dialog import CheckDialog
 
 
 class CompareActions:
@@ -62,6 +65,8 @@ class CompareActions:
         return window
 
     def check_dialog(self) -> None:
+        from .check_dialog import TARGET_PATTERN
+
         current = self.session.require_current()
         if current is None:
             return
@@ -71,6 +76,8 @@ class CompareActions:
             self.check_against(path)
 
     def check_against(self, path: str) -> CheckDialog | None:
+        from .check_dialog import CheckDialog
+
         if self.session.require_current() is None:
             return None
         dialog = CheckDialog(self.session, path, self.session.dialog_parent)

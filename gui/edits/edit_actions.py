@@ -13,7 +13,6 @@ from PySide6.QtGui import QKeySequence
 from core.edit.operations import AddVariable, Cast, Drop, Operation, Rename, SetValues
 
 from ..base import dialogs
-from .batch_rename_dialog import BatchRenameDialog
 
 CAST_CHOICES = ["float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8"]
 
@@ -65,6 +64,8 @@ class EditActions(QObject):
             self.rename_variable(info.name, new)
 
     def batch_rename_dialog(self, scope: tuple[str, ...] = ()) -> None:
+        from .batch_rename_dialog import BatchRenameDialog  # its module when first asked for, not with the window
+
         current = self.session.current
         if current is None:
             return

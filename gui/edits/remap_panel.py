@@ -1,6 +1,7 @@
 """The Edits dock: the remap plan being built (every operation undoable), its live preview with the
 problems it would cause, and Save As (one checkpoint or every checkpoint of the run, to a new place,
-with progress and cancel) followed by "Verify with TensorFlow"."""
+with progress and cancel) followed by "Verify with TensorFlow". The writers and the verifier are imported
+when first used, not with the window."""
 from __future__ import annotations
 
 import os
@@ -12,8 +13,6 @@ from PySide6.QtWidgets import (QCheckBox, QHBoxLayout, QHeaderView, QLabel, QLis
 from core.edit.keras_load_check import keras_load_warnings
 from core.format.checkpoint_keys import object_path_of_key
 from core.edit.plan import RemapPlan, preview
-from core.edit.save import save_remapped, save_remapped_run
-from core.edit.verify import verify_restore, verify_saved
 from core.run.discovery import keras_name_parts
 from core.atomic_write import atomic_write
 from core.errors import PlanError
@@ -36,6 +35,7 @@ class RemapPanel(QWidget):
         self.session = session
         self.last_save: tuple | None = None  # (source prefix, destination, preview, SourceKind) of the run shown
         self._target_shown = None  # the check's restore target the result line speaks of
+        self._preview = None  # (what it was made of, the preview): see current_preview
         self.slot = JobSlot(session, "Cannot save", "Saving cancelled: nothing was written")
 
         self.operations = QListWidget()
@@ -138,8 +138,19 @@ class RemapPanel(QWidget):
         self.session.set_plan_options(self.slots_follow.isChecked(), self.name_based.isChecked())
 
     def current_preview(self):
+        """The preview of the plan over the variables shown, made once for each plan and checkpoint: a
+        new run's load refreshes the panel twice (its checkpoint, then its plan), and over thousands of
+        variables a preview takes a while. The key holds the very operations (never changed once in a
+        plan) and variables it was made of, so that no other object can come to have their ids."""
         current = self.session.current
-        return preview(self.plan, current.variables) if current is not None else None
+        if current is None:
+            return None
+        plan = self.plan
+        key = (current.variables, tuple(plan.operations), plan.slots_follow, plan.name_based)
+        made = self._preview
+        if made is None or not _same_key(made[0], key):
+            made = self._preview = (key, preview(plan, current.variables))
+        return made[1]
 
     def refresh(self, *_) -> None:
         for box, on in ((self.slots_follow, self.plan.slots_follow), (self.name_based, self.plan.name_based)):
@@ -201,6 +212,8 @@ class RemapPanel(QWidget):
     # ---- saving and verifying ----------------------------------------------------------------------------
     def save_to(self, destination: str, overwrite: bool = False) -> None:
         """Save the remapped checkpoint (or the whole run into the folder `destination`)."""
+        from core.edit.save import save_remapped, save_remapped_run  # the writers, imported when first saving
+
         current = self.session.current
         if current is None or self.slot.busy:
             return
@@ -281,6 +294,8 @@ class RemapPanel(QWidget):
         self.slot.cancel()
 
     def verify(self) -> None:
+        from core.edit.verify import verify_restore, verify_saved  # with the restore check, when first verifying
+
         if self.last_save is None or self.slot.busy:
             return
         source, destination, result, kind = self.last_save
@@ -376,3 +391,10 @@ class RemapPanel(QWidget):
         if path:
             with atomic_write(path, "w", encoding="utf-8") as f:
                 f.write(self.plan.to_json())
+
+
+def _same_key(a: tuple, b: tuple) -> bool:
+    """Whether two preview keys name the same variables list, the same operations in order and the
+    same options (by identity: operations are dataclasses whose equality compares arrays)."""
+    return (a[0] is b[0] and len(a[1]) == len(b[1]) and all(x is y for x, y in zip(a[1], b[1]))
+            and a[2:] == b[2:])

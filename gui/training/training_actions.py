@@ -13,7 +13,6 @@ from PySide6.QtGui import QKeySequence
 
 from core.jobs import Progress
 from core.run.discovery import discover
-from core.run.training_logs import read_training_logs
 from core.storage.location import parse_location
 
 from ..base import dialogs, errors
@@ -75,6 +74,8 @@ class TrainingActions:
             self.overview_window.set_runs(self.runs())
 
     def _read_logs(self, run) -> None:
+        from core.run.training_logs import read_training_logs  # after the first paint, as the logs are read
+
         if self._logs_job is not None:
             self._logs_job.cancel()
         folder = run.folder
@@ -110,6 +111,8 @@ class TrainingActions:
             return
         if self._comparison_job is not None:
             self._comparison_job.cancel()
+        from core.run.training_logs import read_training_logs
+
         path = parse_location(path)
 
         def job():

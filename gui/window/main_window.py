@@ -61,6 +61,7 @@ class MainWindow(DropTarget, QMainWindow):
         # opened, the window goes once its error is read, rather than stay behind empty.
         self.close_if_first_load_fails = False
         self._deferred_scheduled = False
+        self._sizes = (None, "")  # (the LoadedCheckpoint, its values and bytes as the status bar says them)
         self.setWindowTitle("Checkpoint Inspector")
         if os.path.exists(ICON):
             self.setWindowIcon(QIcon(ICON))
@@ -339,8 +340,9 @@ class MainWindow(DropTarget, QMainWindow):
         shown = self.session.shown_count()
         total = len(loaded.variables)
         counts = f"{format_count(total)} variables" if shown == total else f"{shown:,} of {total:,} variables shown"
-        self.status_text.setText(f"{counts} · {format_count(loaded.total_elements)} values · "
-                                 f"{format_bytes(loaded.total_bytes)} · {loaded.checkpoint.prefix}")
+        if self._sizes[0] is not loaded:  # a sum over every variable, asked a few times per load and per filter
+            self._sizes = (loaded, f"{format_count(loaded.total_elements)} values · {format_bytes(loaded.total_bytes)}")
+        self.status_text.setText(f"{counts} · {self._sizes[1]} · {loaded.checkpoint.prefix}")
 
     def _show_tab(self, number: int) -> None:
         self.detail_dock.show()

@@ -2,7 +2,10 @@
 status bar (starting, running at URL, exited with its last lines), stop it, and write the checkpoint
 history (histograms and metric scalars per checkpoint) for a run that logged none. The history and the
 graph go to the app's folder of the run's logs (core.tensorboard.run_logs), never into the run; the
-board shows them beside the run's own logs, also when written while it runs."""
+board shows them beside the run's own logs, also when written while it runs.
+
+The TensorBoard modules (its launcher's HTTP client, the event writers) are imported by the actions that
+use them, not with the window: a window opening a checkpoint does not wait for them."""
 from __future__ import annotations
 
 import os
@@ -12,10 +15,6 @@ from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QLabel
 
 from core.jobs import Progress
-from core.tensorboard import launcher, run_logs
-from core.tensorboard.graph_events import write_graph_events
-from core.tensorboard.history import write_checkpoint_history
-from core.tensorboard.process import EXITED
 
 from ..base import dialogs
 from ..base.jobs import JobSlot
@@ -58,6 +57,8 @@ class TensorBoardActions(QObject):
     def launch(self, shown_run: str | None = None) -> None:
         """TensorBoard on the open run; with `shown_run` (a run_logs name) the page opens once the board
         lists that run, so it shows what was just written."""
+        from core.tensorboard import launcher
+
         current = self.session.require_current()
         if current is None or self.slot.busy:
             return
@@ -77,6 +78,8 @@ class TensorBoardActions(QObject):
                         on_failed=self._failed, on_cancelled=lambda: self.state_label.setText(""))
 
     def _launched(self, board, page: str = "") -> None:
+        from core.tensorboard import launcher
+
         self.board = board
         self.state_label.setText(f"TensorBoard: running at {board.url}")
         self.poll.start()
@@ -92,6 +95,9 @@ class TensorBoardActions(QObject):
         """“Show graph in TensorBoard”: the graph written (as FileWriter.add_graph writes it) into the
         app's folder of the run's logs, then TensorBoard on the run, opened on its Graphs view once it
         lists the graph."""
+        from core.tensorboard import launcher, run_logs
+        from core.tensorboard.graph_events import write_graph_events
+
         current = self.session.require_current()
         if current is None or self.slot.busy:
             return
@@ -114,6 +120,8 @@ class TensorBoardActions(QObject):
                         on_failed=self._failed, on_cancelled=lambda: self.state_label.setText(""))
 
     def _check_alive(self) -> None:
+        from core.tensorboard.process import EXITED
+
         if self.board is not None and self.board.state == EXITED:
             lines = " | ".join(self.board.last_lines(3))
             self.state_label.setText(f"TensorBoard: exited ({self.board.returncode}) {lines}"[:200])
@@ -130,6 +138,9 @@ class TensorBoardActions(QObject):
         self.stopped.emit()
 
     def write_history(self, then_launch: bool = False) -> None:
+        from core.tensorboard import run_logs
+        from core.tensorboard.history import write_checkpoint_history
+
         current = self.session.require_current()
         if current is None or self.slot.busy:
             return

@@ -5,11 +5,14 @@ What it measures, in one run, as medians (with min and max) over several repetit
 
   1. start-up: the wall time from spawning `python main.py PREFIX --smoke-test` (QT_QPA_PLATFORM=offscreen,
      Python's bytecode cache on, as a person's checkout or installed app has it)
-     until its "smoke test:" line arrives on stdout, which the app prints once the variable table is filled
-     and laid out; the in-app figure that line reports (from main.py's first statement); whether
-     TensorFlow was imported (it must not be). Side by side, for reference, the wall time of
-     `python -c "import tensorflow"` and of `python -c "import tensorflow as tf; tf.train.list_variables(PREFIX)"`.
-     The checkpoint is bench_reader.py's (~4,000 variables, ~800 MB), written once and cached.
+     until its "smoke test:" line arrives on stdout, which the app prints once the variable table is filled,
+     laid out and painted (what waits for that paint, the plots, is not in it); the in-app figure that line
+     reports (from main.py's first statement); whether TensorFlow was imported (it must not be). Side by
+     side, for reference, the wall time of `python -c "import tensorflow"` and of
+     `python -c "import tensorflow as tf; tf.train.list_variables(PREFIX)"`. On two checkpoints, also
+     printed side by side: bench_reader.py's TF1-named one (~4,000 variables, ~800 MB) and a TF2
+     object-based one of a Keras model (4,001 variables, a ~480 KB object graph that names them; written by
+     TensorFlow, tests/benchmarks/object_based_checkpoint.py), both written once and cached.
   2. filter keystrokes over 100,000 synthetic variables, in this process, in a MainWindow shown offscreen:
      typing a filter one character at a time and backspacing it away again (a substring; then a regex with
      the regex box checked), each keystroke timed from the key press until `QApplication.processEvents()`
@@ -20,7 +23,7 @@ What it measures, in one run, as medians (with min and max) over several repetit
      (gui.base.garbage_collection.settle) and the filter's texts a worker makes (`VisibleSet.filter_texts`).
 
 Targets, printed as met / not met for information (nothing is asserted): start-up under 0.8 s and at
-least 5x faster than TensorFlow's listing process; the models built (worker + GUI thread) under 300 ms;
+least 5x faster than TensorFlow's listing process, on each checkpoint; the models built (worker + GUI thread) under 300 ms;
 every keystroke under 100 ms, collections included. `--profile` adds a cProfile of one pass of each
 in-process measurement. `--before REV` also times the start-up of that revision of the code
 (tests/benchmarks/baseline.py), and `--bundle PROGRAM` that of the packaged app (`packaging/build`),
@@ -57,8 +60,9 @@ from pathlib import Path
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 # Run as a script, this folder is on sys.path; importing bench_reader also puts the repository root there.
-from bench_reader import (PREFIX, ROOT, cpu_and_nproc, ensure_checkpoint, median, print_line,  # noqa: E402
-                          print_table, verdict)
+from bench_reader import (PREFIX, ROOT, TF1_CASE, TF2_CASE, cpu_and_nproc, ensure_checkpoint,  # noqa: E402
+                          median, print_line, print_table, verdict)
+import object_based_checkpoint  # noqa: E402
 
 import PySide6  # noqa: E402
 from PySide6.QtCore import QSettings, Qt, qInstallMessageHandler, qVersion  # noqa: E402
@@ -176,35 +180,49 @@ def interleaved_results(methods: dict[str, Callable[[], object]], reps: int) -> 
     return results
 
 
-def bench_startup(prefix: str, reps: int, before: Path | None, bundle: Path | None = None) -> dict[str, list]:
+def bench_startup(prefixes: dict[str, str], reps: int, before: Path | None,
+                  bundle: Path | None = None) -> dict[tuple[str, str], list]:
+    """Every measured process, keyed (checkpoint case, method); TensorFlow's import, the same for both
+    checkpoints, under the case "". All interleaved, so noise hits both checkpoints alike."""
     with tempfile.TemporaryDirectory(prefix="bench_gui_config_") as config_home:
         env = child_env(config_home)
         import_tf = [sys.executable, "-c", "import tensorflow"]
-        list_tf = [sys.executable, "-c", f"import tensorflow as tf; tf.train.list_variables({prefix!r})"]
-        methods = {
-            "ours": lambda: spawn_smoke_test(prefix, env),
-            "import_tf": lambda: run_quiet(import_tf, env),
-            "list_tf": lambda: run_quiet(list_tf, env),
-        }
-        if before is not None:
-            methods["before"] = lambda: spawn_smoke_test(prefix, env, before)
-        if bundle is not None:
-            methods["bundle"] = lambda: spawn_smoke_test(prefix, env, program=bundle)
+        methods: dict[tuple[str, str], Callable[[], object]] = {("", "import_tf"): lambda: run_quiet(import_tf, env)}
+        for case, prefix in prefixes.items():
+            list_tf = [sys.executable, "-c", f"import tensorflow as tf; tf.train.list_variables({prefix!r})"]
+            methods[case, "ours"] = lambda prefix=prefix: spawn_smoke_test(prefix, env)
+            methods[case, "list_tf"] = lambda argv=list_tf: run_quiet(argv, env)
+            if before is not None:
+                methods[case, "before"] = lambda prefix=prefix: spawn_smoke_test(prefix, env, before)
+            if bundle is not None:
+                methods[case, "bundle"] = lambda prefix=prefix: spawn_smoke_test(prefix, env, program=bundle)
         return interleaved_results(methods, reps)
 
 
-def report_startup(results: dict[str, list]) -> list[tuple[str, ...]]:
-    """Print section 1; return its rows for the summary."""
-    ours: list[StartUp] = results["ours"]
+def report_startup(results: dict[tuple[str, str], list], cases: list[str],
+                   before_label: str) -> list[tuple[str, ...]]:
+    """Print section 1, each checkpoint's figures and then both side by side; return the summary's rows."""
+    import_tf = results["", "import_tf"]
+    rows = []
+    for case in cases:
+        print(f"  {case}")
+        rows += report_case(case, results, import_tf, before_label)
+    print_side_by_side(results, cases)
+    return rows
+
+
+def report_case(case: str, results: dict[tuple[str, str], list], import_tf: list[float],
+                before_label: str) -> list[tuple[str, ...]]:
+    ours: list[StartUp] = results[case, "ours"]
     to_line = [r.to_line for r in ours]
-    import_tf, list_tf = results["import_tf"], results["list_tf"]
+    list_tf = results[case, "list_tf"]
     met = median(to_line) < STARTUP_TARGET_S
     print_line('ours  spawn -> "smoke test:" line (table filled)', to_line,
                f"target < {STARTUP_TARGET_S * MS:.0f} ms: {verdict(met)}")
-    before = results.get("before")
+    before = results.get((case, "before"))
     if before:
-        print_line(f'before ({results["before_label"]}) the same', [r.to_line for r in before])
-    bundle = results.get("bundle")
+        print_line(f'before ({before_label}) the same', [r.to_line for r in before])
+    bundle = results.get((case, "bundle"))
     if bundle:
         print_line("bundle (PyInstaller) the same", [r.to_line for r in bundle],
                    f"target within {BUNDLE_TARGET - 1:.0%} of the checkout's")
@@ -221,7 +239,7 @@ def report_startup(results: dict[str, list]) -> list[tuple[str, ...]]:
     print(f"    ratio: TF list_variables process / ours = {ratio_list:.1f}x; "
           f"import tensorflow alone / ours = {ratio_import:.1f}x")
     rows = [
-        ("start-up to filled table", ms(median(to_line)), ms(min(to_line)), ms(max(to_line)),
+        (f"start-up to filled table ({case})", ms(median(to_line)), ms(min(to_line)), ms(max(to_line)),
          f"< {STARTUP_TARGET_S * MS:.0f} ms: {verdict(met)}; TF list {ratio_list:.1f}x slower "
          f"(>= {STARTUP_TARGET_SPEEDUP}x: {verdict(ratio_list >= STARTUP_TARGET_SPEEDUP)})"),
         ("  tensorflow imported", ", ".join(tensorflow), "", "", verdict(tensorflow == ["no"]) + " (must be no)"),
@@ -233,9 +251,31 @@ def report_startup(results: dict[str, list]) -> list[tuple[str, ...]]:
                      f"{ratio:.2f}x the checkout's (<= {BUNDLE_TARGET}: {verdict(ratio <= BUNDLE_TARGET)})"))
     if before:
         seconds = [r.to_line for r in before]
-        rows.append((f"  before ({results['before_label']})", ms(median(seconds)), ms(min(seconds)), ms(max(seconds)),
+        rows.append((f"  before ({before_label})", ms(median(seconds)), ms(min(seconds)), ms(max(seconds)),
                      f"now {median(seconds) / median(to_line):.2f}x faster"))
     return rows
+
+
+def print_side_by_side(results: dict[tuple[str, str], list], cases: list[str]) -> None:
+    """The medians of both checkpoints in one table, and what the second costs over the first."""
+    def medians(case: str) -> dict[str, float]:
+        ours = results[case, "ours"]
+        found = {"line": median([r.to_line for r in ours]), "in_app": median([r.in_app for r in ours]),
+                 "exit": median([r.to_exit for r in ours]), "list_tf": median(results[case, "list_tf"])}
+        for method in ("before", "bundle"):
+            if (case, method) in results:
+                found[method] = median([r.to_line for r in results[case, method]])
+        return found
+
+    figures = {case: medians(case) for case in cases}
+    labels = {"line": 'ours: spawn -> "smoke test:" line', "in_app": "ours: in-app figure",
+              "exit": "ours: spawn -> process exit", "before": "before: the same line",
+              "bundle": "bundle: the same line", "list_tf": "TF: list_variables process"}
+    rows = [(label, *(ms(figures[case][key]) for case in cases),
+             f"{(figures[cases[-1]][key] - figures[cases[0]][key]) * MS:+.0f} ms" if len(cases) > 1 else "")
+            for key, label in labels.items() if all(key in figures[case] for case in cases)]
+    print("\n  side by side (medians)")
+    print_table(("measure", *cases, "difference"), rows)
 
 
 # ---- 2. filter keystrokes: the synthetic variables -------------------------------------------------
@@ -619,7 +659,7 @@ def main() -> int:
     parser.add_argument("--skip-startup", action="store_true", help="skip part 1 (start-up)")
     parser.add_argument("--skip-filter", action="store_true", help="skip part 2 (filter keystrokes)")
     parser.add_argument("--profile", action="store_true", help="also cProfile one pass of each part-2 measurement")
-    parser.add_argument("--rebuild", action="store_true", help="rewrite bench_reader's cached checkpoint")
+    parser.add_argument("--rebuild", action="store_true", help="rewrite the cached checkpoints")
     parser.add_argument("--before", metavar="REV", help="also time the start-up of this revision of the code")
     parser.add_argument("--bundle", type=Path, metavar="PROGRAM",
                         help="also time the start-up of a built app (dist/checkpoint-inspector/checkpoint-inspector)")
@@ -630,12 +670,16 @@ def main() -> int:
     summary: list[tuple[str, ...]] = []
     if not args.skip_startup:
         written_now, write_seconds = ensure_checkpoint(args.rebuild)
-        how = f"written now in {write_seconds:.1f} s" if written_now else "cached"
-        print(f"\n[1] start-up of `main.py {os.path.relpath(PREFIX, ROOT)} --smoke-test` (offscreen; checkpoint "
-              f"{how}), wall time, median of {args.process_reps} after one warm-up, interleaved", flush=True)
-        results = bench_startup(str(PREFIX), args.process_reps, before, args.bundle)
-        results["before_label"] = label(before) if before is not None else ""
-        summary += report_startup(results)
+        tf2_prefix, tf2_now, tf2_seconds = object_based_checkpoint.ensure(args.rebuild)
+        prefixes = {TF1_CASE: str(PREFIX), TF2_CASE: str(tf2_prefix)}
+        print(f"\n[1] start-up of `main.py PREFIX --smoke-test` (offscreen), wall time, median of "
+              f"{args.process_reps} after one warm-up, interleaved, on two checkpoints:")
+        for case, prefix, now, seconds in ((TF1_CASE, PREFIX, written_now, write_seconds),
+                                           (TF2_CASE, tf2_prefix, tf2_now, tf2_seconds)):
+            how = f"written now in {seconds:.1f} s" if now else "cached"
+            print(f"    {case}: {os.path.relpath(prefix, ROOT)} ({how})")
+        results = bench_startup(prefixes, args.process_reps, before, args.bundle)
+        summary += report_startup(results, list(prefixes), label(before) if before is not None else "")
     if not args.skip_filter:
         print(f"\n[2] filter keystrokes over {args.variables:,} variables, in-process, MainWindow offscreen, "
               f"keystroke = key press .. processEvents() returned", flush=True)

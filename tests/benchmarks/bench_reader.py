@@ -1,19 +1,26 @@
-"""Benchmark of the native checkpoint reader against TensorFlow's own, on one big checkpoint.
+"""Benchmark of the native checkpoint reader against TensorFlow's own, on one big checkpoint and on an
+object-based one of many small weights.
 
 What it measures, all in one run, as medians over several interleaved repetitions:
 
   a. in-process listing: `CheckpointReader(prefix)` + `describe_variables()` vs
      `tf.train.list_variables(prefix)` (TensorFlow already imported): a first open (the caches of decoded
-     indexes emptied before each call) and a second open of the unchanged index (the caches kept);
+     indexes and object graphs emptied before each call) and a second open of the unchanged index (the
+     caches kept);
   b. whole-process listing: `python main.py list PREFIX --json > /dev/null` vs
      `python -c "import tensorflow as tf; tf.train.list_variables(PREFIX)"` (which pays TF's import);
-  c. tensor read throughput over the largest tensors: `reader.read(name)` vs TF's
+  c. tensor read throughput over the largest tensors of the big checkpoint: `reader.read(name)` vs TF's
      `load_checkpoint(prefix).get_tensor(name)` vs a raw `np.fromfile` of exactly the same byte ranges
      (plus raw + CRC32C, the floor for any reader that verifies checksums, as TF and ours do).
 
-The checkpoint (~4,000 float32 variables, ~800 MB, one shard, written with `tf.raw_ops.SaveV2`) is
-written once under `tests/benchmarks/.cache/reader/` (git-ignored) and reused while its marker file,
-written last, matches what this script would write.
+a and b are measured on two checkpoints, printed side by side:
+  - TF1 names: ~4,000 float32 variables, ~800 MB, one shard, written with `tf.raw_ops.SaveV2` under
+    TF1-style names (`model/encoder/layer_007/attention/query/kernel`), once under
+    `tests/benchmarks/.cache/reader/` (git-ignored) and reused while its marker file, written last,
+    matches what this script would write;
+  - TF2 object graph: a Keras 3 model of 2,000 Dense layers saved by `tf.train.Checkpoint` (4,001
+    variables under object-based keys and a ~480 KB object graph that names them;
+    tests/benchmarks/object_based_checkpoint.py writes it once), where the listing's work is the graph's.
 
 With `--before REV` (a commit, e.g. `HEAD~3`), a and b are measured for that revision of the code too, in
 a child process with the same interpreter (tests/benchmarks/baseline.py), and printed beside.
@@ -47,6 +54,8 @@ import numpy as np  # noqa: E402
 from core.format.bundle.reader import CheckpointReader  # noqa: E402
 from core.format.wire.checksum import crc32c  # noqa: E402
 from core.run.variables import describe_variables, forget_listings  # noqa: E402
+from core.format.checkpoint_keys import OBJECT_GRAPH_KEY  # noqa: E402
+import object_based_checkpoint  # noqa: E402
 from baseline import export_revision, seconds_in_tree  # noqa: E402
 from baseline import label as revision_label  # noqa: E402
 
@@ -62,6 +71,7 @@ LISTING_TARGET = "at most TF's time"  # in-process first open
 SECOND_OPEN_TARGET_MS = 5.0  # in-process second open of an unchanged index
 PROCESS_TARGET_SPEEDUP = 10  # whole-process listing: ours at least this many times faster than TF's
 READ_TARGET_RATIO = 1.2      # tensor reads: ours at most this many times the raw read time
+TF1_CASE, TF2_CASE = "TF1 names", "TF2 object graph"  # the two checkpoints listed, as the report calls them
 
 MB = 1e6
 
@@ -395,22 +405,31 @@ def faster(ours: float, reference: float, name: str = "TF") -> str:
     return f"ours {reference / ours:.1f}x faster" if ours <= reference else f"{name} {ours / reference:.1f}x faster"
 
 
-def print_summary(listing, process, reads, total: int, machine_line: str, before: dict | None) -> None:
+def listing_rows(case: str, listing, process, before: dict[str, list[float]]) -> list[tuple[str, ...]]:
+    """The summary's rows of one checkpoint's listings (a and b)."""
     a_first, a_second, a_tf = median(listing["first"]), median(listing["second"]), median(listing["tf"])
     b_ours, b_tf = median(process["ours"]), median(process["tf"])
-    c = {name: median(times) for name, times in reads.items()}
-    rate = {name: f"{total / t / MB:,.0f} MB/s" for name, t in c.items()}
-    earlier = {key: f"{median(times) * 1e3:.1f} ms" for key, times in (before or {}).items()}
-    rows = [
-        ("in-process listing, first open", f"{a_first * 1e3:.1f} ms", f"{a_tf * 1e3:.1f} ms", "",
+    earlier = {key: f"{median(times) * 1e3:.1f} ms" for key, times in before.items()}
+    return [
+        (f"{case}: in-process listing, first open", f"{a_first * 1e3:.1f} ms", f"{a_tf * 1e3:.1f} ms", "",
          earlier.get("listing", ""), faster(a_first, a_tf), f"{LISTING_TARGET}: {verdict(a_first <= a_tf)}"),
-        ("in-process listing, second open", f"{a_second * 1e3:.2f} ms", f"{a_tf * 1e3:.1f} ms", "",
+        (f"{case}: in-process listing, second open", f"{a_second * 1e3:.2f} ms", f"{a_tf * 1e3:.1f} ms", "",
          earlier.get("listing", ""), faster(a_second, a_tf),
          f"< {SECOND_OPEN_TARGET_MS:.0f} ms: {verdict(a_second * 1e3 < SECOND_OPEN_TARGET_MS)}"),
-        ("whole-process listing", f"{b_ours * 1e3:.0f} ms", f"{b_tf * 1e3:.0f} ms", "",
+        (f"{case}: whole-process listing", f"{b_ours * 1e3:.0f} ms", f"{b_tf * 1e3:.0f} ms", "",
          earlier.get("process", ""), faster(b_ours, b_tf),
          f"ours >= {PROCESS_TARGET_SPEEDUP}x faster: {verdict(b_tf / b_ours >= PROCESS_TARGET_SPEEDUP)}"),
-        ("tensor reads", rate["ours"], rate["tf"], rate["raw"], "",
+    ]
+
+
+def print_summary(listings: dict[str, tuple], reads, total: int, machine_line: str) -> None:
+    """listings: per checkpoint, (in-process times, whole-process times, the earlier revision's times)."""
+    c = {name: median(times) for name, times in reads.items()}
+    rate = {name: f"{total / t / MB:,.0f} MB/s" for name, t in c.items()}
+    rows = [row for case, (listing, process, before) in listings.items()
+            for row in listing_rows(case, listing, process, before)]
+    rows += [
+        (f"{TF1_CASE}: tensor reads", rate["ours"], rate["tf"], rate["raw"], "",
          f"ours/raw {c['ours'] / c['raw']:.2f}; {faster(c['ours'], c['tf'])}",
          f"ours/raw <= {READ_TARGET_RATIO}: {verdict(c['ours'] / c['raw'] <= READ_TARGET_RATIO)}"),
         ("  raw + crc32c (floor)", "", "", rate["raw+crc"], "", f"ours/floor {c['ours'] / c['raw+crc']:.2f}", ""),
@@ -420,56 +439,73 @@ def print_summary(listing, process, reads, total: int, machine_line: str, before
     print(machine_line)
 
 
+def checkpoints(rebuild: bool) -> dict[str, str]:
+    """Both checkpoints (written now if not cached), each described in a line; their prefixes by case."""
+    written_now, write_seconds = ensure_checkpoint(rebuild)
+    tf2_prefix, tf2_now, tf2_seconds = object_based_checkpoint.ensure(rebuild)
+    prefixes = {TF1_CASE: str(PREFIX), TF2_CASE: str(tf2_prefix)}
+    for case, prefix in prefixes.items():
+        now, seconds = (written_now, write_seconds) if case == TF1_CASE else (tf2_now, tf2_seconds)
+        reader = CheckpointReader(prefix)
+        size = sum(os.path.getsize(p) for p in reader.data_files())
+        graph = reader.entry(OBJECT_GRAPH_KEY).size if OBJECT_GRAPH_KEY in reader else 0
+        how = f"written now in {seconds:.1f} s" if now else f"cached (writing took {seconds} s)"
+        print(f"checkpoint ({case}): {os.path.relpath(prefix, ROOT)}: {len(reader):,} entries, "
+              f"{size / MB:,.1f} MB in {reader.header.num_shards} shard(s)"
+              f"{f', object graph {graph / 1e3:,.0f} KB' if graph else ''}; {how}")
+    return prefixes
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--reps", type=int, default=7, help="repetitions of in-process measurements (default 7)")
     parser.add_argument("--process-reps", type=int, default=5, help="repetitions of subprocess listings (default 5)")
     parser.add_argument("--top", type=int, default=50, help="how many of the largest tensors to read (default 50)")
-    parser.add_argument("--rebuild", action="store_true", help="rewrite the cached checkpoint")
+    parser.add_argument("--rebuild", action="store_true", help="rewrite the cached checkpoints")
     parser.add_argument("--before", metavar="REV", help="also measure listings with this revision of the code")
     args = parser.parse_args()
     before_tree = export_revision(args.before) if args.before else None
 
     print("Checkpoint Inspector: reader benchmark")
     import_tensorflow()
-    written_now, write_seconds = ensure_checkpoint(args.rebuild)
-    prefix = str(PREFIX)
-    reader = CheckpointReader(prefix)
-    size = sum(os.path.getsize(p) for p in reader.data_files())
-    how = f"written now in {write_seconds:.1f} s" if written_now else f"cached (writing took {write_seconds} s)"
-    print(f"checkpoint: {os.path.relpath(prefix, ROOT)}: {len(reader):,} variables, {size / MB:,.0f} MB "
-          f"in {reader.header.num_shards} shard(s); {how}")
-    del reader
+    prefixes = checkpoints(args.rebuild)
+    before: dict[str, dict[str, list[float]]] = {case: {} for case in prefixes}
 
     print(f"\n[a] in-process listing, median of {args.reps}", flush=True)
-    listing = bench_listing_in_process(prefix, args.reps)
-    before: dict[str, list[float]] = {}
-    print_line("ours  CheckpointReader + describe_variables, first", listing["first"], f"target: {LISTING_TARGET}")
-    print_line("ours  the same, second open (index unchanged)", listing["second"],
-               f"target < {SECOND_OPEN_TARGET_MS:.0f} ms")
-    print_line("TF    tf.train.list_variables", listing["tf"])
-    if before_tree is not None:
-        before["listing"] = bench_listing_before(before_tree, prefix, args.reps)
-        print_line(f"before ({revision_label(before_tree)}), in a child process", before["listing"])
+    listing = {}
+    for case, prefix in prefixes.items():
+        print(f"  {case}")
+        listing[case] = bench_listing_in_process(prefix, args.reps)
+        print_line("ours  CheckpointReader + describe_variables, first", listing[case]["first"],
+                   f"target: {LISTING_TARGET}")
+        print_line("ours  the same, second open (index unchanged)", listing[case]["second"],
+                   f"target < {SECOND_OPEN_TARGET_MS:.0f} ms")
+        print_line("TF    tf.train.list_variables", listing[case]["tf"])
+        if before_tree is not None:
+            before[case]["listing"] = bench_listing_before(before_tree, prefix, args.reps)
+            print_line(f"before ({revision_label(before_tree)}), in a child process", before[case]["listing"])
 
     print(f"\n[b] whole-process listing (wall time of a subprocess), median of {args.process_reps}", flush=True)
-    process = bench_listing_process(prefix, args.process_reps, before_tree)
-    print_line("ours  main.py list PREFIX --json >/dev/null", process["ours"])
-    print_line("TF    python -c 'import tensorflow; list_variables'", process["tf"])
-    if before_tree is not None:
-        before["process"] = process["before"]
-        print_line(f"before ({revision_label(before_tree)}) main.py list PREFIX --json", process["before"])
+    process = {}
+    for case, prefix in prefixes.items():
+        print(f"  {case}")
+        process[case] = bench_listing_process(prefix, args.process_reps, before_tree)
+        print_line("ours  main.py list PREFIX --json >/dev/null", process[case]["ours"])
+        print_line("TF    python -c 'import tensorflow; list_variables'", process[case]["tf"])
+        if before_tree is not None:
+            before[case]["process"] = process[case]["before"]
+            print_line(f"before ({revision_label(before_tree)}) main.py list PREFIX --json", process[case]["before"])
 
-    print(f"\n[c] reading the {args.top} largest tensors, median of {args.reps} passes", flush=True)
-    reads, total, count = bench_reads(prefix, args.top, args.reps)
+    print(f"\n[c] reading the {args.top} largest tensors ({TF1_CASE}), median of {args.reps} passes", flush=True)
+    reads, total, count = bench_reads(prefixes[TF1_CASE], args.top, args.reps)
     print(f"    {count} tensors, {total / MB:,.0f} MB per pass, page cache warmed, methods interleaved")
     for name, label in (("ours", "ours  reader.read"), ("tf", "TF    load_checkpoint().get_tensor"),
                         ("raw", "raw   np.fromfile"), ("raw+crc", "raw   np.fromfile + crc32c (info)")):
         print_line(label, reads[name], f"{total / median(reads[name]) / MB:7,.0f} MB/s")
 
     info = machine_info()
-    print_summary(listing, process, reads, total, "machine: " + " | ".join(f"{key} {value}" for key, value in info),
-                  before)
+    print_summary({case: (listing[case], process[case], before[case]) for case in prefixes}, reads, total,
+                  "machine: " + " | ".join(f"{key} {value}" for key, value in info))
     return 0
 
 
