@@ -97,29 +97,21 @@ def parse_object_graph(data: bytes) -> list[_Node]:
     parser (a graph of 4,000 variables is ~100,000 fields: milliseconds, where walking them in Python took
     a third of a second). Bytes that are no such message raise DecodeError; so does a known field stored
     with another wire type, which the C parser keeps aside as unknown: then the strict walk names it."""
-    from google.protobuf.unknown_fields import UnknownFieldSet
-
     try:
         graph = parse("TrackableObjectGraph", data, _classes())
     except ValueError as exc:
         raise DecodeError(f"the object graph is damaged ({exc})") from None
-    text, nodes, aside = _text, [], 0
-    for node in graph.nodes:
-        aside += len(UnknownFieldSet(node))
-        children, attributes, slots = [], [], []
-        for child in node.children:
-            aside += len(UnknownFieldSet(child))
-            children.append((child.node_id, text(child.local_name)))
-        for attribute in node.attributes:
-            aside += len(UnknownFieldSet(attribute))
-            attributes.append((text(attribute.name), text(attribute.full_name), text(attribute.checkpoint_key)))
-        for slot in node.slot_variables:
-            aside += len(UnknownFieldSet(slot))
-            slots.append((slot.original_variable_node_id, text(slot.slot_name), slot.slot_variable_node_id))
-        nodes.append(_Node(children, attributes, slots))
-    if aside or len(UnknownFieldSet(graph)):
+    # Fields set aside as unknown leave the message shorter than the bytes once discarded (so does an
+    # encoding TensorFlow never writes, such as a padded varint): then the strict walk reads it.
+    graph.DiscardUnknownFields()
+    if graph.ByteSize() != len(data):
         return _strict_nodes(data)
-    return nodes
+    text = _text
+    return [_Node([(child.node_id, text(child.local_name)) for child in node.children],
+                  [(text(a.name), text(a.full_name), text(a.checkpoint_key)) for a in node.attributes],
+                  [(slot.original_variable_node_id, text(slot.slot_name), slot.slot_variable_node_id)
+                   for slot in node.slot_variables])
+            for node in graph.nodes]
 
 
 # The strict walk: every field read by the wire type of its schema (anything else raises DecodeError);
