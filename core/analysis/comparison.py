@@ -5,8 +5,9 @@ Without reading values, two bundle entries with the same size and checksum count
 checksums as different values (TensorFlow's CRC32C of the stored bytes); where a format stores no
 checksum (V1, Keras, partitioned variables) the values are left unchecked. With `values`, every common
 variable is streamed from both files in step, a chunk at a time (core.analysis.value_difference), so
-memory stays flat and each file is read once. Kinds (weights, optimizer slots, bookkeeping) come from
-core.run.variables, so a report can keep Adam's slots apart from the weights.
+memory stays flat and each file is read once; small tensors are read and measured a group at a time
+(core.analysis.value_difference_groups), to the same figures. Kinds (weights, optimizer slots,
+bookkeeping) come from core.run.variables, so a report can keep Adam's slots apart from the weights.
 """
 from __future__ import annotations
 
@@ -21,9 +22,9 @@ from ..run.variables import VariableInfo, describe_variables
 from .rename_matching import RenameMatch, Signature, match_renames
 from .scratch import Scratch
 from .value_difference import ValueDifference, compare_values, content_digest
+from .value_difference_groups import difference_piece, plan_differences
 
 COMPARING_THREADS = 2  # the machines this runs on have two cores or more; more threads only contend for memory
-PARALLEL_FROM_BYTES = 1 << 20  # tensors this big are compared in the threads
 
 
 @dataclass(frozen=True)
@@ -79,19 +80,26 @@ def compare_checkpoints(reader_a: CheckpointSource, reader_b: CheckpointSource, 
     yield Progress(0, 0, "Listing both checkpoints")
     variables_a = {v.name: v for v in describe_variables(reader_a)}
     variables_b = {v.name: v for v in describe_variables(reader_b)}
-    result = Comparison(reader_a.prefix, reader_b.prefix, values_read=values)
-    result.kinds = {name: v.kind for name, v in variables_b.items()} | {name: v.kind for name, v in variables_a.items()}
-    result.shown = {name: v.display_name for side in (variables_b, variables_a) for name, v in side.items()
-                    if v.display_name != name}
-    result.only_a = [signature(v) for name, v in variables_a.items() if name not in variables_b]
-    result.only_b = [signature(v) for name, v in variables_b.items() if name not in variables_a]
     common = [(variables_a[name], variables_b[name]) for name in variables_a if name in variables_b]
     same_kind = [(a, b) for a, b in common if tuple(a.entry.shape) == tuple(b.entry.shape)
                  and a.entry.dtype_name == b.entry.dtype_name]
     total_bytes = sum(a.entry.nbytes + b.entry.nbytes for a, b in same_kind) if values else len(common)
-    differences = (yield from _differences(reader_a, reader_b, same_kind, atol, rtol, total_bytes)) if values else {}
-    for a, b in common:
-        sig_a, sig_b = signature(a), signature(b)
+    # the values are compared on threads from here on, while this thread does the bookkeeping
+    comparing = _ValuesCompared(reader_a, reader_b, same_kind, atol, rtol) if values else None
+    try:
+        result = Comparison(reader_a.prefix, reader_b.prefix, values_read=values)
+        result.kinds = ({name: v.kind for name, v in variables_b.items()}
+                        | {name: v.kind for name, v in variables_a.items()})
+        result.shown = {name: v.display_name for side in (variables_b, variables_a) for name, v in side.items()
+                        if v.display_name != name}
+        result.only_a = [signature(v) for name, v in variables_a.items() if name not in variables_b]
+        result.only_b = [signature(v) for name, v in variables_b.items() if name not in variables_a]
+        signed = [(a, b, signature(a), signature(b)) for a, b in common]
+        differences = (yield from comparing.gathered(total_bytes)) if comparing else {}
+    finally:
+        if comparing:
+            comparing.close()
+    for a, b, sig_a, sig_b in signed:
         if sig_a.shape != sig_b.shape or sig_a.dtype_name != sig_b.dtype_name:
             change = "shape" if sig_a.shape != sig_b.shape else "dtype"
             result.changed.append(Changed(a.name, a.kind, sig_a, sig_b, change))
@@ -105,54 +113,84 @@ def compare_checkpoints(reader_a: CheckpointSource, reader_b: CheckpointSource, 
     return result
 
 
-def _differences(reader_a, reader_b, pairs: list, atol: float, rtol: float, total_bytes: int):
-    """Job: {name: ValueDifference} of every pair. Where both checkpoints have byte ranges (V2 bundles,
-    whose shards threads read by position: core.format.bundle.data_shards) the big tensors go to two
-    threads, as numpy, the CRC and file reads let go of the GIL for long stretches; small ones are mostly Python and run in this thread (two threads trading the GIL
-    at every small step were slower than one). Cancelling stops the threads between two chunks."""
-    parallel = reader_a.kind.has_byte_ranges and reader_b.kind.has_byte_ranges
-    big = [(a, b) for a, b in pairs if parallel and a.entry.nbytes >= PARALLEL_FROM_BYTES]
-    small = [(a, b) for a, b in pairs if not parallel or a.entry.nbytes < PARALLEL_FROM_BYTES]
-    out, done = {}, 0
-    if len(big) > 1:
-        done = yield from _in_threads(reader_a, reader_b, big, atol, rtol, total_bytes, out)
-    else:
-        small = big + small
-    scratch = Scratch()
-    for a, b in small:
-        yield Progress(done, total_bytes, f"Comparing {a.name}")
-        out[a.name] = yield from compare_values(reader_a, reader_b, a.entry, b.entry, atol, rtol, scratch=scratch)
-        done += a.entry.nbytes + b.entry.nbytes
-    return out
+class _ValuesCompared:
+    """The ValueDifference of every pair, started when made. Where both checkpoints give byte ranges (V2
+    bundles, whose shards threads read by position: core.format.bundle.data_shards), small tensors are
+    compared by groups (core.analysis.value_difference_groups: each group's stretch of both files read
+    once, all its tensors measured at once) and the others streamed a chunk at a time, all on
+    COMPARING_THREADS threads, as numpy, the CRC and file reads let go of the GIL. The rest (other
+    formats, strings, partitioned variables, the tensors of a group that met damage) are compared one by
+    one by `gathered`, in the caller's thread, where a damaged tensor raises an error that names it.
+    Cancelling stops the threads between two chunks."""
 
+    def __init__(self, reader_a, reader_b, pairs: list, atol: float, rtol: float):
+        self.reader_a, self.reader_b, self.pairs, self.atol, self.rtol = reader_a, reader_b, pairs, atol, rtol
+        self.stop, self.local = threading.Event(), threading.local()
+        self.pool = None
+        self.futures: list = []  # (name, or None for a group; what progress calls it; its bytes; the future)
+        if not (reader_a.kind.has_byte_ranges and reader_b.kind.has_byte_ranges):
+            return
+        names = [a.name for a, _ in pairs]
+        ranges_a, ranges_b = reader_a.tensor_ranges(names), reader_b.tensor_ranges(names)
+        works = plan_differences(ranges_a, ranges_b, names, atol, rtol, COMPARING_THREADS)
+        grouped = {name for work in works for name in work.names}
+        streamed = [(a, b) for a, b in pairs if a.name not in grouped and a.name in ranges_a and a.name in ranges_b]
+        if not works and not streamed:
+            return
+        self.pool = ThreadPoolExecutor(COMPARING_THREADS, thread_name_prefix="compare")
+        # Biggest first and the quick groups last, so neither thread is left alone with a big tensor at the end.
+        for a, b in sorted(streamed, key=lambda pair: pair[0].entry.nbytes, reverse=True):
+            self.futures.append((a.name, a.name, a.entry.nbytes + b.entry.nbytes, self.pool.submit(self._one, a, b)))
+        for work in works:
+            self.futures.append((None, f"{len(work.names)} small variables", work.nbytes,
+                                 self.pool.submit(self._group, work)))
 
-def _in_threads(reader_a, reader_b, pairs: list, atol: float, rtol: float, total_bytes: int, out: dict):
-    """Job: the pairs compared by COMPARING_THREADS threads into `out`; returns the bytes compared."""
-    stop, local = threading.Event(), threading.local()
+    def _one(self, a, b):
+        if not hasattr(self.local, "scratch"):
+            self.local.scratch = Scratch()
+        return run_to_end(compare_values(self.reader_a, self.reader_b, a.entry, b.entry, self.atol, self.rtol,
+                                         scratch=self.local.scratch), should_cancel=self.stop.is_set)
 
-    def one(a, b):
-        if not hasattr(local, "scratch"):
-            local.scratch = Scratch()
-        return run_to_end(compare_values(reader_a, reader_b, a.entry, b.entry, atol, rtol, scratch=local.scratch),
-                          should_cancel=stop.is_set)
+    @staticmethod
+    def _group(work):
+        try:
+            return difference_piece(work)
+        except Exception:  # noqa: BLE001 - damage: its tensors go one by one, where the message names the tensor
+            return None
 
-    pool = ThreadPoolExecutor(COMPARING_THREADS, thread_name_prefix="compare")
-    done = 0
-    try:
-        futures = [(a, b, pool.submit(one, a, b)) for a, b in pairs]
-        for a, b, future in futures:
+    def gathered(self, total_bytes: int):
+        """Job: {name: ValueDifference} of every pair."""
+        out, done = {}, 0
+        for name, label, nbytes, future in self.futures:
             while True:
                 try:
-                    out[a.name] = future.result(timeout=0.2)
+                    found = future.result(timeout=0.2)
                     break
                 except FutureTimeout:
-                    yield Progress(done, total_bytes, f"Comparing {a.name}")
+                    yield Progress(done, total_bytes, f"Comparing {label}")
+            if name is not None:
+                out[name] = found
+            elif found is not None:  # a group's {name: ValueDifference}; None when it met damage
+                out.update(found)
+            done += nbytes
+            yield Progress(done, total_bytes, f"Compared {label}")
+        self.close()
+        scratch = Scratch()
+        for a, b in self.pairs:
+            if a.name in out:
+                continue
+            yield Progress(done, total_bytes, f"Comparing {a.name}")
+            out[a.name] = yield from compare_values(self.reader_a, self.reader_b, a.entry, b.entry, self.atol,
+                                                    self.rtol, scratch=scratch)
             done += a.entry.nbytes + b.entry.nbytes
-            yield Progress(done, total_bytes, f"Compared {a.name}")
-    finally:
-        stop.set()
-        pool.shutdown(wait=True, cancel_futures=True)
-    return done
+        return out
+
+    def close(self) -> None:
+        """Stop the threads (between two chunks) and wait for them; safe to call twice."""
+        self.stop.set()
+        if self.pool is not None:
+            self.pool.shutdown(wait=True, cancel_futures=True)
+            self.pool = None
 
 
 def _place(result: Comparison, a: VariableInfo, sig_a: Signature, sig_b: Signature, difference: ValueDifference):

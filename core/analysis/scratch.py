@@ -24,7 +24,7 @@ class Scratch:
 
         if size > MAX_KEPT_ELEMENTS:
             return np.empty(size, dtype)
-        key = (which, np.dtype(dtype).str)
+        key = (which, np.dtype(dtype))  # not .str: ml_dtypes types share one (`<V1` for int4 and float8)
         buffer = self._buffers.get(key)
         if buffer is None or buffer.size < size:
             buffer = self._buffers[key] = np.empty(size, dtype)

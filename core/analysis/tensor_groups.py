@@ -14,6 +14,7 @@ mismatch) raises, and the caller measures those tensors one by one, where the me
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from ..format import dtypes
@@ -53,14 +54,16 @@ class GroupResult:
     values: tuple[tuple, ...]
 
 
-def plan_groups(names: list[str], columns: list[dict[str, TensorRange]], workers: int) -> list[list[str]]:
+def plan_groups(names: list[str], columns: list[dict[str, TensorRange]], workers: int,
+                share: int | None = None) -> list[list[str]]:
     """The names split into groups of neighbours in the last checkpoint's files, each group about
     the workers' share of the bytes (between SMALL_GROUP_BYTES and GROUP_BYTES), so every worker has
-    work and no piece holds much memory."""
+    work and no piece holds much memory; or about `share` bytes, when the caller knows its best size."""
     last = columns[-1]
     ordered = sorted(names, key=lambda n: (last[n].path, last[n].offset))
     total = sum(last[n].size for n in ordered)
-    share = min(max(total // max(2 * workers, 1), SMALL_GROUP_BYTES), GROUP_BYTES)
+    if share is None:
+        share = min(max(total // max(2 * workers, 1), SMALL_GROUP_BYTES), GROUP_BYTES)
     groups, current, size = [], [], 0
     for name in ordered:
         current.append(name)
@@ -128,22 +131,10 @@ def _per_segment(sums, lengths) -> list[float]:
 
 
 def _read_column(ranges: tuple[TensorRange, ...], shards: DataShards):
-    """(the tensors end to end as float64, their element counts): each file's ranges read in a few
-    coalesced positioned reads, each tensor's CRC32C checked on the buffer."""
+    """(the tensors end to end as float64, their element counts), read by read_tensors."""
     import numpy as np
 
-    views: list = [None] * len(ranges)
-    by_path: dict[str, list[int]] = {}
-    for index, piece in enumerate(ranges):
-        by_path.setdefault(piece.path, []).append(index)
-    for path, indexes in by_path.items():
-        indexes.sort(key=lambda i: ranges[i].offset)
-        for span in _spans(ranges, indexes):
-            first, last = ranges[span[0]], max((ranges[i] for i in span), key=lambda r: r.offset + r.size)
-            buffer = np.empty(last.offset + last.size - first.offset, dtype=np.uint8)
-            shards.read_into(path, last, buffer, first.offset)
-            for i in span:
-                views[i] = _checked_view(buffer, ranges[i], first.offset)
+    views = read_tensors(ranges, shards)
     lengths = np.array([view.size for view in views], dtype=np.int64)
     if not views:
         return np.zeros(0), lengths
@@ -151,13 +142,44 @@ def _read_column(ranges: tuple[TensorRange, ...], shards: DataShards):
         return np.concatenate(views, dtype=np.float64, casting="unsafe"), lengths
 
 
-def _spans(ranges, indexes: list[int]) -> list[list[int]]:
-    """The indexes (sorted by offset) split where the gap to the next range exceeds COALESCE_GAP."""
+def read_tensors(ranges, shards: DataShards, gap: int = COALESCE_GAP, scratch=None, key: str = "stretch") -> list:
+    """Each range's values as a flat numpy array of its dtype in native byte order: each file's ranges
+    read in a few positioned reads (neighbours less than `gap` bytes apart read as one, the gap dropped),
+    each tensor's CRC32C checked on the buffer (ChecksumMismatchError naming it). With `scratch` (a
+    core.analysis.scratch.Scratch) the bytes land in its reused `key` array, not in fresh memory that
+    is faulted in page by page: the arrays given back are then valid until `key` is asked for again."""
+    import numpy as np
+
+    views: list = [None] * len(ranges)
+    by_path: dict[str, list[int]] = {}
+    for index, piece in enumerate(ranges):
+        by_path.setdefault(piece.path, []).append(index)
+    reads = []  # (path, the span's indexes, its first range, the range that ends last)
+    for path, indexes in by_path.items():
+        indexes.sort(key=lambda i: ranges[i].offset)
+        for span in _spans(ranges, indexes, gap):
+            reads.append((path, span, ranges[span[0]], max((ranges[i] for i in span), key=lambda r: r.offset + r.size)))
+    memory = None
+    if scratch is not None:
+        memory = scratch.get(key, sum(last.offset + last.size - first.offset for _, _, first, last in reads), np.uint8)
+    at = 0
+    for path, span, first, last in reads:
+        size = last.offset + last.size - first.offset
+        buffer = memory[at:at + size] if memory is not None else np.empty(size, dtype=np.uint8)
+        at += size
+        shards.read_into(path, last, buffer, first.offset)
+        for i in span:
+            views[i] = _checked_view(buffer, ranges[i], first.offset)
+    return views
+
+
+def _spans(ranges, indexes: list[int], gap: int = COALESCE_GAP) -> list[list[int]]:
+    """The indexes (sorted by offset) split where the gap to the next range exceeds `gap`."""
     spans: list[list[int]] = []
     end = None
     for i in indexes:
         piece = ranges[i]
-        if end is None or piece.offset - end > COALESCE_GAP:
+        if end is None or piece.offset - end > gap:
             spans.append([])
             end = piece.offset
         spans[-1].append(i)
@@ -170,6 +192,13 @@ def _checked_view(buffer, piece: TensorRange, base: int):
     raw = buffer[start:start + piece.size]
     if crc32c(raw) != unmask(piece.crc32c):
         raise ChecksumMismatchError(piece.path, f"checksum mismatch in the data of {piece.name!r}: the file is damaged")
-    dtype = dtypes.from_number(piece.dtype_number)
-    values = raw.view(dtype.numpy_dtype())
-    return values.byteswap() if piece.big_endian and dtype.itemsize > 1 else values
+    numpy_dtype = _numpy_dtype(piece.dtype_number)
+    values = raw.view(numpy_dtype)
+    return values.byteswap() if piece.big_endian and numpy_dtype.itemsize > 1 else values
+
+
+@functools.lru_cache(maxsize=None)
+def _numpy_dtype(number: int):
+    """The numpy dtype of a dtype number, made once (numpy_dtype() builds it anew each time, a few
+    microseconds that a pass over thousands of tensors pays per tensor)."""
+    return dtypes.from_number(number).numpy_dtype()

@@ -14,7 +14,19 @@ What it measures, all in one run, as medians over interleaved repetitions:
      Both data files are read once before any timing, so every method reads from the page cache (warm);
      then, where the page cache can be emptied (root), a, b and c again with it emptied before every call
      (cold: the disk's speed, which is what opening a run someone just copied costs).
-  2. `check CKPT --against X.meta` for a TF1 graph of 4,000 variables (various small shapes, a default
+  2. `diff --values` of two checkpoints of a model of many small variables: the first two saves of
+     tests/benchmarks/many_small_runs.py's "small" run (2,000 float32 variables of 16x16, written by
+     `tf.train.Checkpoint`; every variable drifts between saves), and with `--many-small small medium`
+     also its "medium" run (200 of 256x256):
+       a. ours, in process, as 1a;
+       b. raw read, in process, as 1b;
+       c. ours, whole process: `python main.py diff A B --values --json > /dev/null`;
+       d. raw read, whole process: `python -c` reading both data files as 1b (an interpreter's start
+          plus the read: the floor of any whole process);
+       e. `python -c "import numpy"` (information: the fixed cost every numpy program pays);
+       f. the TF script of 1c, in process (information).
+     Targets: ours <= 1.3x the raw read of both, in process (a/b) and whole process (c/d).
+  3. `check CKPT --against X.meta` for a TF1 graph of 4,000 variables (various small shapes, a default
      `tf.compat.v1.train.Saver()`, its `export_meta_graph`), CKPT that graph's own Saver.save:
        a. ours, whole process: `python main.py check CKPT --against X.meta --json > /dev/null`;
        b. the TF path, whole process: `import tensorflow as tf` then `tf.compat.v1.train.import_meta_graph`
@@ -23,8 +35,9 @@ What it measures, all in one run, as medians over interleaved repetitions:
        c. ours in process, `core.format.graph.meta_graph.read_meta_graph(X.meta)` alone (information).
 
 Before any timing, results are checked against each other so equal work is compared: ours' diff finds
-exactly the variables B's writer changed, with TF's max |a-b| for the largest one, and ours' check says
-the checkpoint restores every one of the 4,000 tensors the graph asks for.
+exactly the variables B's writer changed, with TF's max |a-b| for every one (for the many-small pairs:
+the variables TF's values differ in, with TF's max |a-b|), and ours' check says the checkpoint restores
+every one of the 4,000 tensors the graph asks for.
 
 The fixtures are written once, each by a child process (the diff pair takes ~3 GB resident and ~30 s to
 write, the TF1 graph ~1 minute to build, initialise and save), under `tests/benchmarks/.cache/compare/`
@@ -39,6 +52,7 @@ checkpoints as in the diff) and of `read_meta_graph`, top functions by cumulativ
 Run by hand from the repository root; it is not a test and asserts nothing about timings:
 
     .venv/bin/python tests/benchmarks/bench_compare.py [--reps 3] [--check-reps 5] [--profile] [--rebuild]
+        [--many-small small medium] [--skip big check]
 """
 from __future__ import annotations
 
@@ -57,6 +71,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))  # bench_reader, whatever the current directory
 
 import bench_reader  # noqa: E402
+import many_small_runs  # noqa: E402
 from bench_reader import MB, ROOT, faster, interleaved, median, print_line, print_table, verdict  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -79,6 +94,9 @@ TF_TARGET_SPEEDUP = 3   # diff: ours at least this many times faster than the TF
 CHECK_TARGET_S = 0.5    # check: our whole process under this
 
 READ_PIECE = 8 << 20
+
+RAW_READ_PROCESS = ("import sys\nbuffer = bytearray(8 << 20)\nfor path in sys.argv[1:]:\n"
+                    "    with open(path, 'rb') as f:\n        while f.readinto(buffer):\n            pass\n")
 
 TF_IMPORT_META = ("import sys\nimport tensorflow as tf\n"
                   "with tf.Graph().as_default():\n    tf.compat.v1.train.import_meta_graph(sys.argv[1])\n")
@@ -225,15 +243,15 @@ def main_py(*args: str) -> list[str]:
 
 # ---- 1. diff --values ----------------------------------------------------------------------------
 
-def diff_methods() -> dict[str, Callable[[], object]]:
+def diff_methods(prefix_a: Path = PREFIX_A, prefix_b: Path = PREFIX_B) -> dict[str, Callable[[], object]]:
     import tensorflow as tf
 
     from core.analysis.comparison import compare_checkpoints
     from core.format.readers import open_reader
     from core.jobs import run_to_end
 
-    a, b = str(PREFIX_A), str(PREFIX_B)
-    files = data_files(PREFIX_A) + data_files(PREFIX_B)
+    a, b = str(prefix_a), str(prefix_b)
+    files = data_files(prefix_a) + data_files(prefix_b)
 
     def ours():
         return run_to_end(compare_checkpoints(open_reader(a), open_reader(b), values=True))
@@ -247,14 +265,39 @@ def diff_methods() -> dict[str, Callable[[], object]]:
                     total += n
         return total
 
-    def tensorflow():
+    def tensorflow():  # every tensor but strings (a tf.train.Checkpoint's object graph)
         ra, rb = tf.train.load_checkpoint(a), tf.train.load_checkpoint(b)
-        return {n: np.max(np.abs(ra.get_tensor(n) - rb.get_tensor(n))) for n in ra.get_variable_to_shape_map()}
+        return {n: np.max(np.abs(ra.get_tensor(n) - rb.get_tensor(n)))
+                for n, dtype in ra.get_variable_to_dtype_map().items() if dtype != tf.string}
 
     def process():
         return run_process(main_py("diff", a, b, "--values", "--json"), ok=(1,))
 
-    return {"ours": ours, "raw": raw_read, "tf": tensorflow, "process": process}
+    return {"ours": ours, "raw": raw_read, "tf": tensorflow, "process": process,
+            "raw_process": lambda: run_process([sys.executable, "-c", RAW_READ_PROCESS, *files]),
+            "numpy_process": lambda: run_process([sys.executable, "-c", "import numpy"])}
+
+
+def many_small_pair(run: str) -> tuple[Path, Path]:
+    """The first two saves of a many_small_runs run (written by TensorFlow the first time)."""
+    folder = many_small_runs.ensure(run)
+    steps = sorted(int(p.name[len("ckpt-"):-len(".index")]) for p in folder.glob("ckpt-*.index"))
+    return folder / f"ckpt-{steps[0]}", folder / f"ckpt-{steps[1]}"
+
+
+def check_pair_results(methods) -> str:
+    """Not a timing check: ours must find exactly the variables whose values TF reads differently, each
+    with TF's max |a-b| (computed by numpy from TF's values, in float32 as ours)."""
+    comparison = methods["ours"]()
+    tf_max = methods["tf"]()
+    differing = {name for name, value in tf_max.items() if value != 0}
+    changed = {c.name for c in comparison.changed}
+    if changed != differing or comparison.only_a or comparison.only_b:
+        raise RuntimeError(f"ours' diff found {len(changed)} changed, TF's values differ in {len(differing)}")
+    for c in comparison.changed:
+        if c.values.max_abs_diff != float(tf_max[c.name]):
+            raise RuntimeError(f"max |a-b| of {c.name!r}: ours {c.values.max_abs_diff}, TF {tf_max[c.name]}")
+    return f"{len(changed):,} changed, {len(comparison.equal)} equal; max |a-b| equal to TF's for every variable"
 
 
 def drop_page_cache() -> bool:
@@ -364,16 +407,23 @@ def subset_readers(every: int):
     return readers
 
 
-def run_profiles(every: int) -> None:
+def run_profiles(every: int, skip: list[str], pairs: dict[str, tuple[Path, Path]]) -> None:
     from core.analysis.comparison import compare_checkpoints
     from core.format.graph.meta_graph import read_meta_graph
+    from core.format.readers import open_reader
     from core.jobs import run_to_end
 
-    a, b = subset_readers(every)
-    size = sum(e.size for e in a.entries) + sum(e.size for e in b.entries)
-    label = f"compare_checkpoints(values=True), every {every}th variable ({len(a):,}, {size / MB:,.0f} MB read)"
-    profile(label, lambda: run_to_end(compare_checkpoints(a, b, values=True)))
-    profile("read_meta_graph(X.meta)", lambda: read_meta_graph(str(CHECK_META)))
+    if "big" not in skip:
+        a, b = subset_readers(every)
+        size = sum(e.size for e in a.entries) + sum(e.size for e in b.entries)
+        label = f"compare_checkpoints(values=True), every {every}th variable ({len(a):,}, {size / MB:,.0f} MB read)"
+        profile(label, lambda: run_to_end(compare_checkpoints(a, b, values=True)))
+    for run, (prefix_a, prefix_b) in pairs.items():
+        profile(f"compare_checkpoints(values=True) of the {run} pair (this thread: groups and big tensors run on"
+                f" the comparing threads)", lambda: run_to_end(compare_checkpoints(
+                    open_reader(str(prefix_a)), open_reader(str(prefix_b)), values=True)))
+    if "check" not in skip:
+        profile("read_meta_graph(X.meta)", lambda: read_meta_graph(str(CHECK_META)))
 
 
 # ---- report --------------------------------------------------------------------------------------
@@ -385,6 +435,10 @@ def main() -> int:
     parser.add_argument("--profile", action="store_true", help="also profile compare_checkpoints and read_meta_graph")
     parser.add_argument("--profile-every", type=int, default=8, help="the profile's subset: every Nth variable (8)")
     parser.add_argument("--rebuild", action="store_true", help="rewrite the cached fixtures")
+    parser.add_argument("--many-small", nargs="*", default=["small"], choices=list(many_small_runs.RUNS),
+                        help="the many_small_runs runs whose first two saves are diffed (default: small)")
+    parser.add_argument("--skip", nargs="*", default=[], choices=["big", "check"],
+                        help="leave out the 2 x 800 MB diff (big) or the check --against .meta part (check)")
     args = parser.parse_args()
 
     print("Checkpoint Inspector: compare benchmark (diff --values, check --against .meta)")
@@ -392,56 +446,74 @@ def main() -> int:
     from core.format.graph.meta_graph import read_meta_graph
     from core.format.readers import open_reader
 
-    for folder, expected, writer, what in ((DIFF_DIR, diff_fingerprint(), "write_diff_pair", "diff checkpoints"),
-                                           (CHECK_DIR, check_fingerprint(), "write_check_fixture", "TF1 graph")):
+    fixtures = [(DIFF_DIR, diff_fingerprint(), "write_diff_pair", "diff checkpoints", "big"),
+                (CHECK_DIR, check_fingerprint(), "write_check_fixture", "TF1 graph", "check")]
+    for folder, expected, writer, what, part in fixtures:
+        if part in args.skip:
+            continue
         print(f"{what}: writing if needed ...", end=" ", flush=True)
         written, seconds = ensure_fixture(folder, expected, writer, args.rebuild)
         print(f"written now in {seconds:.1f} s" if written else f"cached (writing took {seconds} s)")
-    diff_bytes = sum(os.path.getsize(p) for p in data_files(PREFIX_A) + data_files(PREFIX_B))
-    reader_a = open_reader(str(PREFIX_A))
-    print(f"diff: {os.path.relpath(PREFIX_A, ROOT)} vs {PREFIX_B.name}: {len(reader_a):,} variables each, "
-          f"{diff_bytes / MB:,.0f} MB of data in all; B = A + {NOISE_SCALE:g} * N(0,1) in all but every "
-          f"{IDENTICAL_EVERY}th variable")
-    del reader_a
-    meta = read_meta_graph(str(CHECK_META))
-    print(f"check: {os.path.relpath(CHECK_PREFIX, ROOT)} against {CHECK_META.name} "
-          f"({os.path.getsize(CHECK_META) / MB:.1f} MB, {meta.variable_count:,} variables, "
-          f"{len(meta.expected):,} tensors restored by its Saver)")
+    pairs = {run: many_small_pair(run) for run in args.many_small}
+    rows = []
 
     # ---- 1 ----
-    print(f"\n[1] diff --values, median of {args.reps} (after one untimed call each), methods interleaved", flush=True)
+    if "big" not in args.skip:
+        diff_bytes = sum(os.path.getsize(p) for p in data_files(PREFIX_A) + data_files(PREFIX_B))
+        reader_a = open_reader(str(PREFIX_A))
+        print(f"diff: {os.path.relpath(PREFIX_A, ROOT)} vs {PREFIX_B.name}: {len(reader_a):,} variables each, "
+              f"{diff_bytes / MB:,.0f} MB of data in all; B = A + {NOISE_SCALE:g} * N(0,1) in all but every "
+              f"{IDENTICAL_EVERY}th variable")
+        del reader_a
+        rows += bench_big_diff(args.reps, diff_bytes)
+
+    # ---- 2 ----
+    for run, (prefix_a, prefix_b) in pairs.items():
+        rows += bench_pair(run, prefix_a, prefix_b, args.reps)
+
+    # ---- 3 ----
+    if "check" not in args.skip:
+        meta = read_meta_graph(str(CHECK_META))
+        print(f"\ncheck: {os.path.relpath(CHECK_PREFIX, ROOT)} against {CHECK_META.name} "
+              f"({os.path.getsize(CHECK_META) / MB:.1f} MB, {meta.variable_count:,} variables, "
+              f"{len(meta.expected):,} tensors restored by its Saver)")
+        rows += bench_check(args.check_reps)
+
+    print("\nSummary (medians; diff warm unless it says cold)")
+    print_table(("measure", "ours", "raw", "TensorFlow", "ratio", "target"), rows)
+    # numpy's OpenBLAS threads and glibc's malloc thresholds sway ours' diff (a BLAS dot per chunk, big temporaries)
+    tuning = [(key, os.environ.get(key, "unset")) for key in ("OPENBLAS_NUM_THREADS", "MALLOC_MMAP_THRESHOLD_",
+                                                              "PYTHONDONTWRITEBYTECODE")]
+    print("machine: " + " | ".join(f"{key} {value}" for key, value in bench_reader.machine_info() + tuning))
+
+    if args.profile:
+        run_profiles(args.profile_every, args.skip, pairs)
+    return 0
+
+
+def bench_big_diff(reps: int, diff_bytes: int) -> list[tuple[str, ...]]:
+    """Section 1: the 2 x 800 MB diff, warm then cold; its summary rows."""
+    print(f"\n[1] diff --values, median of {reps} (after one untimed call each), methods interleaved", flush=True)
     methods = diff_methods()
     print(f"    results: {check_diff_results(methods)}")
     bench_reader.warm_page_cache(data_files(PREFIX_A) + data_files(PREFIX_B))
     print("    page cache: both data files read once before timing: every method reads warm, from memory")
-    diff = interleaved(methods, args.reps)
+    diff = interleaved({name: methods[name] for name in ("ours", "raw", "tf", "process", "raw_process")}, reps)
     rate = lambda t: f"{diff_bytes / t / MB:7,.0f} MB/s"  # noqa: E731
     print_line("ours  compare_checkpoints(values=True), in process", diff["ours"], rate(median(diff["ours"])))
     print_line("raw   readinto 8 MB pieces, both files (floor)", diff["raw"], rate(median(diff["raw"])))
     print_line("TF    load_checkpoint, get_tensor, max|a-b|", diff["tf"], rate(median(diff["tf"])))
-    print_line("ours  main.py diff A B --values --json >/dev/null", diff["process"], "whole process (info)")
-    print(f"\n[1b] diff --values with a cold page cache (emptied before every call), median of {args.reps}",
-          flush=True)
-    cold_diff = cold({name: methods[name] for name in ("ours", "raw", "tf")}, args.reps)
+    print_line("ours  main.py diff A B --values --json >/dev/null", diff["process"], "whole process")
+    print_line("raw   python -c: read both files (process floor)", diff["raw_process"], "whole process")
+    print(f"\n[1b] diff --values with a cold page cache (emptied before every call), median of {reps}", flush=True)
+    cold_diff = cold({name: methods[name] for name in ("ours", "raw", "tf")}, reps)
     if cold_diff is None:
         print("    skipped: the page cache can be emptied only as root (/proc/sys/vm/drop_caches)")
     else:
         print_line("ours  compare_checkpoints(values=True), in process", cold_diff["ours"], rate(median(cold_diff["ours"])))
         print_line("raw   readinto 8 MB pieces, both files (floor)", cold_diff["raw"], rate(median(cold_diff["raw"])))
         print_line("TF    load_checkpoint, get_tensor, max|a-b|", cold_diff["tf"], rate(median(cold_diff["tf"])))
-
-    # ---- 2 ----
-    print(f"\n[2] check --against .meta, median of {args.check_reps}, methods interleaved", flush=True)
-    print(f"    results: {check_check_results()}")
-    processes, read_meta = check_methods()
-    check = interleaved(processes, args.check_reps)
-    in_process = interleaved({"read_meta_graph": read_meta}, args.check_reps)["read_meta_graph"]
-    print_line("ours  main.py check CKPT --against X.meta --json", check["ours"], f"target < {CHECK_TARGET_S} s")
-    print_line("TF    python: import tf; import_meta_graph(X.meta)", check["tf"])
-    print_line("ours  read_meta_graph(X.meta), in process", in_process, "(info)")
-
     d = {name: median(times) for name, times in diff.items()}
-    c_ours, c_tf, c_read = median(check["ours"]), median(check["tf"]), median(in_process)
     rows = [
         ("diff --values, in process", f"{d['ours']:.2f} s", f"{d['raw']:.2f} s", f"{d['tf']:.2f} s",
          f"ours/raw {d['ours'] / d['raw']:.2f}", f"<= {RAW_TARGET_RATIO}: {verdict(d['ours'] / d['raw'] <= RAW_TARGET_RATIO)}"),
@@ -456,23 +528,62 @@ def main() -> int:
             ("", "", "", "", f"TF/ours {k['tf'] / k['ours']:.2f}",
              f">= {TF_TARGET_SPEEDUP}: {verdict(k['tf'] / k['ours'] >= TF_TARGET_SPEEDUP)}"),
         ]
-    rows += [
-        ("diff --values, whole process", f"{d['process']:.2f} s", "", "",
-         f"process/in-process {d['process'] / d['ours']:.2f}", "(info)"),
+    rows.append(("diff --values, whole process", f"{d['process']:.2f} s", f"{d['raw_process']:.2f} s", "",
+                 f"ours/raw {d['process'] / d['raw_process']:.2f}",
+                 f"<= {RAW_TARGET_RATIO}: {verdict(d['process'] / d['raw_process'] <= RAW_TARGET_RATIO)}"))
+    return rows
+
+
+def bench_pair(run: str, prefix_a: Path, prefix_b: Path, reps: int) -> list[tuple[str, ...]]:
+    """Section 2: one many-small pair, in process and whole process; its summary rows."""
+    from core.format.readers import open_reader
+
+    files = data_files(prefix_a) + data_files(prefix_b)
+    size = sum(os.path.getsize(p) for p in files)
+    count, side, _ = many_small_runs.RUNS[run]
+    print(f"\n[2] diff --values of many small variables: {os.path.relpath(prefix_a, ROOT)} vs {prefix_b.name} "
+          f"({len(open_reader(str(prefix_a))):,} entries: {count:,} float32 variables of {side}x{side}; "
+          f"{size / MB:,.1f} MB of data in all), median of {reps}, methods interleaved", flush=True)
+    methods = diff_methods(prefix_a, prefix_b)
+    print(f"    results: {check_pair_results(methods)}")
+    bench_reader.warm_page_cache(files)
+    times = interleaved(methods, reps)
+    print_line("ours  compare_checkpoints(values=True), in process", times["ours"], "caches of the index warm")
+    print_line("raw   readinto 8 MB pieces, both files (floor)", times["raw"])
+    print_line("TF    load_checkpoint, get_tensor, max|a-b|", times["tf"], "(info)")
+    print_line("ours  main.py diff A B --values --json >/dev/null", times["process"], "whole process")
+    print_line("raw   python -c: read both files (process floor)", times["raw_process"], "whole process")
+    print_line("      python -c 'import numpy'", times["numpy_process"], "(info: numpy's fixed cost)")
+    t = {name: median(values) for name, values in times.items()}
+    return [
+        (f"diff --values {run}, in process", f"{t['ours'] * 1e3:.0f} ms", f"{t['raw'] * 1e3:.1f} ms",
+         f"{t['tf'] * 1e3:.0f} ms", f"ours/raw {t['ours'] / t['raw']:.1f}",
+         f"<= {RAW_TARGET_RATIO}: {verdict(t['ours'] / t['raw'] <= RAW_TARGET_RATIO)}"),
+        (f"diff --values {run}, whole process", f"{t['process']:.2f} s", f"{t['raw_process']:.2f} s", "",
+         f"ours/raw {t['process'] / t['raw_process']:.1f}",
+         f"<= {RAW_TARGET_RATIO}: {verdict(t['process'] / t['raw_process'] <= RAW_TARGET_RATIO)}"),
+        ("  python -c 'import numpy'", f"{t['numpy_process']:.2f} s", "", "",
+         f"{t['numpy_process'] / t['process']:.0%} of ours' process", "(info)"),
+    ]
+
+
+def bench_check(reps: int) -> list[tuple[str, ...]]:
+    """Section 3: check --against .meta; its summary rows."""
+    print(f"\n[3] check --against .meta, median of {reps}, methods interleaved", flush=True)
+    print(f"    results: {check_check_results()}")
+    processes, read_meta = check_methods()
+    check = interleaved(processes, reps)
+    in_process = interleaved({"read_meta_graph": read_meta}, reps)["read_meta_graph"]
+    print_line("ours  main.py check CKPT --against X.meta --json", check["ours"], f"target < {CHECK_TARGET_S} s")
+    print_line("TF    python: import tf; import_meta_graph(X.meta)", check["tf"])
+    print_line("ours  read_meta_graph(X.meta), in process", in_process, "(info)")
+    c_ours, c_tf, c_read = median(check["ours"]), median(check["tf"]), median(in_process)
+    return [
         ("check --against .meta, process", f"{c_ours:.2f} s", "", f"{c_tf:.2f} s",
          f"TF/ours {c_tf / c_ours:.2f}; {faster(c_ours, c_tf)}",
          f"ours < {CHECK_TARGET_S} s: {verdict(c_ours < CHECK_TARGET_S)}"),
         ("  read_meta_graph alone", f"{c_read:.2f} s", "", "", f"{c_read / c_ours:.0%} of ours' check", "(info)"),
     ]
-    print("\nSummary (medians; diff warm unless it says cold)")
-    print_table(("measure", "ours", "raw", "TensorFlow", "ratio", "target"), rows)
-    # numpy's OpenBLAS threads and glibc's malloc thresholds sway ours' diff (a BLAS dot per chunk, big temporaries)
-    tuning = [(key, os.environ.get(key, "unset")) for key in ("OPENBLAS_NUM_THREADS", "MALLOC_MMAP_THRESHOLD_")]
-    print("machine: " + " | ".join(f"{key} {value}" for key, value in bench_reader.machine_info() + tuning))
-
-    if args.profile:
-        run_profiles(args.profile_every)
-    return 0
 
 
 if __name__ == "__main__":
