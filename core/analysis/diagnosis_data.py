@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from ..errors import CheckpointError
 from ..jobs import Job, Progress
 from ..run.variables import describe_variables
-from .overview import _reader, compute_overview, model_order_key
+from .overview import reader_of, compute_overview, model_order_key
 
 TABLE_METRICS = ("l2", "update_ratio", "nan_count", "inf_count")
 
@@ -84,7 +84,7 @@ def gather(checkpoints, readers: dict | None = None, executor=None) -> Job[RunDa
     for index, info in enumerate(checkpoints):
         yield Progress(index, len(checkpoints), f"listing {info.prefix}")
         try:
-            reader = _reader(readers, info.prefix)
+            reader = reader_of(readers, info.prefix)
             listings.append({v.name: Listed(v.kind, v.entry.dtype_name, tuple(v.entry.shape), v.display_name,
                                             v.slot_of, v.entry.is_numeric) for v in describe_variables(reader)})
         except (CheckpointError, OSError) as exc:
@@ -116,7 +116,7 @@ def gather(checkpoints, readers: dict | None = None, executor=None) -> Job[RunDa
 
 def _scalar(readers: dict, prefix: str, name: str):
     try:
-        value = _reader(readers, prefix).read(name)
+        value = reader_of(readers, prefix).read(name)
         return float(value.reshape(-1)[0]) if value.size == 1 else None
     except (CheckpointError, OSError, TypeError, ValueError):
         return None

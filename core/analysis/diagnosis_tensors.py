@@ -29,7 +29,7 @@ from ..jobs import Job, Progress
 from .diagnosis_findings import Finding
 from .diagnosis_data import RunData
 from .metric_pieces import Source, source_of
-from .overview import _reader
+from .overview import reader_of
 from .spectral import SpectralPiece, kind_of_shape, piece_for, read_kernel, spectral_piece, ww_analyses
 
 DEAD_RATIO = 1e-3
@@ -92,7 +92,7 @@ def _units_piece(data: RunData, column: int, name: str, bias: str | None) -> Uni
     if name not in listing or listing[name].shape != data.latest(name).shape:
         return None
     prefix = data.prefixes[column]
-    reader = _reader(data.readers, prefix)
+    reader = reader_of(data.readers, prefix)
     return UnitsPiece(source_of(reader, prefix, name), listing[name].shape,
                       source_of(reader, prefix, bias) if bias is not None and bias in listing else None)
 
@@ -172,7 +172,7 @@ def spectral(data: RunData, executor=None) -> Job[tuple[list[Finding], dict]]:
             if listed is None or listed.shape != data.latest(name).shape:
                 continue
             try:
-                piece = piece_for(_reader(data.readers, prefix), prefix, name, listed.shape)
+                piece = piece_for(reader_of(data.readers, prefix), prefix, name, listed.shape)
             except (CheckpointError, OSError):
                 continue
             if piece is not None:

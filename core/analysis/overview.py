@@ -122,7 +122,7 @@ def overview_rows(checkpoints: list[CheckpointInfo], weights_only: bool = True, 
     described: set[str] = set()
     for info in reversed(checkpoints):
         try:
-            reader = _reader(readers, info.prefix)
+            reader = reader_of(readers, info.prefix)
         except (CheckpointError, OSError) as exc:
             problems.setdefault(info.prefix, _why(exc))
             continue
@@ -199,7 +199,7 @@ def _variable_row(checkpoints, name: str, metric: str, readers: dict, pool, prob
     held = []  # (column, reader, identity) of the checkpoints holding it as a number
     for column, info in enumerate(checkpoints):
         try:
-            reader = _reader(readers, info.prefix)
+            reader = reader_of(readers, info.prefix)
             if name in reader and reader.entry(name).is_numeric:
                 held.append((column, reader, checkpoint_identity(info.prefix)))
         except (CheckpointError, OSError) as exc:
@@ -325,7 +325,8 @@ def _read(reader, name: str):
         return None, _why(exc)
 
 
-def _reader(readers: dict, prefix: str):
+def reader_of(readers: dict, prefix: str):
+    """The reader of `prefix` kept in `readers` (a run-wide dict of open readers), opened on first use."""
     reader = readers.get(prefix)
     if reader is None:
         reader = readers[prefix] = open_reader(prefix)
