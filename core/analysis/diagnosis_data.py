@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from ..errors import CheckpointError
 from ..jobs import Job, Progress
 from ..run.variables import describe_variables
-from .overview import reader_of, compute_overview, model_order_key
+from .metric_pieces import reader_of
+from .overview import compute_overview, model_order_key
 
 TABLE_METRICS = ("l2", "update_ratio", "nan_count", "inf_count")
 

@@ -28,9 +28,9 @@ from ..errors import CheckpointError
 from ..jobs import Job, Progress
 from .diagnosis_findings import Finding
 from .diagnosis_data import RunData
-from .metric_pieces import Source, source_of
-from .overview import reader_of
-from .spectral import SpectralPiece, kind_of_shape, piece_for, read_kernel, spectral_piece, ww_analyses
+from .metric_pieces import Source, reader_of, source_of
+from .spectral import SpectralPiece, kind_of_shape, read_kernel
+from .spectral_table import SPECTRAL_TABLE_METRICS, analysable_names, spectral_table
 
 DEAD_RATIO = 1e-3
 DEAD_MIN_UNITS = 4
@@ -38,7 +38,7 @@ DEAD_HIGH_FRACTION = 0.5
 ALPHA_LOW = 2.0
 ALPHA_HIGH = 6.0
 SPECTRAL_MIN_EVALS = 50
-SPECTRAL_ROWS = ("alpha", "stable_rank", "spectral_norm", "log_norm")
+SPECTRAL_ROWS = SPECTRAL_TABLE_METRICS
 
 
 @dataclass(frozen=True)
@@ -164,35 +164,18 @@ def dead_units(data: RunData, executor=None) -> Job[tuple[list[Finding], dict]]:
 
 
 def spectral(data: RunData, executor=None) -> Job[tuple[list[Finding], dict]]:
-    kernels = [n for n in _kernels(data) if ww_analyses(data.latest(n).shape, kind_of_shape(data.latest(n).shape))]
-    pieces, places = [], []
-    for column, prefix in enumerate(data.prefixes):
-        for name in kernels:
-            listed = data.listings[column].get(name)
-            if listed is None or listed.shape != data.latest(name).shape:
-                continue
-            try:
-                piece = piece_for(reader_of(data.readers, prefix), prefix, name, listed.shape)
-            except (CheckpointError, OSError):
-                continue
-            if piece is not None:
-                pieces.append(piece)
-                places.append((data.names.index(name), column))
-    yield Progress(0, len(pieces), f"spectra of {len(kernels)} kernels at {len(data.prefixes)} checkpoints")
+    kernels = analysable_names(data.prefixes, _kernels(data), data.readers)
+    yield Progress(0, 0, f"spectra of {len(kernels)} kernels at {len(data.prefixes)} checkpoints")
+    table = yield from spectral_table(data.prefixes, kernels, data.readers, executor)
     rows = {metric: np.full((len(data.names), len(data.steps)), np.nan) for metric in SPECTRAL_ROWS}
-    evals = np.zeros(len(data.names), dtype=int)
-    for index, result in _map(executor, spectral_piece, pieces).items():
-        row, column = places[index]
-        if result.get("status") != "success":
-            continue
-        for metric in SPECTRAL_ROWS:
-            rows[metric][row, column] = result[metric]
-        evals[row] = max(evals[row], int(result.get("num_evals", 0)))
+    for metric in SPECTRAL_ROWS:
+        rows[metric][[data.names.index(name) for name in kernels]] = table.rows[metric]
+    evals = dict(zip(kernels, table.evals))
     findings = []
     for name in kernels:
         row = data.names.index(name)
         alpha = rows["alpha"][row]
-        if evals[row] < SPECTRAL_MIN_EVALS or not np.isfinite(alpha[-1]):
+        if evals[name] < SPECTRAL_MIN_EVALS or not np.isfinite(alpha[-1]):
             continue
         low = alpha[-1] < ALPHA_LOW
         if not low and alpha[-1] <= ALPHA_HIGH:

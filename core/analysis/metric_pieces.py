@@ -40,6 +40,14 @@ def source_of(reader, prefix: str, name: str) -> Source:
     return Source(prefix, name, reader.tensor_range(name))
 
 
+def reader_of(readers: dict, prefix: str):
+    """The reader of `prefix` kept in `readers` (a run-wide dict of open readers), opened on first use."""
+    reader = readers.get(prefix)
+    if reader is None:
+        reader = readers[prefix] = open_reader(prefix)
+    return reader
+
+
 def statistics_of_chunks(chunks):
     import numpy as np
 
@@ -102,9 +110,10 @@ def call_piece(work: tuple):
     return function(piece)
 
 
-def run_pieces(wanted: dict, executor: Executor | None, what: str) -> Job[dict]:
+def run_pieces(wanted: dict, executor: Executor | None, what: str, on_outcome=None) -> Job[dict]:
     """Job: {key: (function, piece)} run on the executor (threads when None); returns {key: outcome},
-    an outcome being the result or the exception the piece raised."""
+    an outcome being the result or the exception the piece raised. `on_outcome(key, outcome)`, if
+    given, is called (in the job's thread) as each piece finishes."""
     executor = executor or ThreadExecutor()
     keys = list(wanted)
     outcomes: dict = {}
@@ -112,5 +121,7 @@ def run_pieces(wanted: dict, executor: Executor | None, what: str) -> Job[dict]:
     with contextlib.closing(executor.map_unordered(call_piece, [wanted[key] for key in keys])) as results:
         for index, outcome in results:
             outcomes[keys[index]] = outcome
+            if on_outcome is not None:
+                on_outcome(keys[index], outcome)
             yield Progress(len(outcomes), len(keys), f"{what}: {len(outcomes)} of {len(keys)} pieces")
     return outcomes

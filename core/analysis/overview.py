@@ -21,17 +21,18 @@ from typing import Callable
 
 from ..errors import CheckpointError, InputError
 from ..executor import Executor
-from ..format.readers import open_reader
 from ..jobs import Job, Progress
 from ..run.discovery import CheckpointInfo
 from ..run.variables import describe_variables
 from . import trajectory
 from .grouped_metrics import fill_grouped_rows
+from .metric_pieces import reader_of
 from .pair_norms import CHUNK, pair_sums, squares_sum
 from .trajectory import STAT_FIELD, SINGLE_METRICS, all_l2, cached, checkpoint_identity, ratio, stream_statistics
 
+SPECTRAL_OVERVIEW_METRICS = ("alpha", "stable_rank", "spectral_norm")  # core.analysis.spectral_table's
 OVERVIEW_METRICS = ("update_ratio", "l2", "abs_mean", "zero_frac", "nan_count", "inf_count", "mean", "std", "min",
-                    "max", "dist_from_first")
+                    "max", "dist_from_first") + SPECTRAL_OVERVIEW_METRICS
 ORDERS = ("model", "last", "jump")
 WHOLE_TENSOR_LIMIT = 256 << 20
 
@@ -164,6 +165,8 @@ def compute_overview(checkpoints: list[CheckpointInfo], metric: str, names: list
         names, labels = overview_rows(checkpoints, weights_only, readers, problems)
     else:
         labels = list(names)
+    if metric in SPECTRAL_OVERVIEW_METRICS:
+        return (yield from _spectral_overview(checkpoints, metric, names, labels, readers, on_row, executor, problems))
     values = np.full((len(names), len(checkpoints)), np.nan)
     partial = Overview(metric, [c.step for c in checkpoints], [c.prefix for c in checkpoints], list(names),
                        list(labels), values, problems=problems)
@@ -191,6 +194,29 @@ def compute_overview(checkpoints: list[CheckpointInfo], metric: str, names: list
     yield Progress(total, total, f"{metric} of {len(names)} variables")
     return Overview(metric, [c.step for c in checkpoints], [c.prefix for c in checkpoints], list(names),
                     list(labels), values, problems=problems)
+
+
+def _spectral_overview(checkpoints, metric: str, names: list[str], labels: list[str], readers: dict, on_row,
+                       executor, problems: dict) -> Job[Overview]:
+    """The overview of a spectral metric: rows are the kernels WeightWatcher analyses (a bias has no
+    spectrum), each computed once per checkpoint and kept (core.analysis.spectral_table)."""
+    from .spectral_table import analysable_names, spectral_table  # numpy's linear algebra, when asked for
+
+    prefixes = [c.prefix for c in checkpoints]
+    label_of = dict(zip(names, labels))
+    kernels = analysable_names(prefixes, list(names), readers)
+    partial = Overview(metric, [c.step for c in checkpoints], prefixes, kernels, [label_of[n] for n in kernels],
+                       None, problems=problems)
+
+    def arrived(table, rows) -> None:
+        partial.values = table.rows[metric]
+        for row in rows:
+            on_row(row, partial)
+
+    table = yield from spectral_table(prefixes, kernels, readers, executor, on_rows=None if on_row is None else arrived)
+    for prefix, problem in table.problems.items():
+        problems.setdefault(prefix, problem)
+    return Overview(metric, partial.steps, prefixes, kernels, partial.labels, table.rows[metric], problems=problems)
 
 
 def _variable_row(checkpoints, name: str, metric: str, readers: dict, pool, problems: dict):
@@ -323,14 +349,6 @@ def _read(reader, name: str):
         return reader.read(name), None
     except CheckpointError as exc:
         return None, _why(exc)
-
-
-def reader_of(readers: dict, prefix: str):
-    """The reader of `prefix` kept in `readers` (a run-wide dict of open readers), opened on first use."""
-    reader = readers.get(prefix)
-    if reader is None:
-        reader = readers[prefix] = open_reader(prefix)
-    return reader
 
 
 def _bytes_of(checkpoints, readers: dict, name: str) -> int:

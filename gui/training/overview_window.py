@@ -1,6 +1,7 @@
 """The Training Overview window: every variable (rows, in model order) at every checkpoint (columns) of
-the run, coloured by one metric (update ratio, L2, |mean|, zero fraction, NaN count, ...), on a log
-colour scale where it helps, so a dead or exploding layer shows at a glance. Rows sort by model order,
+the run, coloured by one metric (update ratio, L2, |mean|, zero fraction, NaN count, ..., and the spectral
+alpha, stable rank and spectral norm of each kernel WeightWatcher would analyse), on a log colour scale
+where it helps, so a dead or exploding layer shows at a glance. Rows sort by model order,
 the last value or the largest jump; hovering a cell tells its figures; clicking one opens that variable
 at that checkpoint in the main window. With a comparison run, its columns follow the run's, the same
 variable on one row.
@@ -29,7 +30,7 @@ from ..base.status_progress import StatusProgress
 from ..base.worker import JobRunner
 
 SORTS = (("model order", "model"), ("last value", "last"), ("largest jump", "jump"))
-LOG_BY_DEFAULT = {"update_ratio", "l2", "abs_mean", "std", "dist_from_first", "nan_count", "inf_count"}
+LOG_BY_DEFAULT = {"update_ratio", "l2", "abs_mean", "std", "dist_from_first", "nan_count", "inf_count", "spectral_norm"}
 NO_VALUE = (60, 60, 60, 255)  # a cell without a value (not held there, first checkpoint of a ratio, NaN)
 _ROW_PIXELS = 14  # a row label needs this much height to be readable
 PARTIAL_DRAW_MS = 200  # the picture of a computation under way is redrawn at most this often
