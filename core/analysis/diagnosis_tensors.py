@@ -17,6 +17,8 @@ a Dask cluster: the pieces name byte ranges, core.analysis.metric_pieces.Source,
   stretch out of band that runs to the end (the summary says whether it was inside the band before, i.e.
   drifted out). Only layers with at least SPECTRAL_MIN_EVALS eigenvalues are judged: a power law fitted to
   a handful of eigenvalues scatters far outside 2-6 even for a random, healthy matrix.
+What is computed of a kernel (its unit norms; its spectrum, core.analysis.spectral_table) is kept one record
+per checkpoint: a diagnosis asked again, or after the run grew, reads only checkpoints it has not read.
 """
 from __future__ import annotations
 
@@ -29,8 +31,10 @@ from ..jobs import Job, Progress
 from .diagnosis_findings import Finding
 from .diagnosis_data import RunData
 from .metric_pieces import Source, reader_of, source_of
+from .metric_records import RECORDS, record
 from .spectral import SpectralPiece, kind_of_shape, read_kernel
 from .spectral_table import SPECTRAL_TABLE_METRICS, analysable_names, spectral_table
+from .trajectory import checkpoint_identity
 
 DEAD_RATIO = 1e-3
 DEAD_MIN_UNITS = 4
@@ -97,6 +101,34 @@ def _units_piece(data: RunData, column: int, name: str, bias: str | None) -> Uni
                       source_of(reader, prefix, bias) if bias is not None and bias in listing else None)
 
 
+class _KeptNorms:
+    """Unit norms kept one record per checkpoint (core.analysis.metric_records), so a diagnosis run again
+    (the run grew, another kind was asked for) reads no checkpoint it has read before."""
+
+    def __init__(self, data: RunData):
+        self.data = data
+        self.identities: dict[int, tuple | None] = {}
+
+    def _identity(self, column: int):
+        if column not in self.identities:
+            try:
+                self.identities[column] = checkpoint_identity(self.data.prefixes[column])
+            except (CheckpointError, OSError):
+                self.identities[column] = None
+        return self.identities[column]
+
+    def get(self, column: int, name: str):
+        identity = self._identity(column)
+        held = None if identity is None else RECORDS.get(("unit_norms", identity))
+        return None if held is None else held.get(name)
+
+    def put(self, column: int, name: str, norms: np.ndarray) -> np.ndarray:
+        identity = self._identity(column)
+        if identity is not None:
+            record(("unit_norms", identity), {name: norms})
+        return norms
+
+
 def _map(executor, function, pieces: list):
     """{index: result} of the pieces on the executor; a piece that failed (damage) is left out."""
     from ..executor import ThreadExecutor
@@ -113,8 +145,13 @@ def dead_units(data: RunData, executor=None) -> Job[tuple[list[Finding], dict]]:
     last = len(data.steps) - 1
     layers = [(n, _bias_of(data, n)) for n in _kernels(data) if data.latest(n).shape[-1] >= DEAD_MIN_UNITS]
     yield Progress(0, len(layers), f"unit norms of {len(layers)} kernels")
-    pieces, owners = [], []
+    kept = _KeptNorms(data)
+    latest, pieces, owners = {}, [], []
     for name, bias in layers:
+        held = kept.get(last, name)
+        if held is not None:
+            latest[name] = held
+            continue
         try:
             piece = _units_piece(data, last, name, bias)
         except (CheckpointError, OSError):
@@ -122,11 +159,12 @@ def dead_units(data: RunData, executor=None) -> Job[tuple[list[Finding], dict]]:
         if piece is not None:
             pieces.append(piece)
             owners.append((name, bias))
+    for index, norms in _map(executor, unit_norms, pieces).items():
+        latest[owners[index][0]] = kept.put(last, owners[index][0], norms)
     findings = []
     fraction_rows = np.full((len(data.names), len(data.steps)), np.nan)
-    for index, norms in _map(executor, unit_norms, pieces).items():
-        name, bias = owners[index]
-        dead = _dead(norms)
+    for name, bias in layers:
+        dead = _dead(latest[name]) if name in latest else None
         if dead is None or not dead.any():
             continue
         fractions = {data.steps[last]: float(dead.mean())}
@@ -135,8 +173,11 @@ def dead_units(data: RunData, executor=None) -> Job[tuple[list[Finding], dict]]:
         for column in range(last - 1, -1, -1):  # newest first, only while one of them is still dead
             yield Progress(last - column, last, f"when the units of {data.label(name)} died")
             try:
-                piece = _units_piece(data, column, name, bias)
-                earlier = _dead(unit_norms(piece)) if piece is not None else None
+                norms = kept.get(column, name)
+                if norms is None:
+                    piece = _units_piece(data, column, name, bias)
+                    norms = None if piece is None else kept.put(column, name, unit_norms(piece))
+                earlier = None if norms is None else _dead(norms)
             except (CheckpointError, OSError, ValueError):
                 earlier = None
             if earlier is None:

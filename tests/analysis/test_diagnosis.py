@@ -157,3 +157,31 @@ def test_cli_exit_codes_and_json(runs, capsys):
         err = capsys.readouterr().err
         assert err.startswith("error:") and len(err.strip().splitlines()) == 1
     assert cli_run(["diagnose", str(runs["healthy"][0] / "missing")]) == 2
+
+
+def test_a_diagnosis_asked_again_reads_no_kernel_again(runs, tmp_path, monkeypatch):
+    """Unit norms and spectra are kept per checkpoint: the second diagnosis of an unchanged run computes
+    none (the first, of a fresh copy whose checkpoints nothing has read, computes them)."""
+    import shutil
+
+    from core.analysis import diagnosis_tensors, spectral_table
+
+    counted = {"units": 0, "spectra": 0}
+
+    def counting(kind, function):
+        def piece(*args):
+            counted[kind] += 1
+            return function(*args)
+        return piece
+
+    monkeypatch.setattr(diagnosis_tensors, "unit_norms", counting("units", diagnosis_tensors.unit_norms))
+    monkeypatch.setattr(spectral_table, "spectral_piece", counting("spectra", spectral_table.spectral_piece))
+    folder = tmp_path / "dead"
+    shutil.copytree(runs["dead_units"][0], folder)
+    checkpoints = discover(str(folder)).single_run().checkpoints
+    first = run_to_end(diagnose(checkpoints))
+    assert counted["units"] > 1 and counted["spectra"] >= len(checkpoints), counted
+    counted.update(units=0, spectra=0)
+    again = run_to_end(diagnose(checkpoints))
+    assert counted == {"units": 0, "spectra": 0}
+    assert [f.to_json() for f in again.findings] == [f.to_json() for f in first.findings]
