@@ -20,6 +20,13 @@ class Finding:
     advice: str
     labels: list[str] = field(default_factory=list)
 
+    def labels_in_brief(self) -> str:
+        """The names shown, the first two and how many more: what a table cell has room for."""
+        labels = self.labels
+        if not labels:
+            return "-"
+        return ", ".join(labels[:2]) + (f" (+{len(labels) - 2})" if len(labels) > 2 else "")
+
     def to_json(self) -> dict:
         return {"kind": self.kind, "severity": self.severity, "variables": list(self.variables),
                 "labels": list(self.labels), "first_step": self.first_step, "last_step": self.last_step,

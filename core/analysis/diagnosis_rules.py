@@ -67,7 +67,7 @@ def non_finite(data: RunData) -> list[Finding]:
     weights = [n for n in names if n not in slots]
     ordered = weights + slots if weights else slots  # a weight is named first where weights went too
     last = int(columns[-1])
-    where = f"{len(weights)} weights and {len(slots)} optimizer variables"
+    where = f"{_count(len(weights), 'weight')} and {_count(len(slots), 'optimizer variable')}"
     if slots and not weights:
         summary = (f"NaN/Inf first at step {data.steps[first]} in optimizer state only ({where}): it started in the "
                    f"optimizer, not the weights")
@@ -145,8 +145,10 @@ def runaway_scale(data: RunData) -> list[Finding]:
     findings = []
     for (column, rule), names in sorted(groups.items()):
         if rule == "growth":
-            summary = (f"the norm of {_named(data, names)} grows (or shrinks) geometrically, by {GROWTH_FACTOR:g}x or "
-                       f"more per checkpoint, since step {data.steps[column]}")
+            l2 = data.row("l2", names[0])
+            grows = l2[column] > l2[column - 1]
+            summary = (f"the norm of {_named(data, names)} {'grows' if grows else 'shrinks'} geometrically, by "
+                       f"{GROWTH_FACTOR:g}x or more per checkpoint, since step {data.steps[column]}")
         else:
             summary = (f"the update ratio of {_named(data, names)} jumped to more than {SPIKE_FACTOR:g}x its own past "
                        f"at step {data.steps[column]}")
@@ -243,6 +245,10 @@ def _unchanged(data: RunData, name: str, ratio) -> np.ndarray:
     zeros = np.zeros(len(ratio), dtype=bool)
     zeros[1:] = (l2[1:] == 0) & (l2[:-1] == 0) & finite[1:] & finite[:-1]
     return (ratio == 0) | zeros
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'' if number == 1 else 's'}"
 
 
 def _growth_start(l2) -> int | None:

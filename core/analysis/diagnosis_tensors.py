@@ -9,7 +9,9 @@ a Dask cluster: the pieces name byte ranges, core.analysis.metric_pieces.Source,
   unit is dead when its norm is at most DEAD_RATIO times the median unit norm of its layer. The kernels are
   read at the last checkpoint; a layer with dead units there is read again at earlier checkpoints, newest
   first, only until none of those units is dead any more: first_step is the earliest checkpoint from which
-  one of them stays dead to the end. Layers of fewer than DEAD_MIN_UNITS units are not judged.
+  one of them stays dead to the end. Layers of fewer than DEAD_MIN_UNITS units are not judged. A kernel
+  whose units all collapse at once leaves no median to judge by: it is found by its l2 (already in the
+  table, nothing read), when it falls to at most DEAD_RATIO times the largest it had before and stays there.
 - spectral: core.analysis.spectral's WeightWatcher metrics of every kernel WeightWatcher analyses
   (spectral.ww_analyses) at every checkpoint (alpha, stable_rank, spectral_norm, log_norm into the table).
   A layer is flagged when its fitted alpha at the last checkpoint is below ALPHA_LOW (over-trained) or above
@@ -141,9 +143,47 @@ def _map(executor, function, pieces: list):
     return results
 
 
+def _collapsed_since(data: RunData, name: str) -> int | None:
+    """The first checkpoint of the stretch, to the last, in which the kernel's l2 is at most DEAD_RATIO x
+    the largest it had before (all its units collapsed at once: no median is left to judge them by);
+    None when it has not collapsed."""
+    l2 = data.row("l2", name)
+    finite = np.isfinite(l2)
+    peak = np.maximum.accumulate(np.where(finite, l2, 0.0))
+    low = finite & (peak > 0) & (l2 <= DEAD_RATIO * peak)
+    if not low[-1]:
+        return None
+    start = len(l2) - 1
+    while start > 0 and low[start - 1]:
+        start -= 1
+    return start
+
+
+def _collapsed_layer(data: RunData, name: str, bias: str | None, start: int, fraction_rows) -> Finding:
+    l2 = data.row("l2", name)
+    fraction_rows[data.names.index(name), start:] = 1.0
+    return Finding(
+        "dead_units", "high", [name] + ([bias] if bias else []), data.steps[start], data.steps[-1],
+        {"l2": data.evidence("l2", name)},
+        f"all {data.latest(name).shape[-1]} units of {data.label(name)} have collapsed: the kernel's norm fell to "
+        f"{l2[-1]:.3g} (<= {DEAD_RATIO:g} x its largest, {np.nanmax(l2):.3g}) by step {data.steps[start]}",
+        "A whole layer going to zero: look for a weight decay or L1 far too strong for it, a learning rate "
+        "schedule driving it down, or code that overwrites or masks its weights.")
+
+
 def dead_units(data: RunData, executor=None) -> Job[tuple[list[Finding], dict]]:
     last = len(data.steps) - 1
-    layers = [(n, _bias_of(data, n)) for n in _kernels(data) if data.latest(n).shape[-1] >= DEAD_MIN_UNITS]
+    findings = []
+    fraction_rows = np.full((len(data.names), len(data.steps)), np.nan)
+    layers = []
+    for name in _kernels(data):
+        if data.latest(name).shape[-1] < DEAD_MIN_UNITS:
+            continue
+        bias, collapsed = _bias_of(data, name), _collapsed_since(data, name)
+        if collapsed is None:
+            layers.append((name, bias))
+        else:
+            findings.append(_collapsed_layer(data, name, bias, collapsed, fraction_rows))
     yield Progress(0, len(layers), f"unit norms of {len(layers)} kernels")
     kept = _KeptNorms(data)
     latest, pieces, owners = {}, [], []
@@ -161,8 +201,6 @@ def dead_units(data: RunData, executor=None) -> Job[tuple[list[Finding], dict]]:
             owners.append((name, bias))
     for index, norms in _map(executor, unit_norms, pieces).items():
         latest[owners[index][0]] = kept.put(last, owners[index][0], norms)
-    findings = []
-    fraction_rows = np.full((len(data.names), len(data.steps)), np.nan)
     for name, bias in layers:
         dead = _dead(latest[name]) if name in latest else None
         if dead is None or not dead.any():

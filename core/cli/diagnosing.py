@@ -38,13 +38,9 @@ def command_diagnose(args) -> int:
         print(f"{len(diagnosis.findings)} findings in {len(diagnosis.steps)} checkpoints ({span}) of {run.folder}")
         if diagnosis.findings:
             print_table(("severity", "kind", "variables", "first step", "summary"),
-                        [(f.severity, f.kind, _variables(f.labels), "-" if f.first_step is None else str(f.first_step),
-                          f.summary) for f in diagnosis.findings])
+                        [(f.severity, f.kind, f.labels_in_brief(), "-" if f.first_step is None else str(f.first_step),
+                          f.summary) for f in diagnosis.findings], right={3})
     return EXIT_FINDINGS if diagnosis.findings else 0
-
-
-def _variables(labels: list[str]) -> str:
-    return ", ".join(labels[:2]) + (f" (+{len(labels) - 2})" if len(labels) > 2 else "") if labels else "-"
 
 
 def _finite(value):

@@ -48,9 +48,9 @@ def path_note(info: VariableInfo, display_names: dict[str, str]) -> str:
     return "; ".join(notes)
 
 
-def print_table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:
+def print_table(header: tuple[str, ...], rows: list[tuple[str, ...]], right=frozenset({3, 4})) -> None:
+    """The rows under the header in aligned columns, the columns `right` (numbers) right-aligned."""
     widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(header)]
-    right = {3, 4}  # numbers read better right-aligned
 
     def line(cells):
         parts = [c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths))]

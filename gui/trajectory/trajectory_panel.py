@@ -2,9 +2,9 @@
 with a legend; beside them what training logged (gui.trajectory.logged_curves) and the distribution over steps
 of one variable (gui.trajectory.distribution_view). Points appear as the worker computes them; clicking one opens
 that checkpoint. With a comparison run, each variable is plotted for both runs (the same stored name is
-one variable), told apart by colour and name as TensorBoard tells runs apart."""
+one variable), told apart by colour and name as TensorBoard tells runs apart. A diagnosis finding's evidence
+is plotted here too (gui.trajectory.evidence_plot)."""
 from __future__ import annotations
-
 
 import numpy as np
 import pyqtgraph as pg
@@ -12,24 +12,24 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QProgressBar, QPushButton, QSpinBox,
                                QStackedWidget, QToolButton, QVBoxLayout, QWidget)
 
-from core.export.tables import write_csv
 from core.analysis.trajectory import METRICS, PointProgress, compute_trajectory
 
-from ..base import dialogs, errors
+from ..base import errors
 from .distribution_view import DistributionView
+from .evidence_plot import EvidencePlot
+from .trajectory_export import TrajectoryExports
 from ..base.elided_label import ElidedLabel
 from .logged_curves import RUN_COLOURS, LoggedCurves
 from .plot_frame import legend_beside, narrow_title, plain_axes
 from .plot_pointer import PlotPointer
 from ..base.overflow_toolbar import OverflowToolbar
-from ..base.plots import export_plot_image
 
 X_AXES = ("global step", "checkpoint index", "wall time")
 _COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf")
 _SYMBOLS = ("o", "t", "s", "d", "star", "p", "h", "+")  # variables told apart when colour tells the runs
 
 
-class TrajectoryPanel(QWidget):
+class TrajectoryPanel(TrajectoryExports, QWidget):
     checkpoint_clicked = Signal(str)  # prefix
     updated = Signal()                # every computation in flight has finished
 
@@ -98,6 +98,7 @@ class TrajectoryPanel(QWidget):
         self.hover = self.pointer.hover
         self.distributions = DistributionView(self)
         self.histogram_plot, self.histogram_image = self.distributions.histogram_plot, self.distributions.histogram_image
+        self.evidence = EvidencePlot(self)  # a diagnosis finding's curves, when one is shown
         self.stack = QStackedWidget()
         self.stack.addWidget(self.plot)
         self.stack.addWidget(self.histogram_plot)
@@ -189,6 +190,7 @@ class TrajectoryPanel(QWidget):
     def add_variable(self, name: str, label: str) -> None:
         if name in self.series:
             return
+        self.evidence.clear()
         if not self.series:
             self.plot.setTitle(None)
             self.plot.enableAutoRange()  # the hint's neutral axes gave way to the data
@@ -229,6 +231,7 @@ class TrajectoryPanel(QWidget):
             self.legend.addItem(curve, label)
 
     def clear(self) -> None:
+        self.evidence.clear()
         for series in list(self.series.values()) + list(self.comparison_series.values()):
             self.plot.removeItem(series["curve"])
             self.legend.removeItem(series["curve"])
@@ -364,36 +367,3 @@ class TrajectoryPanel(QWidget):
             self.plot.setLabel("left", self.metric_choice.currentText())
             return
         self.distributions.show(choice)
-
-    # ---- export ----------------------------------------------------------------------------------
-    def csv_rows(self) -> tuple[list[str], list[list]]:
-        """Header and rows: step, prefix, then one column per variable (this metric)."""
-        names = list(self.series)
-        header = ["step", "prefix"] + [f"{self.series[n]['label']} {self.metric_choice.currentText()}" for n in names]
-        rows = []
-        for info in self.checkpoints:
-            row = ["" if info.step is None else info.step, info.prefix]
-            for name in names:
-                point = self.series[name]["points"].get(info.prefix)
-                row.append("" if point is None or point.value is None else repr(point.value))
-            rows.append(row)
-        return header, rows
-
-    def export_csv_to(self, path: str) -> None:
-        header, rows = self.csv_rows()
-        write_csv(path, header, rows)
-
-    def export_image_to(self, path: str) -> None:
-        widget = self.histogram_plot if self.stack.currentWidget() is self.histogram_plot else self.plot
-        export_plot_image(widget, path, "Checkpoint Inspector trajectory")
-
-    def _export_csv_dialog(self) -> None:
-        path = dialogs.save_output(self.session, "Export trajectory as CSV", "trajectory.csv", "CSV (*.csv)", "a CSV")
-        if path:
-            self.export_csv_to(path)
-
-    def _export_image_dialog(self) -> None:
-        path = dialogs.save_output(self.session, "Export plot", "trajectory.png", "PNG (*.png);;SVG (*.svg)", "a plot")
-        if path:
-            self.export_image_to(path)
-

@@ -14,18 +14,18 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QAction, QIcon, QKeySequence
 from PySide6.QtWidgets import QDockWidget, QMainWindow, QScrollArea, QWidget
 
-from core.formatting import format_bytes, format_count
-
 from ..base import dialogs
 from . import window_layout
 from ..compare.compare_actions import CompareActions
 from .compute_choice import ComputeChoice
+from .diagnosis_actions import DiagnosisActions
 from ..base.deferred import AFTER_FIRST_PAINT_MS, Deferred
 from ..detail.detail_panel import DetailPanel
 from ..base.drop_hint import DropHint, DropTarget
 from ..edits.edit_actions import EditActions
 from .export_actions import ExportActions
 from .help_menu import fill_help_menu
+from .status_line import StatusLine
 from ..base.paths import ICON, SAMPLE_RUN  # a checkout or a PyInstaller bundle
 from ..edits.remap_panel import RemapPanel
 from ..browser.run_panel import RunPanel
@@ -61,7 +61,6 @@ class MainWindow(DropTarget, QMainWindow):
         # opened, the window goes once its error is read, rather than stay behind empty.
         self.close_if_first_load_fails = False
         self._deferred_scheduled = False
-        self._sizes = (None, "")  # (the LoadedCheckpoint, its values and bytes as the status bar says them)
         self.setWindowTitle("Checkpoint Inspector")
         if os.path.exists(ICON):
             self.setWindowIcon(QIcon(ICON))
@@ -98,6 +97,7 @@ class MainWindow(DropTarget, QMainWindow):
 
         self.status = StatusProgress(self.statusBar(), self.cancel_all_work)
         self.status_text, self.progress, self.cancel_button = self.status.text, self.status.bar, self.status.cancel_button
+        self.status_line = StatusLine(session, self.status_text)
 
         self.drop_hint = DropHint(self)
 
@@ -108,6 +108,7 @@ class MainWindow(DropTarget, QMainWindow):
         self.tensorboard = TensorBoardActions(session, self.statusBar())
         self.comparing = CompareActions(session, self.run_panel, self._reveal_edits)
         self.training = TrainingActions(session, self.open_variable_at, self.tensorboard.show_graph)
+        self.diagnosing = DiagnosisActions(self)
         self.browser.drop_requested.connect(self.edit_actions.drop_variables)
         self.browser.export_requested.connect(self.exports.export_variables)
         self.browser.compare_requested.connect(self.comparing.compare_variable)
@@ -121,13 +122,13 @@ class MainWindow(DropTarget, QMainWindow):
         session.busy_changed.connect(self.show_busy)
         session.progress.connect(self.status.show)
         session.message.connect(lambda text, ms: self.statusBar().showMessage(text, ms))
-        session.shown_changed.connect(lambda *_: self._update_status())
+        session.shown_changed.connect(lambda *_: self.status_line.update())
         session.checkpoint_loaded.connect(self._checkpoint_loaded)
         session.plan_changed.connect(lambda _: self._update_title())
         session.values_edited.connect(lambda *_: self._reveal_edits())  # typed values: the plan that has them
         session.run_grown.connect(lambda run: self.statusBar().showMessage(
             f"The run now has {len(run.checkpoints)} checkpoints", 5000))
-        session.load_failed.connect(lambda _: (self._after_first_paint(), self._update_status()))
+        session.load_failed.connect(lambda _: (self._after_first_paint(), self.status_line.update()))
         session.load_cancelled.connect(self._load_cancelled)
         session.load_error_shown.connect(self._load_error_shown)
 
@@ -198,6 +199,7 @@ class MainWindow(DropTarget, QMainWindow):
         tools_menu = self.menuBar().addMenu("&Tools")
         self.comparing.build_menu(tools_menu)
         self.training.build_menu(tools_menu)
+        self.diagnosing.build_menu(tools_menu)
         self.tensorboard.build_menu(tools_menu)
         tools_menu.addSeparator()
         self._action(tools_menu, "Compute &On…", self.compute_on_dialog)
@@ -293,7 +295,7 @@ class MainWindow(DropTarget, QMainWindow):
     def _checkpoint_loaded(self, loaded) -> None:
         self.close_if_first_load_fails = False  # it has shown something: it stays
         self._update_title()
-        self._update_status()
+        self.status_line.update()
         summary = loaded.reader.model_summary()
         self.statusBar().clearMessage()  # a note about the checkpoint shown before is not about this one
         for message in ([summary] if summary else []) + loaded.run.warnings + loaded.reader.warnings:
@@ -311,7 +313,7 @@ class MainWindow(DropTarget, QMainWindow):
 
     def _load_cancelled(self) -> None:
         self.close_if_first_load_fails = False  # the person stopped it: the window is theirs now
-        self._update_status()
+        self.status_line.update()
 
     def _load_error_shown(self) -> None:
         if self.close_if_first_load_fails and self.session.current is None:
@@ -330,19 +332,7 @@ class MainWindow(DropTarget, QMainWindow):
     def show_busy(self, busy: bool, text: str = "") -> None:
         self.status.set_busy(busy, text)
         if not busy:  # a finished job's last progress line ("Writing the index") must not stay behind
-            self._update_status()
-
-    def _update_status(self) -> None:
-        loaded = self.session.current
-        if loaded is None:
-            self.status_text.setText("Open a run folder or checkpoint (Ctrl+O), or drop one here")
-            return
-        shown = self.session.shown_count()
-        total = len(loaded.variables)
-        counts = f"{format_count(total)} variables" if shown == total else f"{shown:,} of {total:,} variables shown"
-        if self._sizes[0] is not loaded:  # a sum over every variable, asked a few times per load and per filter
-            self._sizes = (loaded, f"{format_count(loaded.total_elements)} values · {format_bytes(loaded.total_bytes)}")
-        self.status_text.setText(f"{counts} · {self._sizes[1]} · {loaded.checkpoint.prefix}")
+            self.status_line.update()
 
     def _show_tab(self, number: int) -> None:
         self.detail_dock.show()
@@ -392,6 +382,7 @@ class MainWindow(DropTarget, QMainWindow):
         self.run_panel.stop()
         if self.training.overview_window is not None:
             self.training.overview_window.close()
+        self.diagnosing.close()
         self.tensorboard.stop()  # the child never outlives the window (nor the app: see core.tensorboard.process)
         window_layout.save(self)
         self.runner.cancel_all()

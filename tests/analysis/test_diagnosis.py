@@ -185,3 +185,23 @@ def test_a_diagnosis_asked_again_reads_no_kernel_again(runs, tmp_path, monkeypat
     again = run_to_end(diagnose(checkpoints))
     assert counted == {"units": 0, "spectra": 0}
     assert [f.to_json() for f in again.findings] == [f.to_json() for f in first.findings]
+
+
+def test_a_layer_collapsing_whole_is_dead_units_found_by_its_norm(training_runs):
+    """tests/training_fixtures.py's exploding run: layer_3's kernel loses two input rows per save until it is
+    all zeros at the last one (every unit at once, so no median is left to judge units by), layer_4
+    grows tenfold per save from the sixth and holds a NaN at the last."""
+    from tests.training_fixtures import DEAD_LAYER, EXPLODING_EVERY, EXPLODING_LAYER, EXPLODING_SAVES
+
+    checkpoints = discover(str(training_runs.exploding_run)).single_run().checkpoints
+    diagnosis = run_to_end(diagnose(checkpoints))
+    found = {(f.kind, f.labels[0], f.first_step) for f in diagnosis.findings}
+    last = EXPLODING_SAVES * EXPLODING_EVERY
+    assert found == {("dead_units", f"layer_{DEAD_LAYER}/kernel", last),
+                     ("non_finite", f"layer_{EXPLODING_LAYER}/kernel", last),
+                     ("runaway_scale", f"layer_{EXPLODING_LAYER}/kernel", (EXPLODING_SAVES - 2) * EXPLODING_EVERY)}
+    dead = next(f for f in diagnosis.findings if f.kind == "dead_units")
+    assert dead.labels == [f"layer_{DEAD_LAYER}/kernel", f"layer_{DEAD_LAYER}/bias"]
+    assert dead.evidence["l2"][last] == 0 and "all 16 units" in dead.summary
+    row = diagnosis.variables.index(dead.variables[0])
+    assert diagnosis.table["dead_fraction"][row, -1] == 1.0
