@@ -15,7 +15,8 @@ rename (the regex rename dialog over the Edits dock on the 4,000-variable run), 
 message), damaged (a truncated shard marked in the Run list) and keras (a folder of Keras ModelCheckpoint
 files: a .keras's kernel over the epochs), compare (the sample run's first and last checkpoints side by
 side, a kernel's heatmaps in both and of their difference) and check (a TF1 checkpoint checked against
-the .meta of its renamed graph, with the proposed plan). Everything that could differ between two
+the .meta of its renamed graph, with the proposed plan); training, overview, diagnosis (Tools > Diagnose Run
+on the exploding training run, a finding picked and its evidence plotted) and two_runs. Everything that could differ between two
 renders is fixed: the sample run is copied with fixed modification times, the corrupt file has fixed
 bytes, settings go to a temporary file, the window fills the screen.
 """
@@ -33,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOTS = ROOT / "docs" / "screenshots"
 ENVIRONMENT = "environment.json"  # beside the pictures: what they were rendered with
 VIEWS = ("browse", "heatmap", "histogram", "distribution", "rename", "error", "damaged", "keras", "compare", "check",
-         "training", "overview", "two_runs")
+         "training", "overview", "diagnosis", "two_runs")
 MAIN_VIEWS = ("browse", "rename", "compare", "training", "overview")  # browse, edits, compare, trajectory, overview
 # screen name -> (width, height, scale factor, the views rendered there)
 SCREENS = {"1366x768": (1366, 768, 1.0, VIEWS), "1920x1080": (1920, 1080, 1.0, MAIN_VIEWS),
@@ -228,7 +229,7 @@ def _training_copy(destination: Path, source: Path) -> Path:
 
 
 def _training_views(window, scratch: Path, training: Path, views, save) -> None:
-    """training, overview and two_runs (tests.training_fixtures' runs under `training`)."""
+    """training, overview, diagnosis and two_runs (tests.training_fixtures' runs under `training`)."""
     exploding = _training_copy(scratch / "exploding_run", training / "exploding_run")
     _open(window, exploding)
     window._show_tab(0)  # the values, whichever tab the views before left open
@@ -250,6 +251,8 @@ def _training_views(window, scratch: Path, training: Path, views, save) -> None:
         _wait()
         save("overview", overview.grab())
         overview.close()
+    if "diagnosis" in views:
+        save("diagnosis", _diagnosis_view(window))
     if "two_runs" in views:
         first = _training_copy(scratch / "seed_1", training / "tf2_run")
         second = _training_copy(scratch / "seed_2", training / "tf2_run_b")
@@ -265,6 +268,37 @@ def _training_views(window, scratch: Path, training: Path, views, save) -> None:
         save("two_runs")
         window.training.remove_comparison()
     window.trajectory.log_scale.setChecked(False)
+
+
+def _diagnosis_view(window):
+    """Tools > Diagnose Run on the exploding run, its runaway-scale finding picked: the Diagnosis window
+    drawn framed over the top right of the main window, whose Trajectory dock plots the finding's evidence."""
+    from PySide6.QtCore import QRect, Qt
+    from PySide6.QtGui import QColor, QPainter, QPen
+
+    diagnosis = window.diagnosing.show()
+    screen = window.screen().availableGeometry()
+    diagnosis.resize(int(screen.width() * 0.62), int(screen.height() * 0.5))
+    _wait(diagnosis.diagnosed)
+    kinds = [diagnosis.findings.topLevelItem(row).text(1) for row in range(diagnosis.findings.topLevelItemCount())]
+    diagnosis.choose(kinds.index("runaway_scale"))
+    _wait(ms=600)
+    picture = window.grab()
+    shot = diagnosis.grab()
+    painter = QPainter(picture)
+    title_height = 24  # a plain frame and title bar, as a window manager would draw them
+    left, top = picture.width() - shot.width() - 16, 40
+    frame = QRect(left - 1, top - title_height - 1, shot.width() + 2, shot.height() + title_height + 2)
+    painter.fillRect(frame, QColor("#3c3f41"))
+    painter.setPen(QColor("#ffffff"))
+    painter.drawText(QRect(left + 8, top - title_height, shot.width() - 16, title_height),
+                     Qt.AlignVCenter | Qt.AlignLeft, diagnosis.windowTitle())
+    painter.drawPixmap(left, top, shot)
+    painter.setPen(QPen(QColor("#3c3f41"), 1))
+    painter.drawRect(frame)
+    painter.end()
+    diagnosis.close()
+    return picture
 
 
 def _open(window, path) -> None:
