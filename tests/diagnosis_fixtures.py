@@ -13,7 +13,10 @@ The runs (PLANTS):
 - exploding_lr: from step PLANT_STEP on, the learning rate is multiplied by 4 each step (capped at 1.0);
 - optimizer_reset: at step PLANT_STEP a new Adam object replaces the old one (its iteration counter restarts);
 - new_variable: at step PLANT_STEP the run starts saving one more variable, `ema` (an exponential moving
-  average of "middle"'s kernel, updated every step), as a resumed run with changed code would.
+  average of "middle"'s kernel, updated every step), as a resumed run with changed code would;
+- bad_batch: at step PLANT_STEP one batch has its targets 10,000 times too big (a corrupted batch): every
+  gradient is ~10,000x for one step; Adam bounds that step, so the weights hardly show it, but its second
+  moments (`velocities`) jump. The stored keys of the velocities are returned too ("velocity <name>").
 Every problem begins at step PLANT_STEP, so the first checkpoint that shows it is FIRST_BAD_STEP.
 
 Keras and TensorFlow are imported inside the functions only, as in tests/tf_fixtures.py.
@@ -31,7 +34,7 @@ SAVE_EVERY = 5
 PLANT_STEP = 13
 FIRST_BAD_STEP = 15  # the first checkpoint after PLANT_STEP
 DEAD_COLUMNS = (0, 1, 2, 3)
-PLANTS = ("healthy", "frozen", "nan", "dead_units", "exploding_lr", "optimizer_reset", "new_variable")
+PLANTS = ("healthy", "frozen", "nan", "dead_units", "exploding_lr", "optimizer_reset", "new_variable", "bad_batch")
 
 
 def _model(frozen: bool):
@@ -83,6 +86,8 @@ def write_run(folder: Path, plant: str) -> tuple[Path, dict[str, str]]:
             optimizer.learning_rate = min(1.0, 1e-3 * 4.0 ** (step - PLANT_STEP + 1))
         x = rng.normal(size=(32, 8)).astype(np.float32)
         y = x @ teacher
+        if step == PLANT_STEP and plant == "bad_batch":
+            y = y * 1e4
         optimizer.apply_gradients(zip(gradients(tf.constant(x), tf.constant(y)), model.trainable_variables))
         if step >= PLANT_STEP and plant == "dead_units":
             kernel, bias = middle.kernel.numpy(), middle.bias.numpy()
@@ -95,7 +100,9 @@ def write_run(folder: Path, plant: str) -> tuple[Path, dict[str, str]]:
         if step % SAVE_EVERY == 0:
             prefix = manager.save(checkpoint_number=step)
             if step == SAVE_EVERY:
-                keys = _stored_keys(tf, prefix, model, optimizer)
+                velocities = {f"velocity {v.name}": v.numpy() for v in optimizer.variables
+                              if plant == "bad_batch" and v.name.endswith("velocity")}
+                keys = _stored_keys(tf, prefix, model, optimizer, velocities)
             if step == FIRST_BAD_STEP and plant == "new_variable":
                 keys["ema"] = _stored_keys(tf, prefix, model, optimizer, {"ema": ema.numpy()})["ema"]
     _require(len(list(folder.glob("ckpt-*.index"))) == STEPS // SAVE_EVERY, f"{plant}: checkpoints not written")

@@ -29,6 +29,7 @@ class Listed:
     label: str
     slot_of: str | None
     numeric: bool
+    slot_name: str | None = None  # which slot of its variable (Adam's "velocities", TF1's "Adam_1", ...)
 
 
 @dataclass
@@ -87,7 +88,7 @@ def gather(checkpoints, readers: dict | None = None, executor=None) -> Job[RunDa
         try:
             reader = reader_of(readers, info.prefix)
             listings.append({v.name: Listed(v.kind, v.entry.dtype_name, tuple(v.entry.shape), v.display_name,
-                                            v.slot_of, v.entry.is_numeric) for v in describe_variables(reader)})
+                                            v.slot_of, v.entry.is_numeric, v.slot_name) for v in describe_variables(reader)})
         except (CheckpointError, OSError) as exc:
             problems.setdefault(info.prefix, str(exc))
             listings.append({})

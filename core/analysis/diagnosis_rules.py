@@ -20,7 +20,9 @@ optimizer's scalars (core.analysis.diagnosis_data.RunData). Each is `detector(da
   back between two checkpoints whose steps go forward, or whose ratio to the step changes by more than
   COUNTER_TOLERANCE (relative) from the first checkpoint's (a resumed run that built a new optimizer); a
   learning rate (an optimizer float scalar named learning_rate or lr) that rises by more than
-  LR_RISE_FACTOR from one checkpoint to the next (schedules decay and warm up more gently).
+  LR_RISE_FACTOR from one checkpoint to the next (schedules decay and warm up more gently); a second-moment
+  slot (SECOND_MOMENT_SLOTS: Adam's v) whose l2 jumps more than MOMENT_JUMP_FACTOR times from one checkpoint
+  to the next beyond the at most t/s-fold growth of Adam's warm-up from step s to t (the gradients grew).
 - run_integrity: variables appearing or disappearing after the first checkpoint, a variable whose dtype
   or shape changes, steps that go backwards (a restart) or repeat.
 """
@@ -42,6 +44,10 @@ SPIKE_FLOOR = 1e-3
 SPIKE_MIN_ELEMENTS = 8
 COUNTER_TOLERANCE = 0.01
 LR_RISE_FACTOR = 10.0
+MOMENT_JUMP_FACTOR = 10.0
+# The slots holding a running mean of squared gradients: Keras 3 Adam/AdamW/Nadam/RMSprop "velocities",
+# Keras 2 "v", TF1 AdamOptimizer's second slot "Adam_1", TF1 RMSPropOptimizer's "RMSProp" (its "rms").
+SECOND_MOMENT_SLOTS = frozenset({"velocities", "velocity", "v", "Adam_1", "RMSProp", "rms"})
 COUNTER_NAME = re.compile(r"iter", re.IGNORECASE)
 LR_NAME = re.compile(r"(^|[/_.])(learning_rate|lr)($|[/_.])", re.IGNORECASE)
 
@@ -185,7 +191,43 @@ def optimizer_state(data: RunData) -> list[Finding]:
                         f"{data.steps[column]}",
                         "Check the learning-rate schedule (a warm-up or restart that overshoots, a unit mistake)."))
                     break
+    return findings + _second_moment_jumps(data)
+
+
+def _second_moment_jumps(data: RunData) -> list[Finding]:
+    """The second-moment slots whose l2 jumps more than MOMENT_JUMP_FACTOR times between two checkpoints,
+    beyond what Adam's warm-up explains (v_t = (1 - b2) sum b2^(t-i) g_i^2 grows at most t/s-fold from
+    step s to t while gradients keep their size): grouped by the checkpoint where they jumped."""
+    groups: dict[int, list[tuple[str, float]]] = {}
+    for name in data.names:
+        listed = data.latest(name)
+        if listed.kind != "slot" or listed.slot_name not in SECOND_MOMENT_SLOTS:
+            continue
+        l2 = data.row("l2", name)
+        for column in range(1, len(l2)):
+            before, now = float(l2[column - 1]), float(l2[column])
+            if not (math.isfinite(before) and math.isfinite(now) and before > 0):
+                continue
+            if now > MOMENT_JUMP_FACTOR * _warm_up_growth(data.steps[column - 1], data.steps[column]) * before:
+                groups.setdefault(column, []).append((name, now / before))
+                break
+    findings = []
+    for column, jumps in sorted(groups.items()):
+        names = [name for name, _ in jumps]
+        biggest = max(factor for _, factor in jumps)
+        findings.append(Finding(
+            "optimizer_state", "high", names, data.steps[column], data.steps[-1],
+            {"second_moment_l2": _merged(data, "l2", names)},
+            f"the optimizer's second moment (Adam's v) of {_named(data, names)} jumped up to {biggest:.3g}x between "
+            f"steps {data.steps[column - 1]} and {data.steps[column]}: its gradients grew about "
+            f"{math.sqrt(biggest):.3g}x",
+            "An exploding gradient or a bad batch between these checkpoints: clip gradients (clipnorm), lower the "
+            "learning rate, look at the data of those steps, and resume from the checkpoint before."))
     return findings
+
+
+def _warm_up_growth(before, after) -> float:
+    return after / before if isinstance(before, int) and isinstance(after, int) and 0 < before < after else 1.0
 
 
 def run_integrity(data: RunData) -> list[Finding]:

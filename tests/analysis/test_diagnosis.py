@@ -205,3 +205,15 @@ def test_a_layer_collapsing_whole_is_dead_units_found_by_its_norm(training_runs)
     assert dead.evidence["l2"][last] == 0 and "all 16 units" in dead.summary
     row = diagnosis.variables.index(dead.variables[0])
     assert diagnosis.table["dead_fraction"][row, -1] == 1.0
+
+
+def test_a_bad_batch_shows_in_adams_second_moment(runs):
+    """One batch with gradients ~10,000x: Adam bounds the step (no weight runs away) but every velocity slot
+    jumps at the first checkpoint after it."""
+    diagnosis = _diagnosis(runs, "bad_batch")
+    assert {f.kind for f in diagnosis.findings} == {"optimizer_state"}
+    finding = _only(diagnosis, "optimizer_state")
+    velocities = {key for what, key in runs["bad_batch"][1].items() if what.startswith("velocity ")}
+    assert len(velocities) == 6 and set(finding.variables) == velocities
+    assert finding.first_step == FIRST_BAD_STEP and "second moment" in finding.summary
+    assert set(finding.evidence) == {"second_moment_l2"}
