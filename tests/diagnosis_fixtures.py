@@ -16,8 +16,11 @@ The runs (PLANTS):
   average of "middle"'s kernel, updated every step), as a resumed run with changed code would;
 - bad_batch: at step PLANT_STEP one batch has its targets 10,000 times too big (a corrupted batch): every
   gradient is ~10,000x for one step; Adam bounds that step, so the weights hardly show it, but its second
-  moments (`velocities`) jump. The stored keys of the velocities are returned too ("velocity <name>").
-Every problem begins at step PLANT_STEP, so the first checkpoint that shows it is FIRST_BAD_STEP.
+  moments (`velocities`) jump. The stored keys of the velocities are returned too ("velocity <name>");
+- heavy_tailed: the model has one more layer, "wide" (HEAVY_WIDTH x HEAVY_WIDTH, "hidden" widened to feed it),
+  whose kernel starts as Student-t values: a heavy-tailed spectrum (WeightWatcher's alpha < 2) from the
+  first checkpoint on; it is the only layer with enough eigenvalues to be judged.
+Every other problem begins at step PLANT_STEP, so the first checkpoint that shows it is FIRST_BAD_STEP.
 
 Keras and TensorFlow are imported inside the functions only, as in tests/tf_fixtures.py.
 """
@@ -34,17 +37,24 @@ SAVE_EVERY = 5
 PLANT_STEP = 13
 FIRST_BAD_STEP = 15  # the first checkpoint after PLANT_STEP
 DEAD_COLUMNS = (0, 1, 2, 3)
-PLANTS = ("healthy", "frozen", "nan", "dead_units", "exploding_lr", "optimizer_reset", "new_variable", "bad_batch")
+PLANTS = ("healthy", "frozen", "nan", "dead_units", "exploding_lr", "optimizer_reset", "new_variable", "bad_batch",
+          "heavy_tailed")
+HEAVY_WIDTH = 128  # the heavy_tailed run's "wide" kernel: 128 eigenvalues, enough for the spectral rule
 
 
-def _model(frozen: bool):
+def _model(frozen: bool, heavy_tailed: bool = False):
     import keras
 
-    _tf()
+    tf = _tf()
     keras.utils.set_random_seed(3)
-    hidden = keras.layers.Dense(16, activation="relu", name="hidden")
+    hidden = keras.layers.Dense(HEAVY_WIDTH if heavy_tailed else 16, activation="relu", name="hidden")
     hidden.trainable = not frozen
-    return keras.Sequential([keras.Input((8,)), hidden, keras.layers.Dense(16, activation="relu", name="middle"),
+    wide = []
+    if heavy_tailed:  # a kernel of Student-t values (1.5 degrees of freedom): a heavy-tailed spectrum
+        values = np.random.default_rng(7).standard_t(1.5, size=(HEAVY_WIDTH, HEAVY_WIDTH)).astype(np.float32) * 0.05
+        wide = [keras.layers.Dense(HEAVY_WIDTH, activation="relu", name="wide",
+                                   kernel_initializer=lambda shape, dtype=None: tf.constant(values, dtype=dtype))]
+    return keras.Sequential([keras.Input((8,)), hidden, *wide, keras.layers.Dense(16, activation="relu", name="middle"),
                              keras.layers.Dense(1, name="out")], name="diagnosed_mlp")
 
 
@@ -56,7 +66,7 @@ def write_run(folder: Path, plant: str) -> tuple[Path, dict[str, str]]:
     tf = _tf()
     if plant not in PLANTS:
         raise ValueError(plant)
-    model = _model(frozen=plant == "frozen")
+    model = _model(frozen=plant == "frozen", heavy_tailed=plant == "heavy_tailed")
     optimizer = keras.optimizers.Adam(1e-3)
     rng = np.random.default_rng(5)
     teacher = rng.normal(size=(8, 1)).astype(np.float32)

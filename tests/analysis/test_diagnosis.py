@@ -217,3 +217,17 @@ def test_a_bad_batch_shows_in_adams_second_moment(runs):
     assert len(velocities) == 6 and set(finding.variables) == velocities
     assert finding.first_step == FIRST_BAD_STEP and "second moment" in finding.summary
     assert set(finding.evidence) == {"second_moment_l2"}
+
+
+def test_a_heavy_tailed_kernel_is_a_spectral_finding(runs):
+    """The only layer with enough eigenvalues to judge starts heavy-tailed: alpha below 2 at every checkpoint,
+    over-trained by WeightWatcher's band, from the first checkpoint."""
+    from core.analysis.diagnosis_tensors import ALPHA_LOW
+
+    diagnosis = _diagnosis(runs, "heavy_tailed")
+    finding = _only(diagnosis, "spectral")
+    assert [f.kind for f in diagnosis.findings] == ["spectral"]
+    assert finding.variables == [runs["heavy_tailed"][1]["wide/kernel"]]
+    assert finding.first_step == STEPS_SAVED[0] and "over-trained" in finding.summary
+    alphas = finding.evidence["alpha"]
+    assert list(alphas) == STEPS_SAVED and all(alpha < ALPHA_LOW for alpha in alphas.values())
