@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 
 from ..format.graph.summary import MISSING_MARK, TOP_LEVEL, GraphSummary, shape_text
-from ..run.discovery import recognise
+from ..run.recognition import recognise
 from ..run.run_graph import graph_of
 from ..storage.location import parse_location
 from .output import print_table

@@ -8,7 +8,8 @@ import os
 import sys
 
 from ..jobs import run_to_end
-from ..run.discovery import discover, recognise
+from ..run.discovery import discover
+from ..run.recognition import recognise
 from .output import print_table
 
 

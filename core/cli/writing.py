@@ -8,7 +8,8 @@ import sys
 from ..storage import files, paths
 from ..errors import UsageError
 from ..formatting import format_shape
-from ..run.discovery import discover, recognise
+from ..run.discovery import discover
+from ..run.recognition import recognise
 from ..run.variables import describe_variables
 from .output import EXIT_BAD_INPUT, print_table
 from .reading import open_checkpoint

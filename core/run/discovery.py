@@ -3,7 +3,7 @@
 Accepted: a run folder, a checkpoint prefix, its `.index`, `.data-*` or `.meta` file, the `checkpoint`
 state file, a Keras file (`.keras`, `.weights.h5`, `.h5`) or a SavedModel folder (or its saved_model.pb),
 locally or behind a URL (core.storage). Any other file is refused the one way every command refuses it
-(recognise). A SavedModel's checkpoint is `variables/variables`, or the folder itself when it stores no
+(core.run.recognition). A SavedModel's checkpoint is `variables/variables`, or the folder itself when it stores no
 variables (core.format.saved_model: TensorFlow's loader's rule).
 
 - A folder's own run: its TensorFlow checkpoints (the prefixes its state file lists, relative or stale
@@ -24,7 +24,6 @@ step is read from a `global_step`/`step`/`save_counter` variable (core.run.check
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass, field
 
 from ..atomic_write import writer_is_gone
@@ -42,10 +41,10 @@ from ..storage import files, paths
 from ..storage.location import Location
 from .checkpoint_info import CheckpointInfo, describe_checkpoint, keras_name_parts, sort_oldest_first
 from .name_templates import name_template, series_of
+from .recognition import DATA_SUFFIX, prefix_of_file, recognise
 
-__all__ = ["CheckpointInfo", "Run", "discover", "keras_name_parts", "prefix_of_file", "recognise", "saved_model_prefix"]
+__all__ = ["CheckpointInfo", "Run", "discover", "keras_name_parts", "saved_model_prefix"]
 
-_DATA_SUFFIX = re.compile(r"\.data-\d{5}-of-\d{5}$")
 _NOT_V1_SUFFIXES = (".index", ".meta", ".json", ".txt", ".md", ".py", ".pb", ".pbtxt", ".png", ".jpg", ".csv", ".npy",
                     ".npz", ".h5", ".hdf5", ".keras", ".log", ".yaml", ".yml", ".partial", ".aside", ".zip", ".tar")
 _MAX_SUBRUN_DEPTH = 4
@@ -137,44 +136,12 @@ class Run:
         raise NotACheckpointError(self.folder, f"has no checkpoint at step {step} (steps: {steps})")
 
 
-def prefix_of_file(path: str) -> str | None:
-    """The checkpoint prefix a file belongs to (`x.index`, `x.data-00000-of-00001`, `x.meta`), or None."""
-    if path.endswith(".index") or path.endswith(".meta"):
-        return path.rsplit(".", 1)[0]
-    if _DATA_SUFFIX.search(path):
-        return _DATA_SUFFIX.sub("", path)
-    return None
-
-
 def saved_model_prefix(folder: str) -> str | None:
     """The prefix of a SavedModel's variables (`variables/variables`), when the folder holds them."""
     if not files.isdir(paths.join(folder, "variables")):  # from the folder's listing: no request remotely
         return None
     prefix = paths.join(folder, "variables", "variables")
     return prefix if files.exists(prefix + ".index") else None
-
-
-def recognise(path: str | os.PathLike) -> None:
-    """Refuse a file that is none of the app's, the one way every command refuses it (NotACheckpointError:
-    core.format.foreign_files.foreign_file_error). Passed: a folder, a path that is not there (a prefix: the
-    command says what it lacks), and the files the app reads: a `checkpoint` state file, a checkpoint's
-    `.index`, `.data-*` or `.meta`, a V1 table, a SavedModel's graph file, an event file, and a Keras file
-    by the rule of core.format.readers.keras_file_problem. discover() asks this first; a command that
-    takes a path without discovering a run (graph, scalars, convert) asks it itself."""
-    if not files.isfile(path):
-        return
-    name = paths.basename(path)
-    if has_keras_name(path) or is_keras_file(path):
-        if path.endswith(".index"):
-            return
-        problem = keras_file_problem(path)
-        if problem is not None:
-            raise problem
-        return
-    if name == STATE_FILE_NAME or name in GRAPH_FILES or name.startswith("events.out.tfevents.") \
-            or prefix_of_file(path) is not None or files.exists(path + ".index") or is_v1_file(path):
-        return
-    raise NotACheckpointError(path, LFS_PROBLEM) if is_lfs_pointer(path) else foreign_file_error(path)
 
 
 def discover(path: str | os.PathLike) -> Run:
@@ -387,8 +354,8 @@ def _listed_prefixes(state: CheckpointState | None, folder: str) -> list[str]:
 def _data_files_by_prefix(folder: str, names: list[str]) -> dict[str, list[str]]:
     found: dict[str, list[str]] = {}
     for name in names:
-        if _DATA_SUFFIX.search(name):
-            found.setdefault(paths.join(folder, _DATA_SUFFIX.sub("", name)), []).append(paths.join(folder, name))
+        if DATA_SUFFIX.search(name):
+            found.setdefault(paths.join(folder, DATA_SUFFIX.sub("", name)), []).append(paths.join(folder, name))
     return found
 
 
@@ -398,7 +365,7 @@ def _v1_prefixes(folder: str, names: list[str]) -> list[str]:
     indexes = {n for n in names if n.endswith(".index")}
     for name in names:
         if name.startswith(".") or name == STATE_FILE_NAME or name + ".index" in indexes \
-                or name.endswith(_NOT_V1_SUFFIXES) or name.startswith("events.out.") or _DATA_SUFFIX.search(name):
+                or name.endswith(_NOT_V1_SUFFIXES) or name.startswith("events.out.") or DATA_SUFFIX.search(name):
             continue
         path = paths.join(folder, name)
         if is_v1_file(path):

@@ -1,6 +1,6 @@
 """A file that is none of ours, given to any command that takes a path, is refused the one way: exit 2,
 one line on stderr naming the file, saying what it is when its bytes tell and what the app opens, no
-traceback (core.run.discovery.recognise, core.format.foreign_files). Issue 30: `steps model.pt` listed a
+traceback (core.run.recognition.recognise, core.format.foreign_files). Issue 30: `steps model.pt` listed a
 PyTorch file as a one-checkpoint run while `list` refused it.
 
 The commands run in this process through core.cli.entry.run (a subprocess per case would cost a second
