@@ -298,7 +298,8 @@ class MainWindow(DropTarget, QMainWindow):
         self.status_line.update()
         summary = loaded.reader.model_summary()
         self.statusBar().clearMessage()  # a note about the checkpoint shown before is not about this one
-        for message in ([summary] if summary else []) + loaded.run.warnings + loaded.reader.warnings:
+        # dict.fromkeys: a warning both the run and the reader give (a SavedModel's misplaced variables) once
+        for message in dict.fromkeys(([summary] if summary else []) + loaded.run.warnings + loaded.reader.warnings):
             self.statusBar().showMessage(message, 10000)  # a warning, shown last, stays in sight
         self._after_first_paint()
         # What this load made is kept out of later collections (gui.base.garbage_collection), after the paint.
