@@ -18,7 +18,8 @@ import os
 from dataclasses import dataclass, field
 
 from ..atomic_write import name_the_file
-from ..errors import CheckpointError, CorruptCheckpointError, DecodeError, DestinationError, GraphEditError
+from ..errors import (CheckpointError, CorruptCheckpointError, DecodeError, DestinationError, GraphEditError,
+                      InputError)
 from ..format import dtypes
 from ..format.bundle.reader import data_file_path
 from ..format.readers import open_reader
@@ -71,6 +72,9 @@ def save_remapped(reader: CheckpointSource, plan: RemapPlan, destination: str, o
     state_file: name it in its folder's `checkpoint` file where that changes no existing run (see
     _name_in_state_file); make_latest: also where it does, as the person asked. A URL destination is
     written locally, then uploaded (core.edit.remote_save)."""
+    if reader.kind is SourceKind.SAVED_MODEL_WITHOUT_VARIABLES:  # an empty checkpoint would be no copy of it
+        raise InputError(reader.prefix, "is a SavedModel that stores no variables (its weights, if any, are "
+                                        "constants in its graph): there is no checkpoint to remap")
     if paths.is_url(destination):
         return (yield from _save_to_url(reader, plan, destination, overwrite, state_file, make_latest))
     destination = os.path.abspath(destination)

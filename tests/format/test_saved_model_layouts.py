@@ -159,6 +159,9 @@ def test_a_saved_model_with_no_variables_is_listed_empty(layouts, layout, capsys
     graph = json.loads(out)
     assert (status, err, graph["variables"]) == (0, "", [])
     assert set(graph["signatures"]) == set(loaded.signatures)
+    status, out, err = _cli(capsys, "remap", folder, folder.parent / f"{layout}_remapped" / "ckpt")
+    assert status == 2 and "stores no variables" in err and str(folder) in err and err.count("\n") == 1
+    assert not (folder.parent / f"{layout}_remapped").exists()  # no empty checkpoint written
 
 
 @pytest.mark.parametrize("layout", ["tf1_variables_gone", "tf2_variables_gone"])
