@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from ..format import dtypes
-from ..format.checkpoint_keys import object_path_of_key
+from ..format.checkpoint_keys import object_path_of_key, renamed_tf1_slot_key, tf1_slot_of
 from ..run.variables import VariableInfo
 
 
@@ -96,6 +96,7 @@ class Draft:
                 self.slots_of.setdefault(v.slot_of, []).append(v.name)
         self.dropped: list[str] = []
         self.problems: list[str] = []
+        self.tensorflow_names: set[str] = set()  # slot keys named by TF1's own rule (`V//bias/part_0/RMSProp`)
 
     def problem(self, operation: Described, text: str) -> None:
         self.problems.append(f"{operation.describe()}: {text}")
@@ -114,11 +115,8 @@ class Draft:
             for old, new in list(mapping.items()):
                 for slot in self.slots_of.get(self.current[old].source, []):
                     slot_target = target_of.get(slot)
-                    # A slot is named after its variable: TF1 `dense/kernel/Adam`, TF2
-                    # `dense/kernel/.OPTIMIZER_SLOT/...` (the variable's key without `/.ATTRIBUTES/...`).
-                    old_base, new_base = object_path_of_key(old), object_path_of_key(new)
-                    if slot_target and slot_target not in mapping and slot_target.startswith(old_base + "/"):
-                        mapping[slot_target] = new_base + slot_target[len(old_base):]
+                    if slot_target and slot_target not in mapping:
+                        self._follow(slot_target, old, new, mapping, operation)
         renamed: dict[str, Planned] = {}
         for old, planned in self.current.items():
             new = mapping.get(old, old)
@@ -128,6 +126,25 @@ class Draft:
                                      f"both be named {new!r}")
             renamed[new] = planned
         self.current = renamed
+
+    def _follow(self, slot: str, old: str, new: str, mapping: dict[str, str], operation: Described) -> None:
+        """Rename `slot` of the variable renamed `old` -> `new` as TensorFlow names the slot of `new`: a TF1
+        slot key by its saver's rule (checkpoint_keys.renamed_tf1_slot_key: `V/Adam`, `<scope>/V/Adam`, a
+        partition's `V/<cut>/Adam`), any other (TF2 `dense/kernel/.OPTIMIZER_SLOT/...`) by the variable's
+        object path at its start."""
+        if tf1_slot_of(slot, {old}) is not None:
+            followed = renamed_tf1_slot_key(slot, old, new)
+            if followed is None:
+                self.problem(operation, f"the slot {slot} cannot follow {old} to {new}: TensorFlow would name it "
+                                        f"with characters of its optimizer's scope that it does not hold; rename or "
+                                        f"drop it too")
+            else:
+                mapping[slot] = followed
+                self.tensorflow_names.add(followed)
+            return
+        old_base, new_base = object_path_of_key(old), object_path_of_key(new)
+        if slot.startswith(old_base + "/"):
+            mapping[slot] = new_base + slot[len(old_base):]
 
     def drop(self, doomed: set[str]) -> None:
         if self.slots_follow:

@@ -100,9 +100,10 @@ def preview(plan: RemapPlan, variables: list[VariableInfo]) -> Preview:
     for operation in plan.operations:
         operation.apply(draft)
     for name, planned in draft.current.items():
-        # A name the source already holds is TensorFlow's own (a TF1 slot's `V//bias/part_0/RMSProp`):
-        # only the names this plan makes must be ones TensorFlow makes.
-        problem = invalid_name(name) if name != planned.source else None
+        # A name the source already holds is TensorFlow's own (a TF1 slot's `V//bias/part_0/RMSProp`), and so
+        # is a slot key made by TF1's rule for a renamed variable: only the other names this plan makes must
+        # be ones TensorFlow makes.
+        problem = invalid_name(name) if name != planned.source and name not in draft.tensorflow_names else None
         if problem:
             draft.problems.append(f"{planned.source or 'new variable'} → {name!r}: {problem}")
     _check_slot_shadowing(draft.current, variables, draft.problems)

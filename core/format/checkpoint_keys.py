@@ -111,6 +111,31 @@ def _is_partition_cut(cut: str, variable: str) -> bool:
     return partition.endswith(head) or head.endswith("/" + partition)
 
 
+def renamed_tf1_slot_key(key: str, variable: str, renamed: str) -> str | None:
+    """The key TensorFlow 1 saves the same slot under once its variable `variable` is named `renamed`, for
+    a TF1 slot key of that variable (tf1_slot_of's three forms); None when the new key needs characters
+    of the optimizer's enclosing scope that the old key never held (a cut made longer by a shorter name).
+    - `V/<slot>` -> `W/<slot>`; `<scope>/V/<slot>` -> `<scope>/W/<slot>`.
+    - `V/<cut>/<slot>`: the cut is the last len(<scope>) characters of `<scope>/V/part_<i>`; the new one
+      is the last as many of `<scope>/W/part_<i>`, the scope's characters taken from the old cut."""
+    head, _, slot = key.rpartition("/")
+    if not key.startswith(variable + "/"):
+        scope = head[:-len(variable)]
+        return scope + renamed + "/" + slot if head.endswith("/" + variable) else None
+    cut = head[len(variable) + 1:]
+    if not cut:
+        return renamed + "/" + slot
+    partition = re.search(r"/part_\d+$", cut)
+    if partition is None:  # the cut lies inside `part_<i>`: no character of the name is in it
+        return renamed + "/" + cut + "/" + slot
+    old_tail, new_tail = "/" + variable + partition.group(), "/" + renamed + partition.group()
+    if not (cut.endswith(old_tail) or old_tail.endswith(cut)):
+        return None
+    known = cut[:-len(old_tail)] if len(cut) > len(old_tail) else ""  # the scope's last characters
+    made = known + new_tail
+    return renamed + "/" + made[-len(cut):] + "/" + slot if len(made) >= len(cut) else None
+
+
 # The last part of a name that a TF1 kind rule may apply to: an optimizer slot or an Adam beta power.
 _ROLE_LAST_PART = re.compile(r"(?:" + "|".join(TF1_SLOT_NAMES) + r"|beta1_power|beta2_power)(?:_\d+)?")
 
