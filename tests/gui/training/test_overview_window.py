@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QApplication
 from core.analysis import overview as core_overview
 from core.analysis import tensor_groups
 from core.analysis import trajectory as trajectory_module
+from core.analysis.metric_records import RECORDS
 from core.jobs import run_to_end
 from core.run.discovery import discover
 from tests.gui.trajectory.test_trajectory_panel import open_run
@@ -20,6 +21,9 @@ from tests.gui.trajectory.test_trajectory_panel import open_run
 @pytest.fixture
 def window(main_window, monkeypatch):
     monkeypatch.setattr(trajectory_module, "CACHE", trajectory_module._Cache())
+    # what earlier tests computed of the same runs (the diagnosis of the exploding run, say) would make the
+    # overview arrive in one piece: every test here computes from the files
+    RECORDS.clear()
     return main_window
 
 
