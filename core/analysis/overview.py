@@ -21,6 +21,7 @@ from typing import Callable
 
 from ..errors import CheckpointError, InputError
 from ..executor import Executor
+from ..format.bundle.tensor_ranges import ReadBuffers, read_range
 from ..jobs import Job, Progress
 from ..run.discovery import CheckpointInfo
 from ..run.variables import describe_variables
@@ -242,15 +243,16 @@ def _variable_row(checkpoints, name: str, metric: str, readers: dict, pool, prob
         return
     first = previous = None  # (reader, identity, shape, the tensor or None when streamed)
     pending = None
+    buffers = ReadBuffers()  # the row's tensors read into memory reused from checkpoint to checkpoint
     for index, (column, reader, identity) in enumerate(held):
         entry = reader.entry(name)
         whole = entry.num_elements * 8 <= WHOLE_TENSOR_LIMIT
         tensor = None
         if whole:
-            tensor, problem = pending.result() if pending is not None else _read(reader, name)
+            tensor, problem = pending.result() if pending is not None else _read(reader, name, buffers)
             pending = None
             if index + 1 < len(held) and held[index + 1][1].entry(name).num_elements * 8 <= WHOLE_TENSOR_LIMIT:
-                pending = pool.submit(_read, held[index + 1][1], name)
+                pending = pool.submit(_read, held[index + 1][1], name, buffers)
             if tensor is None:  # damaged here: a gap, as in trajectories; the one before stays the reference
                 problems.setdefault(reader.prefix, problem)
                 yield column, None
@@ -343,9 +345,14 @@ def _chunks(holder, name: str):
         yield flat[start:start + CHUNK]
 
 
-def _read(reader, name: str):
-    """(the tensor, None), or (None, why) when its bytes are damaged or missing."""
+def _read(reader, name: str, buffers: ReadBuffers | None = None):
+    """(the tensor, None), or (None, why) when its bytes are damaged or missing. A plain tensor of a
+    format with byte ranges is read into memory from `buffers` (fresh pages for each 40 MB read cost the
+    kernel as much as the read)."""
     try:
+        piece = reader.tensor_range(name) if buffers is not None and reader.kind.has_byte_ranges else None
+        if piece is not None:
+            return read_range(piece, buffers).reshape(reader.entry(name).shape), None
         return reader.read(name), None
     except CheckpointError as exc:
         return None, _why(exc)

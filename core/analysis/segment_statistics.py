@@ -36,14 +36,15 @@ def _sums(values, starts, nonempty):
 
 
 def squares_of_segments(values, lengths):
-    """Σ v² of the finite values of each segment (what the L2 norm of the statistics is the root of)."""
+    """Σ v² of the finite values of each segment (what the L2 norm of the statistics is the root of), in
+    float64 whatever the values' real dtype (each is widened before it is squared: exact for float32)."""
     import numpy as np
 
     lengths = np.asarray(lengths, dtype=np.int64)
     nonempty = lengths > 0
     starts = segment_starts(lengths)[nonempty]
     with np.errstate(over="ignore", invalid="ignore"):
-        squares = np.square(values)
+        squares = np.square(values, dtype=np.float64, casting="unsafe")
         total = squares.sum()
     if not np.isfinite(total):  # NaN or Inf somewhere: count only the finite values
         squares[~np.isfinite(values)] = 0.0

@@ -1,18 +1,19 @@
 """The command line's entry: the commands, their arguments, and the one place errors become a line on
-stderr and exit status 2 (usage errors included, with no usage dump and no traceback)."""
+stderr and exit status 2 (usage errors included, with no usage dump and no traceback).
+
+Start-up is part of every command's time, so a run declares only its own command's arguments and imports
+only what that command needs: the modules that own the other commands' choices (the metrics of
+`trajectory`, the kinds of `diagnose`, the graph reader of `graph`) stay unimported. `--help` without a
+command, or a command that does not exist, declares them all."""
 from __future__ import annotations
 
 import argparse
+import contextlib
+import gc
 import sys
 
-from ..analysis.diagnosis_findings import KINDS as DIAGNOSIS_KINDS
-from ..analysis.overview import ORDERS, OVERVIEW_METRICS
-from ..analysis.trajectory import METRICS
 from ..errors import InspectorError, UsageError
 from ..storage.location import parse_location
-from . import comparing, diagnosing, graph_command, reading, training, writing
-from .output import EXIT_BAD_INPUT
-
 
 
 class _Parser(argparse.ArgumentParser):
@@ -20,15 +21,28 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(self.prog, f"{message} (see --help)")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The commands. Every argument naming a checkpoint, a run or a graph to read, or a checkpoint to
     write, is parsed once here into a core.storage.location.Location (argparse's `type`), which flows down
-    to storage; output files (OUT, --csv, --npy, --plan-out) stay as given, since they are named back."""
+    to storage; output files (OUT, --csv, --npy, --plan-out) stay as given, since they are named back.
+
+    With `command` (one of core.cli.COMMANDS), only that command's arguments are declared: what one run of
+    it needs. Without it, or with a name that is no command, every command's."""
     parser = _Parser(prog="main.py", description="Inspect TensorFlow checkpoints from the command line. Without a "
                                                  "command, `main.py [PATH]` opens the window on PATH (a run folder, "
                                                  "a checkpoint file, a SavedModel; the bundled sample run without "
                                                  "one).")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    known = command in _DECLARATIONS
+    for name, declare in _DECLARATIONS.items():
+        if not known or name == command:
+            declare(commands)
+    return parser
+
+
+def _list_command(commands) -> None:
+    from . import reading
 
     listing = commands.add_parser("list", help="variables of one checkpoint: name, dtype, shape, size, path")
     listing.add_argument("path", type=parse_location)
@@ -36,10 +50,18 @@ def build_parser() -> argparse.ArgumentParser:
     listing.add_argument("--json", action="store_true", help="machine-readable output")
     listing.set_defaults(handler=reading.command_list)
 
+
+def _steps_command(commands) -> None:
+    from . import reading
+
     steps = commands.add_parser("steps", help="the checkpoints of a run, oldest first")
     steps.add_argument("path", type=parse_location)
     steps.add_argument("--json", action="store_true")
     steps.set_defaults(handler=reading.command_steps)
+
+
+def _show_command(commands) -> None:
+    from . import reading
 
     show = commands.add_parser("show", help="the values of one variable")
     show.add_argument("path", type=parse_location)
@@ -48,6 +70,11 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("--npy", metavar="OUT", help="write the exact tensor to a .npy file")
     show.add_argument("--full", action="store_true", help="print every value, not a summary")
     show.set_defaults(handler=reading.command_show)
+
+
+def _trajectory_command(commands) -> None:
+    from . import reading
+    from ..analysis.trajectory import METRICS
 
     trajectory = commands.add_parser("trajectory", help="one metric of a variable across the run's checkpoints")
     trajectory.add_argument("path", type=parse_location)
@@ -59,6 +86,10 @@ def build_parser() -> argparse.ArgumentParser:
     _add_dask_option(trajectory)
     trajectory.set_defaults(handler=reading.command_trajectory)
 
+
+def _export_csv_command(commands) -> None:
+    from . import writing
+
     table = commands.add_parser("export-csv", help="the variable table as CSV (one checkpoint, or --all-steps)")
     table.add_argument("path", type=parse_location)
     table.add_argument("out", help="the .csv file to write")
@@ -67,12 +98,20 @@ def build_parser() -> argparse.ArgumentParser:
     table.add_argument("--all-steps", action="store_true", help="one row per variable per checkpoint")
     table.set_defaults(handler=writing.command_export_csv)
 
+
+def _export_command(commands) -> None:
+    from . import writing
+
     export = commands.add_parser("export", help="tensors as .npz or .h5, or one tensor as .npy or .csv")
     export.add_argument("path", type=parse_location)
     export.add_argument("out", help="OUT.npz, OUT.h5 (all matching variables) or OUT.npy, OUT.csv (exactly one)")
     export.add_argument("--name", metavar="REGEX", help="only variables whose stored name matches (search)")
     export.add_argument("--step", type=int)
     export.set_defaults(handler=writing.command_export)
+
+
+def _remap_command(commands) -> None:
+    from . import writing
 
     remap = commands.add_parser("remap", help="save a renamed / edited copy of a checkpoint (never over the source)")
     remap.add_argument("src", type=parse_location, help="a checkpoint (or, with --all-steps, a run)")
@@ -98,6 +137,10 @@ def build_parser() -> argparse.ArgumentParser:
     remap.add_argument("--dry-run", action="store_true", help="print the preview, write nothing")
     remap.set_defaults(handler=writing.command_remap)
 
+
+def _convert_command(commands) -> None:
+    from . import writing
+
     conversion = commands.add_parser("convert", help="a Keras file to a TF checkpoint, or a TF checkpoint to a "
                                                      "Keras file (done by Keras and TensorFlow in a child process)")
     conversion.add_argument("src", type=parse_location,
@@ -107,6 +150,10 @@ def build_parser() -> argparse.ArgumentParser:
     conversion.add_argument("--model", type=parse_location, metavar="MODEL.keras",
                             help="the model to build (needed for a .weights.h5 or a TF checkpoint source)")
     conversion.set_defaults(handler=writing.command_convert)
+
+
+def _diff_command(commands) -> None:
+    from . import comparing
 
     diff = commands.add_parser("diff", help="what changed between two checkpoints (exit 0 same, 1 different)")
     diff.add_argument("a", type=parse_location, help="a checkpoint, run, SavedModel or Keras file")
@@ -121,6 +168,10 @@ def build_parser() -> argparse.ArgumentParser:
     diff.add_argument("--json", action="store_true")
     diff.set_defaults(handler=comparing.command_diff)
 
+
+def _check_command(commands) -> None:
+    from . import comparing
+
     check = commands.add_parser("check", help="will a checkpoint restore into a target (exit 0 yes, 1 no), and the "
                                               "plan that makes it")
     check.add_argument("ckpt", type=parse_location, help="the checkpoint (or run) to restore")
@@ -133,6 +184,10 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--json", action="store_true")
     check.set_defaults(handler=comparing.command_check)
 
+
+def _scalars_command(commands) -> None:
+    from . import training
+
     scalars = commands.add_parser("scalars", help="what training logged: the tf.summary scalars of the run's "
                                                   "event files (its folder and sub-folders)")
     scalars.add_argument("path", type=parse_location, help="a run folder (or a checkpoint in it, or one event file)")
@@ -143,6 +198,11 @@ def build_parser() -> argparse.ArgumentParser:
                               'that is not a number is the string "NaN", "Infinity" or "-Infinity"')
     scalars.set_defaults(handler=training.command_scalars)
 
+
+def _overview_command(commands) -> None:
+    from . import training
+    from ..analysis.overview import ORDERS, OVERVIEW_METRICS
+
     overview = commands.add_parser("overview", help="one metric of every variable at every checkpoint of a run")
     overview.add_argument("path", type=parse_location)
     overview.add_argument("--metric", required=True, choices=OVERVIEW_METRICS)
@@ -152,6 +212,11 @@ def build_parser() -> argparse.ArgumentParser:
     overview.add_argument("--csv", metavar="OUT", help="write one row per variable, one column per checkpoint")
     overview.add_argument("--json", action="store_true")
     overview.set_defaults(handler=training.command_overview)
+
+
+def _diagnose_command(commands) -> None:
+    from . import diagnosing
+    from ..analysis.diagnosis_findings import KINDS as DIAGNOSIS_KINDS
 
     diagnosis = commands.add_parser("diagnose", help="what went wrong in a run's training, from its checkpoints alone "
                                                      "(exit 0 nothing found, 1 findings)")
@@ -164,7 +229,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_dask_option(diagnosis)
     diagnosis.set_defaults(handler=diagnosing.command_diagnose)
 
-    graph_command.add_parser(commands)
+
+def _tensorboard_command(commands) -> None:
+    from . import writing
 
     board = commands.add_parser("tensorboard", help="start TensorBoard on a run and wait until Ctrl+C")
     board.add_argument("path", type=parse_location)
@@ -174,7 +241,31 @@ def build_parser() -> argparse.ArgumentParser:
                             "app's data folder, never into the run; shown beside the run's logs)")
     board.add_argument("--no-browser", action="store_true", help="only print the URL")
     board.set_defaults(handler=writing.command_tensorboard)
-    return parser
+
+
+def _graph_command(commands) -> None:
+    from . import graph_command
+
+    graph_command.add_parser(commands)
+
+
+_DECLARATIONS = {  # each command's arguments, in the order --help lists them
+    "list": _list_command,
+    "steps": _steps_command,
+    "show": _show_command,
+    "trajectory": _trajectory_command,
+    "export-csv": _export_csv_command,
+    "export": _export_command,
+    "remap": _remap_command,
+    "convert": _convert_command,
+    "diff": _diff_command,
+    "check": _check_command,
+    "scalars": _scalars_command,
+    "overview": _overview_command,
+    "diagnose": _diagnose_command,
+    "graph": _graph_command,
+    "tensorboard": _tensorboard_command,
+}
 
 
 def _add_dask_option(command) -> None:
@@ -183,23 +274,56 @@ def _add_dask_option(command) -> None:
                               "local[N] for N local worker processes (needs dask[distributed]; default: threads)")
 
 
+@contextlib.contextmanager
+def _collector_off():
+    """Python's cyclic garbage collector off while a command imports what it needs and runs, as the
+    window keeps it off (it collects on a timer of its own, gui/base/garbage_collection.py). Start-up
+    makes a few hundred thousand objects (modules, classes, functions) and a command as many again that
+    form no cycles (a run's index entries, their byte ranges); every one of them would be scanned two or
+    three times by collections that find nothing: 10% of a whole-run command. Reference counting still
+    frees everything at once; only the rare cycle waits for the process's end. Undone after, for a caller
+    that runs commands in its own process (tests, the fuzzer)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            if not gc.get_freeze_count():
+                # What the command made goes to the oldest generation unscanned (freeze, then unfreeze:
+                # "back into the oldest generation"): turned on with all of it still young, the collector
+                # would scan it all at the next allocation, 50 ms that find nothing.
+                gc.freeze()
+                gc.unfreeze()
+            gc.enable()
+
+
 def run(argv: list[str]) -> int:
     """Run one command; returns the process exit status."""
     for stream in (sys.stdout, sys.stderr):  # a name that is not valid text prints escaped, never a traceback
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="backslashreplace")
-    try:
-        args = build_parser().parse_args(argv)
-        return args.handler(args)
-    except InspectorError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    except BrokenPipeError:  # `main.py list ... | head` closed the pipe: not an error
-        import os
+    with _collector_off():  # from here on: the command's imports (numpy, the readers), then its work
+        try:
+            args = build_parser(argv[0] if argv else None).parse_args(argv)
+            return args.handler(args)
+        except InspectorError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return _bad_input()
+        except BrokenPipeError:  # `main.py list ... | head` closed the pipe: not an error
+            import os
 
-        # Python would try to flush stdout again at exit and complain on stderr: point it at nothing.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
-    except OSError as exc:
-        print(f"error: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
-        return EXIT_BAD_INPUT
+            # Python would try to flush stdout again at exit and complain on stderr: point it at nothing.
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return 0
+        except OSError as exc:
+            print(f"error: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
+            return _bad_input()
+
+
+def _bad_input() -> int:
+    # Imported here, not at the top: core.cli.output imports the readers, which run() imports only once
+    # the collector is off (see _collector_off).
+    from .output import EXIT_BAD_INPUT
+
+    return EXIT_BAD_INPUT

@@ -33,7 +33,12 @@ with TF's (the same float64 sums of the same bytes).
 
 Then, where the page cache can be emptied (root: bench_compare's drop_page_cache), a cold variant: ours,
 raw, raw+numpy and TF in this process (TensorFlow already imported, so only the data files' reads are cold,
-not Python's and the libraries' own files), the cache emptied before every call.
+not Python's and the libraries' own files), the cache emptied before every call. `--cold-reps 0` skips it
+and empties nothing (on a machine shared with others, emptying its page cache disturbs their work too).
+
+Every child imports this project from compiled bytecode, as an installed copy does: where the shell sets
+PYTHONDONTWRITEBYTECODE (some sandboxes do), the children get a bytecode cache under .cache instead
+(bytecode_as_installed), else each `main.py` would compile its modules from source on every run.
 
 `--profile N` adds the minor page faults and user / system times of one fresh `main.py overview` process
 (with and without MALLOC_TOP_PAD_), and our in-process `compute_overview(run.checkpoints, "update_ratio")`
@@ -77,6 +82,22 @@ from core.format.bundle.reader import CheckpointReader  # noqa: E402
 
 RAW_TARGET_RATIO = 1.3  # ours at most this many times the raw read of every tensor once
 AGREEMENT = 1e-6        # relative tolerance between the methods' values
+BYTECODE_CACHE = ROOT / "tests" / "benchmarks" / ".cache" / "pycache"
+
+
+def bytecode_as_installed() -> str:
+    """Let the children import this project from compiled bytecode, as an installed copy (or a checkout run
+    once before) does. A shell with PYTHONDONTWRITEBYTECODE set (some sandboxes set it) makes every
+    `main.py` child compile its ~60 modules from source again, 0.1-0.2 s that no user pays, and that the
+    other methods do not pay either (numpy's and TensorFlow's bytecode is in site-packages): then the
+    children get a bytecode cache of their own under .cache (PYTHONPYCACHEPREFIX), written by the
+    untimed first run. Returns the line saying which it was."""
+    if not os.environ.get("PYTHONDONTWRITEBYTECODE"):
+        return "bytecode: Python's default (__pycache__ beside the sources)"
+    del os.environ["PYTHONDONTWRITEBYTECODE"]
+    os.environ["PYTHONPYCACHEPREFIX"] = str(BYTECODE_CACHE)
+    return (f"bytecode: PYTHONDONTWRITEBYTECODE was set; the children cache it in "
+            f"{os.path.relpath(BYTECODE_CACHE, ROOT)} instead (as an installed copy has it)")
 
 # The children's code. Each string defines its functions and runs them only as a script (`python -c` runs
 # it as __main__), so the cold variant can run the very same functions in this process (see `child_functions`).
@@ -318,7 +339,8 @@ def print_summary(runs: dict[str, list[ChildRun]], cold_times: dict[str, list[fl
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--reps", type=int, default=5, help="timed runs of each process (default 5)")
-    parser.add_argument("--cold-reps", type=int, default=3, help="calls of each method with the page cache emptied (3)")
+    parser.add_argument("--cold-reps", type=int, default=3,
+                        help="calls of each method with the page cache emptied (3; 0 skips them, and empties nothing)")
     parser.add_argument("--rebuild", action="store_true", help="rewrite the cached run (bench_trajectory's)")
     parser.add_argument("--profile", type=int, metavar="N", default=0,
                         help="also time and profile ours in-process and print the top N functions by own time")
@@ -327,6 +349,7 @@ def main() -> int:
     args = parser.parse_args()
 
     print("Checkpoint Inspector: overview benchmark")
+    print(bytecode_as_installed())
     load_at_start = os.getloadavg()[0]
     if args.runs != "big":
         overview_many_small.report(args.reps, args.rebuild)
@@ -358,7 +381,9 @@ def main() -> int:
     print(f"\ncold page cache (emptied before every call), in process (TF imported), median of {args.cold_reps}",
           flush=True)
     cold_times = None
-    if not drop_page_cache():
+    if args.cold_reps <= 0:  # on a machine shared with others, emptying its page cache disturbs them too
+        print("    skipped (--cold-reps 0)")
+    elif not drop_page_cache():
         print("    skipped: the page cache can be emptied only as root (/proc/sys/vm/drop_caches)")
     else:
         cold_times = cold(in_process_methods(run.checkpoints, raw, tf_sources, with_tf=True), args.cold_reps)

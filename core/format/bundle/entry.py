@@ -60,10 +60,10 @@ class BundleEntry:
         value = self._value
         known = _PLACES.get(value[:-4]) if len(value) > 5 and value[-5] == 0x35 else None
         if known is not None and known[0] < source.num_shards:
-            self._where = (*known, int.from_bytes(value[-4:], "little"), ())
+            self._where = (known[0], known[1], known[2], int.from_bytes(value[-4:], "little"), ())
             return self._where
         try:
-            full = decode_entry(self.key, self.name, value)
+            full, last_field_at = _decode_entry(self.key, self.name, value)
         except DecodeError as exc:
             raise CorruptCheckpointError(source.path, f"damaged entry for {self.name!r} ({exc})") from None
         if (full.dtype_number, full.shape) != (self.dtype_number, self.shape):  # a field given twice
@@ -71,7 +71,7 @@ class BundleEntry:
                                                       f"is given twice, differently)")
         source.check(full)
         self._where = full._where
-        _remember_place(value, full)
+        _remember_place(value, full, last_field_at)
         return self._where
 
     def _fields(self) -> tuple:
@@ -153,12 +153,19 @@ def decode_entry(key: bytes, name: str, value: bytes) -> BundleEntry:
     The index of a big checkpoint holds one entry per variable and listing must take milliseconds, so
     this is a specialised loop: single-byte tags and varints inline, shapes decoded once per distinct
     encoding (a model has few distinct shapes). Any field it does not expect goes the generic way."""
+    return _decode_entry(key, name, value)[0]
+
+
+def _decode_entry(key: bytes, name: str, value: bytes) -> tuple[BundleEntry, int]:
+    """(decode_entry's entry, where the last field's tag is)."""
     dtype_number = shard_id = offset = size = crc = 0
+    field_at = 0
     shape: tuple[int, ...] = ()
     slices = []
     pos = 0
     end = len(value)
     while pos < end:
+        field_at = pos
         tag = value[pos]
         pos += 1
         if tag == 0x12 or tag == 0x3A:  # shape (field 2) or a slice (field 7): length-delimited
@@ -204,7 +211,7 @@ def decode_entry(key: bytes, name: str, value: bytes) -> BundleEntry:
             pos += _field_length(value, pos - 1) - 1
             if pos > end:
                 raise DecodeError("field runs past the end of the message")
-    return BundleEntry(name, key, dtype_number, shape, shard_id, offset, size, crc, tuple(slices))
+    return BundleEntry(name, key, dtype_number, shape, shard_id, offset, size, crc, tuple(slices)), field_at
 
 
 class EntrySource:
@@ -241,8 +248,9 @@ def list_entries(rows: list[tuple[bytes, bytes]], source: EntrySource):
     at once. Keys must increase strictly, as TensorFlow writes them."""
     entries: dict[str, BundleEntry] = {}
     slice_rows: list[tuple[bytes, bytes]] = []
-    heads = _HEADS
+    heads, places, num_shards = _HEADS, _PLACES, source.num_shards
     new = object.__new__
+    from_bytes = int.from_bytes
     previous = b""
     for number, (key, value) in enumerate(rows, 1):
         if key <= previous:
@@ -254,6 +262,17 @@ def list_entries(rows: list[tuple[bytes, bytes]], source: EntrySource):
             slice_rows.append((key, value))
             continue
         name = key.decode("utf-8", "surrogateescape")
+        known = places.get(value[:-4])
+        if known is not None and known[0] < num_shards:  # placed as in a checkpoint listed before: all known
+            entry = new(BundleEntry)
+            entry.name = name
+            entry.key = key
+            entry.dtype_number, entry.shape = known[3], known[4]
+            entry._where = (known[0], known[1], known[2], from_bytes(value[-4:], "little"), ())
+            entry._value = value
+            entry._source = source
+            entries[name] = entry
+            continue
         head = heads.get(value[:value[3] + 4] if len(value) > 3 else value)
         if head is None:
             head = _head_of(value, name, source)
@@ -301,26 +320,44 @@ _VARINT_TAGS = {0x08, 0x18, 0x20, 0x28}  # dtype, shard_id, offset, size
 _MAX_ITEMSIZE = 16          # complex128, the widest dtype
 _MAX_BYTES = (1 << 63) - 1  # what numpy (and TensorFlow's int64 sizes) can address
 # An entry's bytes up to its CRC (`08 dtype 12 shape 18 shard 20 offset 28 size 35`) -> (shard, offset,
-# size): a run's checkpoints store a model's tensors at the same places, so after the first checkpoint
-# each entry's place is one lookup and its CRC the last four bytes.
-_PLACES: dict[bytes, tuple[int, int, int]] = {}
+# size, dtype number, shape): a run's checkpoints store a model's tensors at the same places, so after the
+# first checkpoint each entry is one lookup when listed, and its CRC the last four bytes.
+_PLACES: dict[bytes, tuple[int, int, int, int, tuple[int, ...]]] = {}
 _MAX_PLACES = 1 << 18
 
 
-def _remember_place(value: bytes, full: BundleEntry) -> None:
+def locate(entries) -> None:
+    """Decode where each listed entry's bytes are, in one loop (a whole-run pass asks it of thousands of
+    entries per checkpoint): an entry placed as one seen before is a lookup and its last four bytes, with
+    no call per entry; the others are decoded as when asked one by one. A damaged one is left as it was:
+    asking it later raises, naming the damage."""
+    places = _PLACES
+    from_bytes = int.from_bytes
+    for entry in entries:
+        if entry._where is not None:
+            continue
+        value = entry._value
+        known = places.get(value[:-4])
+        if known is not None and known[0] < entry._source.num_shards:
+            entry._where = (known[0], known[1], known[2], from_bytes(value[-4:], "little"), ())
+            continue
+        try:
+            entry._decode_where()
+        except CorruptCheckpointError:
+            pass
+
+
+def _remember_place(value: bytes, full: BundleEntry, last_field_at: int) -> None:
     """Keep the entry's place under its bytes before the CRC, when those bytes alone decide it: the CRC is
-    the last field (the same bytes with another CRC decode to the same place) and there are no slices."""
+    the last field, a fixed32 whose tag the decoding reached as a field's start (so no earlier field's
+    bytes run into it, and the same bytes with another CRC decode to the same place), and no slices."""
     shard, offset, size, crc, slices = full._where
-    if slices or len(value) <= 5 or value[-5] != 0x35 or crc != int.from_bytes(value[-4:], "little"):
+    if slices or len(value) <= 5 or last_field_at != len(value) - 5 or value[-5] != 0x35 \
+            or crc != int.from_bytes(value[-4:], "little"):
         return
-    try:
-        again = decode_entry(full.key, full.name, value[:-4] + b"\0\0\0\0")._where
-    except DecodeError:
-        return
-    if again == (shard, offset, size, 0, ()):
-        if len(_PLACES) >= _MAX_PLACES:
-            _PLACES.clear()
-        _PLACES[value[:-4]] = (shard, offset, size)
+    if len(_PLACES) >= _MAX_PLACES:
+        _PLACES.clear()
+    _PLACES[value[:-4]] = (shard, offset, size, full.dtype_number, full.shape)
 
 
 _SHAPES: dict[bytes, tuple[int, ...]] = {}

@@ -24,6 +24,7 @@ import re
 from collections import deque
 from dataclasses import dataclass, field
 
+from ...collector import collector_paused
 from ...errors import CorruptCheckpointError, DecodeError
 from ..checkpoint_keys import OBJECT_GRAPH_KEY
 from ..wire.protobuf_messages import _BYTES, _INT64, _MESSAGE, _OPTIONAL, _REPEATED, build_message_classes, parse
@@ -106,12 +107,19 @@ def parse_object_graph(data: bytes) -> list[_Node]:
     graph.DiscardUnknownFields()
     if graph.ByteSize() != len(data):
         return _strict_nodes(data)
-    text = _text
-    return [_Node([(child.node_id, text(child.local_name)) for child in node.children],
-                  [(text(a.name), text(a.full_name), text(a.checkpoint_key)) for a in node.attributes],
-                  [(slot.original_variable_node_id, text(slot.slot_name), slot.slot_variable_node_id)
-                   for slot in node.slot_variables])
-            for node in graph.nodes]
+    # upb gives bytes fields as bytes: decoded in place (no call per string; a graph has tens of thousands),
+    # and an empty repeated field (most of them: a variable has no children) is not iterated at all
+    nodes = []
+    for node in graph.nodes:
+        children, attributes, slots = node.children, node.attributes, node.slot_variables
+        nodes.append(_Node(
+            [(child.node_id, child.local_name.decode("utf-8", "surrogateescape")) for child in children]
+            if children else [],
+            [(a.name.decode("utf-8", "surrogateescape"), a.full_name.decode("utf-8", "surrogateescape"),
+              a.checkpoint_key.decode("utf-8", "surrogateescape")) for a in attributes] if attributes else [],
+            [(slot.original_variable_node_id, slot.slot_name.decode("utf-8", "surrogateescape"),
+              slot.slot_variable_node_id) for slot in slots] if slots else []))
+    return nodes
 
 
 # The strict walk: every field read by the wire type of its schema (anything else raises DecodeError);
@@ -144,6 +152,11 @@ def _strict_nodes(data: bytes) -> list[_Node]:
 def describe_keys(data: bytes) -> dict[str, ObjectInfo]:
     """Map each checkpoint key named in the graph to its ObjectInfo. The checkpoints of one run store
     the same graph: it is described once (the last few graphs are kept; the result is not to be changed)."""
+    with collector_paused():  # tens of thousands of tuples and strings that form no cycles (core.collector)
+        return _describe_keys(data)
+
+
+def _describe_keys(data: bytes) -> dict[str, ObjectInfo]:
     nodes = parse_object_graph(data)
     if not nodes:
         return {}
@@ -157,21 +170,22 @@ def describe_keys(data: bytes) -> dict[str, ObjectInfo]:
             if name == "VARIABLE_VALUE" or node_id not in key_of_node:
                 key_of_node[node_id] = key
     result = {}
+    new = object.__new__
     for node_id, node in enumerate(nodes):
+        if not node.attributes:  # an object that stores nothing itself (a layer, a list): no key to describe
+            continue
         node_paths = paths.get(node_id, [])
         friendly, through_optimizer = _friendly(node_paths, optimizer_nodes)
         slot = slots.get(node_id)
-        slot_of = key_of_node.get(slot[0]) if slot else None
+        fields = {"object_paths": tuple("/".join(p) for p, _ in node_paths), "friendly_path": friendly,
+                  "slot_of": key_of_node.get(slot[0]) if slot else None, "slot_name": slot[1] if slot else None,
+                  "optimizer_state": through_optimizer, "not_keras_path": node_id in not_paths}
         for _, full_name, key in node.attributes:
-            result[key] = ObjectInfo(
-                object_paths=tuple("/".join(p) for p, _ in node_paths),
-                friendly_path=friendly,
-                variable_name=full_name,
-                slot_of=slot_of,
-                slot_name=slot[1] if slot else None,
-                optimizer_state=through_optimizer,
-                not_keras_path=node_id in not_paths,
-            )
+            # Made without the frozen dataclass's __init__ (a setattr per field, microseconds per key of a
+            # graph of thousands); every field is set here, as the __init__ would.
+            info = new(ObjectInfo)
+            info.__dict__.update(fields, variable_name=full_name)
+            result[key] = info
     return result
 
 
@@ -209,7 +223,10 @@ def _optimizer_nodes(nodes: list[_Node]) -> set[int]:
     like a Keras 2 SGD without momentum slots, hold an iteration counter beside a learning rate."""
     found = set()
     for node_id, node in enumerate(nodes):
-        names = {name for _, name in node.children}
+        children = node.children
+        if not node.slot_variables and (not children or len(children) == 1 and children[0][1] != _KERAS_TRAINABLE_LIST):
+            continue  # a variable, or an object holding one other (most of a big graph's nodes): no optimizer
+        names = {name for _, name in children}
         if node.slot_variables or _KERAS_TRAINABLE_LIST in names or \
                 (names & _ITERATION_NAMES and names & _LEARNING_RATE_NAMES):
             found.add(node_id)
@@ -221,6 +238,9 @@ def _friendly(node_paths, optimizer_nodes: set[int]) -> tuple[str, bool]:
     `_variables` list; and whether even that path goes through an optimizer."""
     if not node_paths:
         return "", False
+    if len(node_paths) == 1:  # the common case: one path, nothing to choose
+        parts, via = node_paths[0]
+        return "/".join(parts), not optimizer_nodes.isdisjoint(via[:-1])
 
     def rank(item):
         parts, via = item
@@ -235,10 +255,12 @@ def _slot_links(nodes: list[_Node]) -> dict[int, tuple[int, str]]:
     for node in nodes:
         for original, slot_name, slot_node in node.slot_variables:
             links[slot_node] = (original, slot_name)
-        children = dict((name, child) for child, name in node.children)
-        trainable_list = children.get(_KERAS_TRAINABLE_LIST)
+        # the last child of that name, as the dict below keeps it (looked for first: few nodes have one)
+        trainable_list = next((child for child, name in reversed(node.children) if name == _KERAS_TRAINABLE_LIST),
+                              None)
         if trainable_list is None or not 0 <= trainable_list < len(nodes):
             continue
+        children = dict((name, child) for child, name in node.children)
         trainables = _list_items(nodes[trainable_list])
         for list_name, list_node in children.items():
             if list_name in _KERAS_NON_SLOT_LISTS or not 0 <= list_node < len(nodes):

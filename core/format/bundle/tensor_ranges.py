@@ -4,10 +4,14 @@ only this small description, never the array.
 
 `stream_range` yields the tensor's values as flat numpy chunks, with the CRC32C run along and checked
 before the last chunk is given out; it is how CheckpointReader.iter_chunks reads a plain numeric
-tensor. Read without a reader (a piece on a thread or a Dask worker), the shard is opened for the tensor.
+tensor. `read_range` reads one whole, into memory from a ReadBuffers when a pass reads one big tensor
+after another. Read without a reader (a piece on a thread or a Dask worker), the shard is opened for the
+tensor.
 """
 from __future__ import annotations
 
+import sys
+import threading
 from typing import NamedTuple
 
 from ...errors import ChecksumMismatchError
@@ -66,3 +70,48 @@ def stream_range(piece: TensorRange, chunk_bytes: int, shards: DataShards | None
                                                         f"the file is damaged")
             values = view.view(numpy_dtype)
             yield values.byteswap() if swap else values
+
+
+class ReadBuffers:
+    """Memory for reading one big tensor after another (a variable at every checkpoint of a run), handed
+    out again only once no array made from it is alive: every numpy view of a buffer holds the buffer
+    itself (its `base`), so CPython's reference count of it tells, and a caller keeps what it was given
+    as long as it likes. Why: fresh memory for each read costs the kernel a zeroed page and a fault per
+    4 KB (glibc maps every block above 32 MB anew), as much time as the read; at most `keep` are kept."""
+
+    def __init__(self, keep: int = 4):
+        self._buffers: list = []
+        self._keep = keep
+        self._lock = threading.Lock()
+
+    def take(self, size: int):
+        """A uint8 array of `size` bytes that no live array shares."""
+        import numpy as np
+
+        with self._lock:
+            for index in range(len(self._buffers)):
+                # referenced by the list and getrefcount's argument alone: no array uses it
+                if sys.getrefcount(self._buffers[index]) == 2:
+                    if self._buffers[index].size < size:
+                        self._buffers[index] = np.empty(size, dtype=np.uint8)
+                    return self._buffers[index][:size]
+            buffer = np.empty(size, dtype=np.uint8)
+            if len(self._buffers) < self._keep:
+                self._buffers.append(buffer)
+            return buffer[:size]
+
+
+def read_range(piece: TensorRange, buffers: ReadBuffers | None = None, shards: DataShards | None = None):
+    """The tensor's values whole and flat, in native byte order, CRC32C-checked (ChecksumMismatchError
+    naming the shard, as CheckpointReader.read does); in memory from `buffers` when given."""
+    import numpy as np
+
+    shards = shards if shards is not None else DataShards()
+    dtype = dtypes.from_number(piece.dtype_number)
+    shards.open(piece.path, piece)  # the shard must hold the range before that much memory is taken
+    buffer = buffers.take(piece.size) if buffers is not None else np.empty(piece.size, dtype=np.uint8)
+    shards.read_into(piece.path, piece, buffer, piece.offset)
+    if crc32c(buffer) != unmask(piece.crc32c):
+        raise ChecksumMismatchError(piece.path, f"checksum mismatch in the data of {piece.name!r}: the file is damaged")
+    values = buffer.view(dtype.numpy_dtype())
+    return values.byteswap() if piece.big_endian and dtype.itemsize > 1 else values

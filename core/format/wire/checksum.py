@@ -54,3 +54,12 @@ def unmask(masked: int) -> int:
     """Inverse of mask()."""
     rot = (masked - MASK_DELTA) & 0xFFFFFFFF
     return ((rot >> 17) | (rot << 15)) & 0xFFFFFFFF
+
+
+def unmask_all(masked):
+    """unmask() of every element of a numpy uint32 array at once (a pass that checks thousands of
+    tensors compares all their checksums in one step). uint32 arithmetic wraps as the & 0xFFFFFFFF does."""
+    import numpy as np
+
+    rot = masked.astype(np.uint32) - np.uint32(MASK_DELTA)
+    return (rot >> np.uint32(17)) | (rot << np.uint32(15))
