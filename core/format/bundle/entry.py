@@ -12,6 +12,7 @@ from math import prod
 
 from ...errors import CorruptCheckpointError, DecodeError
 from .. import dtypes
+from .shape_protos import decode_shape, decode_slice
 from ..wire.protowire import FIXED32, LENGTH_DELIMITED, VARINT, as_int64, expect, read_varint, typed_fields
 
 LITTLE_ENDIAN, BIG_ENDIAN = 0, 1
@@ -127,10 +128,6 @@ _HEADER_FIELDS = {1: VARINT, 2: VARINT, 3: LENGTH_DELIMITED}
 _VERSION_FIELDS = {1: VARINT, 2: VARINT, 3: VARINT}
 # BundleEntryProto: dtype, shape, shard_id, offset, size, crc32c, slices.
 _ENTRY_FIELDS = {1: VARINT, 2: LENGTH_DELIMITED, 3: VARINT, 4: VARINT, 5: VARINT, 6: FIXED32, 7: LENGTH_DELIMITED}
-_SHAPE_FIELDS = {2: LENGTH_DELIMITED, 3: VARINT}
-_DIM_FIELDS = {1: VARINT, 2: LENGTH_DELIMITED}
-_SLICE_FIELDS = {1: LENGTH_DELIMITED}
-_EXTENT_FIELDS = {1: VARINT, 2: VARINT}
 
 
 def decode_header(value) -> BundleHeader:
@@ -317,8 +314,6 @@ def _shape_of(body) -> tuple[int, ...]:
 
 
 _VARINT_TAGS = {0x08, 0x18, 0x20, 0x28}  # dtype, shard_id, offset, size
-_MAX_ITEMSIZE = 16          # complex128, the widest dtype
-_MAX_BYTES = (1 << 63) - 1  # what numpy (and TensorFlow's int64 sizes) can address
 # An entry's bytes up to its CRC (`08 dtype 12 shape 18 shard 20 offset 28 size 35`) -> (shard, offset,
 # size, dtype number, shape): a run's checkpoints store a model's tensors at the same places, so after the
 # first checkpoint each entry is one lookup when listed, and its CRC the last four bytes.
@@ -378,34 +373,3 @@ def _field_length(buf, pos: int) -> int:
         length, after_length = read_varint(buf, after_tag)
         return after_length + length - pos
     raise DecodeError(f"unsupported wire type {wire_type}")
-
-
-def decode_shape(buf) -> tuple[int, ...]:
-    dims = []
-    for field, item in typed_fields(buf, _SHAPE_FIELDS, "the shape"):
-        if field == 2:
-            size = 0
-            for sub, sub_item in typed_fields(item, _DIM_FIELDS, "a dimension"):
-                if sub == 1:
-                    size = as_int64(sub_item)
-            dims.append(size)
-        elif item:
-            raise DecodeError("tensor shape of unknown rank")
-    if any(d < 0 for d in dims):
-        raise DecodeError(f"a negative dimension in its shape {dims}")
-    if prod(d or 1 for d in dims) * _MAX_ITEMSIZE > _MAX_BYTES:  # zeros too: numpy refuses (0, 2**62)
-        raise DecodeError(f"its shape {dims} is larger than any array can be")
-    return tuple(dims)
-
-
-def decode_slice(buf) -> tuple[tuple[int, int], ...]:
-    extents = []
-    for _, item in typed_fields(buf, _SLICE_FIELDS, "a slice"):
-        start, length = 0, -1  # no length (the oneof unset) means the whole dimension
-        for sub, sub_item in typed_fields(item, _EXTENT_FIELDS, "a slice extent"):
-            if sub == 1:
-                start = as_int64(sub_item)
-            else:
-                length = as_int64(sub_item)
-        extents.append((start, length))
-    return tuple(extents)

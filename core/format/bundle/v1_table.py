@@ -23,7 +23,8 @@ from ...errors import (CorruptCheckpointError, DecodeError, NotACheckpointError,
                        VariableNotFoundError)
 from ...storage import files
 from .. import dtypes
-from .entry import LITTLE_ENDIAN, BundleEntry, BundleHeader, decode_shape, decode_slice
+from .entry import LITTLE_ENDIAN, BundleEntry, BundleHeader
+from .shape_protos import decode_shape, decode_slice
 from .reader import EntryListing, Slice
 from ..source import CHUNK_BYTES, SourceKind
 from ..wire.ordered_code import encode_slice_key
