@@ -18,4 +18,10 @@ def collector_paused():
         yield
     finally:
         if enabled:
+            if not gc.get_freeze_count():
+                # What the burst made goes to the oldest generation unscanned (freeze, then unfreeze: "back
+                # into the oldest generation"): turned on with all of it still young, the collector would
+                # scan it all at the next allocation (50 ms after a CLI command) and find nothing.
+                gc.freeze()
+                gc.unfreeze()
             gc.enable()

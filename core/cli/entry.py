@@ -8,10 +8,9 @@ command, or a command that does not exist, declares them all."""
 from __future__ import annotations
 
 import argparse
-import contextlib
-import gc
 import sys
 
+from ..collector import collector_paused
 from ..errors import InspectorError, UsageError
 from ..storage.location import parse_location
 
@@ -274,36 +273,16 @@ def _add_dask_option(command) -> None:
                               "local[N] for N local worker processes (needs dask[distributed]; default: threads)")
 
 
-@contextlib.contextmanager
-def _collector_off():
-    """Python's cyclic garbage collector off while a command imports what it needs and runs, as the
-    window keeps it off (it collects on a timer of its own, gui/base/garbage_collection.py). Start-up
-    makes a few hundred thousand objects (modules, classes, functions) and a command as many again that
-    form no cycles (a run's index entries, their byte ranges); every one of them would be scanned two or
-    three times by collections that find nothing: 10% of a whole-run command. Reference counting still
-    frees everything at once; only the rare cycle waits for the process's end. Undone after, for a caller
-    that runs commands in its own process (tests, the fuzzer)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            if not gc.get_freeze_count():
-                # What the command made goes to the oldest generation unscanned (freeze, then unfreeze:
-                # "back into the oldest generation"): turned on with all of it still young, the collector
-                # would scan it all at the next allocation, 50 ms that find nothing.
-                gc.freeze()
-                gc.unfreeze()
-            gc.enable()
-
-
 def run(argv: list[str]) -> int:
     """Run one command; returns the process exit status."""
     for stream in (sys.stdout, sys.stderr):  # a name that is not valid text prints escaped, never a traceback
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="backslashreplace")
-    with _collector_off():  # from here on: the command's imports (numpy, the readers), then its work
+    # The collector off while the command imports what it needs and runs, as the window keeps it off (it
+    # collects on a timer of its own): start-up makes a few hundred thousand objects and a command as many
+    # again that form no cycles, which collections finding nothing would scan two or three times (10% of a
+    # whole-run command). Undone after, for a caller that runs commands in its own process (tests, fuzzer).
+    with collector_paused():  # from here on: the command's imports (numpy, the readers), then its work
         try:
             args = build_parser(argv[0] if argv else None).parse_args(argv)
             return args.handler(args)
