@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tests.tf_fixtures import _require, _tf
+from tests.tf_fixtures import _eager, _require, _tf
 
 SPECTRAL_MODELS = ("cnn", "mlp", "conv1d")
 
@@ -75,7 +75,7 @@ def spectral_model(kind: str):
 def write_spectral_checkpoint(folder: Path, kind: str, steps: int = 5) -> Path:
     """Train the model `steps` batches on random data and save it once; returns the checkpoint prefix."""
     tf = _tf()
-    model = spectral_model(kind)
+    model = _eager(spectral_model(kind))
     rng = np.random.default_rng(11)
     x = rng.normal(size=(16 * steps,) + tuple(model.input_shape[1:])).astype(np.float32)
     y = rng.normal(size=(16 * steps,) + tuple(model.output_shape[1:])).astype(np.float32)

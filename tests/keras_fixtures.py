@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tests.tf_fixtures import _require, _tf, prefixes_on_disk
+from tests.tf_fixtures import _eager, _require, _tf, prefixes_on_disk
 
 
 CNN_LONG_LAYER = "classifier_head_with_a_name_far_longer_than_any_panel_of_the_window_is_wide_by_default"
@@ -32,6 +32,7 @@ def write_cnn_run(run_dir: Path) -> Path:
         keras.layers.Dense(4, name=CNN_LONG_LAYER),
     ])
     model.compile(optimizer=keras.optimizers.Adam(0.01), loss="mse")
+    _eager(model)
     x = rng.normal(size=(8, 8, 8, 3)).astype(np.float32)
     y = rng.normal(size=(8, 4)).astype(np.float32)
     manager = tf.train.CheckpointManager(tf.train.Checkpoint(model=model, optimizer=model.optimizer),
@@ -74,7 +75,7 @@ def write_keras_files(folder: Path) -> Path:
     import keras
 
     folder.mkdir(parents=True, exist_ok=True)
-    model = _keras_cnn()
+    model = _eager(_keras_cnn())
     x, y = _keras_data(7)
     model.fit(x, y, epochs=1, batch_size=8, verbose=0)
     model.save(folder / "model.keras")
@@ -83,6 +84,7 @@ def write_keras_files(folder: Path) -> Path:
     inner = keras.Sequential([keras.Input((4,)), keras.layers.Dense(3, name="inner_dense")], name="block")
     outer = keras.Sequential([keras.Input((4,)), inner, keras.layers.Dense(1, name="head")], name="outer")
     outer.compile(optimizer="sgd", loss="mse")
+    _eager(outer)
     outer.fit(np.ones((4, 4), np.float32), np.ones((4, 1), np.float32), epochs=1, verbose=0)
     outer.save(folder / "nested.keras")
     return folder
@@ -97,7 +99,7 @@ def write_keras2_h5(path: Path) -> Path:
     import h5py
 
     path.parent.mkdir(parents=True, exist_ok=True)
-    model = _keras_cnn()
+    model = _eager(_keras_cnn())
     x, y = _keras_data(8)
     model.fit(x, y, epochs=1, batch_size=8, verbose=0)
     with h5py.File(path, "w") as h5:
@@ -138,7 +140,7 @@ def write_keras_run(folder: Path) -> Path:
 
     folder.mkdir(parents=True, exist_ok=True)
     keras.utils.set_random_seed(9)  # the same weights (and losses in the names) every time: a screenshot shows it
-    model = _keras_cnn()
+    model = _keras_cnn()  # trained in a traced step, as when the screenshots were rendered (not _eager)
     x, y = _keras_data(9)
     model.fit(x, y, epochs=KERAS_RUN_EPOCHS, batch_size=4, verbose=0, callbacks=[
         keras.callbacks.ModelCheckpoint(str(folder / "epoch_{epoch:02d}.keras")),

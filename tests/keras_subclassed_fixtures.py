@@ -22,6 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
+from tests.tf_fixtures import _eager
+
 PACKAGE = "checkpoint_inspector_tests"
 RUN_EPOCHS = 3
 ORACLE = "oracle.json"
@@ -122,6 +124,7 @@ def _write(folder: Path) -> None:
         keras.utils.set_random_seed(3)
         model = cls()
         model.compile(optimizer=keras.optimizers.Adam(0.01), loss="mse")
+        _eager(model)
         x, y = _data(4)
         model.fit(x, y[:, :outputs], epochs=1, batch_size=8, verbose=0)
         model.save_weights(folder / f"{stem}.weights.h5")
@@ -135,6 +138,7 @@ def _write(folder: Path) -> None:
     keras.utils.set_random_seed(5)
     model = classes["SubclassedNet"]()
     model.compile(optimizer=keras.optimizers.Adam(0.01), loss="mse")
+    _eager(model)
     x, y = _data(6)
     model.fit(x, y[:, :2], epochs=RUN_EPOCHS, batch_size=4, verbose=0, callbacks=[keras.callbacks.ModelCheckpoint(
         str(folder / "run" / "weights.{epoch:02d}.weights.h5"), save_weights_only=True)])

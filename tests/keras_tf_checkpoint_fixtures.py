@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tests.tf_fixtures import _require, _tf, prefixes_on_disk
+from tests.tf_fixtures import _eager, _require, _tf, prefixes_on_disk
 
 MODEL_KINDS = ("sequential", "functional", "subclassed")
 FROZEN_LAYER = "frozen"
@@ -93,6 +93,7 @@ def write_frozen_layer_run(run_dir: Path, kind: str) -> Path:
     model.get_layer(FROZEN_LAYER).trainable = False
     optimizer = keras.optimizers.Adam(0.05)
     model.compile(optimizer=optimizer, loss="mse")
+    _eager(model)
     rng = np.random.default_rng(3)
     x = rng.normal(size=(8, 4)).astype(np.float32)
     y = rng.normal(size=(8, 3)).astype(np.float32)

@@ -233,12 +233,21 @@ def write_estimator_like(prefix: Path) -> Path:
     return write(prefix)
 
 
+def _eager(model):
+    """The compiled Keras model, set to train step by step in Python: for a fixture's few steps that is
+    quicker than tracing and compiling Keras's train function, and the variables written, their names and
+    the optimizer's state are the same (values may differ in their last bits). Set after compile, so that
+    a saved .keras keeps the default compile config."""
+    model.run_eagerly = True
+    return model
+
+
 def _small_keras_model():
     import keras
 
     model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(2, name="dense")])
     model.compile(optimizer=keras.optimizers.Adam(0.01), loss="mse")
-    return model
+    return _eager(model)
 
 
 def write_keras_cp_run(run_dir: Path) -> Path:
@@ -409,6 +418,7 @@ def write_tf2_keras_run(run_dir: Path) -> Path:
     ])
     optimizer = tf.keras.optimizers.Adam(learning_rate=0.01)
     model.compile(optimizer=optimizer, loss="mse")
+    _eager(model)
     checkpoint = tf.train.Checkpoint(model=model, optimizer=optimizer)
     manager = tf.train.CheckpointManager(checkpoint, str(run_dir), max_to_keep=KERAS_MAX_TO_KEEP)
     for _ in range(KERAS_SAVES):

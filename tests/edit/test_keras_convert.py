@@ -8,6 +8,7 @@ import numpy as np
 
 from core.format.keras.reader import KerasReader
 from core.run.variables import describe_variables
+from tests.at_once import at_once
 from tests.locations import ROOT
 
 
@@ -41,12 +42,14 @@ def test_a_keras_model_converts_to_a_checkpoint_and_back(tf_ckpts, tmp_path):
 
 
 def test_what_cannot_be_converted_gets_one_line(tf_ckpts, tmp_path):
-    result = cli(tf_ckpts.keras_files / "model.weights.h5", tmp_path / "ckpt")
-    assert result.returncode == 2 and "--model" in result.stderr and len(result.stderr.strip().splitlines()) == 1
-    result = cli(tf_ckpts.keras_files / "model.weights.h5", tmp_path / "ckpt", "--model",
-                 tf_ckpts.keras_files / "nested.keras")  # another model: its variables do not match
-    assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1
-    assert not list(tmp_path.glob("ckpt*")) and not list(tmp_path.glob(".convert-*"))
     (tmp_path / "taken.keras").write_bytes(b"x")
-    result = cli(tf_ckpts.keras_files / "model.keras", tmp_path / "taken.keras")
-    assert result.returncode == 2 and "exists already" in result.stderr
+    no_model, other_model, taken = at_once(  # three refusals, none waiting for another
+        lambda: cli(tf_ckpts.keras_files / "model.weights.h5", tmp_path / "ckpt"),
+        lambda: cli(tf_ckpts.keras_files / "model.weights.h5", tmp_path / "ckpt_other", "--model",
+                    tf_ckpts.keras_files / "nested.keras"),  # another model: its variables do not match
+        lambda: cli(tf_ckpts.keras_files / "model.keras", tmp_path / "taken.keras"))
+    assert no_model.returncode == 2 and "--model" in no_model.stderr and len(no_model.stderr.strip().splitlines()) == 1
+    assert other_model.returncode == 2 and len(other_model.stderr.strip().splitlines()) == 1
+    assert not list(tmp_path.glob("ckpt*")) and not list(tmp_path.glob(".convert-*"))
+    assert taken.returncode == 2 and "exists already" in taken.stderr
+    assert (tmp_path / "taken.keras").read_bytes() == b"x"

@@ -15,6 +15,7 @@ from core.errors import DestinationError, PlanError
 from core.format.keras.reader import KerasReader
 from core.jobs import run_to_end
 from core.run.variables import describe_variables
+from tests.at_once import at_once
 from tests.locations import ROOT
 
 HIDDEN_BIAS, HIDDEN_KERNEL = "layers/dense/vars/1", "layers/dense/vars/0"
@@ -124,19 +125,20 @@ def test_verify_loads_the_saved_file_with_keras(tf_ckpts, tmp_path):
     source = tf_ckpts.keras_files / "model.keras"
     plan = RemapPlan([SetValues(name=HIDDEN_BIAS, constant=0.25), Cast(name=HIDDEN_KERNEL, dtype="float16")])
     save(source, plan, tmp_path / "edited.keras")
+    save(tf_ckpts.keras_files / "model.weights.h5", plan, tmp_path / "edited.weights.h5")
     reader = KerasReader(str(source))
     promise = preview(plan, describe_variables(reader))
-    verdict = run_to_end(verify_saved(str(source), str(tmp_path / "edited.keras"), promise, reader.kind))
-    assert verdict.ok and verdict.by == "Keras" and verdict.checked == len(promise.planned), verdict.mismatches
     # A promise the file does not keep is caught: the same check against another plan's values.
     other = preview(RemapPlan([SetValues(name=HIDDEN_BIAS, constant=0.75)]), describe_variables(KerasReader(str(source))))
-    verdict = run_to_end(verify_saved(str(source), str(tmp_path / "edited.keras"), other, reader.kind))
-    assert not verdict.ok and any(HIDDEN_BIAS in m for m in verdict.mismatches)
-    save(tf_ckpts.keras_files / "model.weights.h5", plan, tmp_path / "edited.weights.h5")
     weights = KerasReader(str(tf_ckpts.keras_files / "model.weights.h5"))
-    verdict = run_to_end(verify_saved(weights.prefix, str(tmp_path / "edited.weights.h5"),
-                                      preview(plan, describe_variables(weights)), weights.kind))
-    assert verdict.ok and verdict.by.startswith("h5py"), verdict.mismatches
+    kept, broken, of_weights = at_once(  # three children, none waiting for another
+        lambda: run_to_end(verify_saved(str(source), str(tmp_path / "edited.keras"), promise, reader.kind)),
+        lambda: run_to_end(verify_saved(str(source), str(tmp_path / "edited.keras"), other, reader.kind)),
+        lambda: run_to_end(verify_saved(weights.prefix, str(tmp_path / "edited.weights.h5"),
+                                        preview(plan, describe_variables(weights)), weights.kind)))
+    assert kept.ok and kept.by == "Keras" and kept.checked == len(promise.planned), kept.mismatches
+    assert not broken.ok and any(HIDDEN_BIAS in m for m in broken.mismatches)
+    assert of_weights.ok and of_weights.by.startswith("h5py"), of_weights.mismatches
 
 
 def test_a_layer_renamed_by_its_shown_name_loads_in_keras_under_the_new_name(tf_ckpts, tmp_path):

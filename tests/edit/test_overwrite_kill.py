@@ -73,6 +73,21 @@ for prefix in json.load(open(sys.argv[1])):
 json.dump(results, open(sys.argv[2], "w"))
 """
 
+# One TensorFlow process writes the checkpoints (_WRITE's arguments), says "written", and once the kills
+# are made reads `PREFIXES.json RESULTS.json` from its stdin and judges each prefix (_LOAD): importing
+# TensorFlow is most of what a TensorFlow process costs, so it is paid once for both.
+_TENSORFLOW = """
+import sys
+write, load = sys.argv[1:3]
+sys.argv[1:] = sys.argv[3:]
+exec(compile(write, "<write>", "exec"), {"__name__": "__main__"})
+print("written", flush=True)
+request = sys.stdin.readline().split()
+if request:
+    sys.argv[1:] = request
+    exec(compile(load, "<load>", "exec"), {"__name__": "__main__"})
+"""
+
 # The hook: the os functions that rename, remove and sync, wrapped so that the Nth call (KILL_AT)
 # SIGKILLs the process before it happens; KILL_AT=0 counts them and prints the count. Then main.py.
 _HOOK = """
@@ -150,8 +165,31 @@ def kill_trials(tmp_path_factory):
     """Every scenario killed at every call, both ways; then TensorFlow's view of each result."""
     root = tmp_path_factory.mktemp("overwrite_kill")
     rows = max(int(SIZE_MB * (1 << 20) / 1024), 4)
-    subprocess.run([sys.executable, "-c", _WRITE, str(rows), str(root / "source" / "ckpt"), "1",
-                    str(root / "old_tf" / "ckpt"), "2"], check=True, capture_output=True)
+    with open(root / "tensorflow.stderr", "w+") as log:
+        tensorflow = subprocess.Popen([sys.executable, "-c", _TENSORFLOW, _WRITE, _LOAD, str(rows),
+                                       str(root / "source" / "ckpt"), "1", str(root / "old_tf" / "ckpt"), "2"],
+                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True)
+        try:
+            written = tensorflow.stdout.readline()
+            if written.strip() != "written":
+                tensorflow.wait()
+                log.seek(0)
+                raise AssertionError(f"TensorFlow did not write the checkpoints: {log.read()[-2000:]}")
+            trials, prefixes = _kill_everywhere(root)
+            (root / "prefixes.json").write_text(json.dumps(prefixes))
+            tensorflow.communicate(f"{root / 'prefixes.json'} {root / 'loaded.json'}\n", timeout=600)
+            log.seek(0)
+            assert tensorflow.returncode == 0, log.read()[-2000:]
+        finally:
+            if tensorflow.poll() is None:
+                tensorflow.kill()
+                tensorflow.wait()
+    return trials, json.loads((root / "loaded.json").read_text()), shutil.which("strace") is not None
+
+
+def _kill_everywhere(root):
+    """The scenarios run over copies of TensorFlow's checkpoints in `root`, killed before each call; the
+    trials, and every prefix TensorFlow is to judge."""
     source = str(root / "source" / "ckpt")
     # An old DST written by this tool over TensorFlow's (so its data are `-of-00002`, with a state file).
     shutil.copytree(root / "old_tf", root / "old_ours")
@@ -166,25 +204,36 @@ def kill_trials(tmp_path_factory):
         "drop": ([source, "--drop", "^model/step/"], root / "old_ours"),
     }
     use_strace = shutil.which("strace") is not None
-    jobs, trials = [], {}
-    for scenario, (arguments, pristine) in scenarios.items():
-        trials[scenario] = {"old": str(pristine / "ckpt"), "new": str(root / f"{scenario}-new" / "ckpt"),
-                            "killed": {}, "next_save": {}}
-        jobs.append((scenario, "reference", None, None, _copy(pristine, root / f"{scenario}-new")))
-        if use_strace:
-            counts = _counted_syscalls(arguments, _copy(pristine, root / f"{scenario}-strace-count").parent)
-            trials[scenario]["syscalls"] = counts
-            for call, count in counts.items():
-                for n in range(1, count + 1):
-                    jobs.append((scenario, f"{call}-{n}", None, (call, n),
-                                 _copy(pristine, root / f"{scenario}-{call}-{n}")))
-        if use_strace and scenario != "rename" and not HOOK_EVERYWHERE:
-            continue  # strace covers every scenario; the hook only the rename (its next saves too), for time
+    trials = {scenario: {"old": str(pristine / "ckpt"), "new": str(root / f"{scenario}-new" / "ckpt"),
+                         "killed": {}, "next_save": {}} for scenario, (_, pristine) in scenarios.items()}
+    # Whether the hook kills a scenario: strace covers every scenario; the hook only the rename (its next
+    # saves too), for time, unless strace is missing or KILL_TEST_ALL=1.
+    hooked = [s for s in scenarios if not use_strace or s == "rename" or HOOK_EVERYWHERE]
+
+    def count(job):  # how many calls each way makes, counted on a run of its own (side by side)
+        scenario, way = job
+        arguments, pristine = scenarios[scenario]
+        if way == "strace":
+            return _counted_syscalls(arguments, _copy(pristine, root / f"{scenario}-strace-count").parent)
         counted = _remap(arguments, _copy(pristine, root / f"{scenario}-count"), kill_at=0)
-        calls = int(counted.stderr.split("calls")[-1])
-        trials[scenario]["hook_calls"] = calls
-        for n in range(1, calls + 1):
-            jobs.append((scenario, f"hook-{n}", n, None, _copy(pristine, root / f"{scenario}-hook-{n}")))
+        return int(counted.stderr.split("calls")[-1])
+
+    counting = [(s, "strace") for s in scenarios if use_strace] + [(s, "hook") for s in hooked]
+    jobs = [(scenario, "reference", None, None, _copy(pristine, root / f"{scenario}-new"))
+            for scenario, (_, pristine) in scenarios.items()]
+    with ThreadPoolExecutor(4) as pool:
+        for (scenario, way), counted in zip(counting, pool.map(count, counting)):
+            pristine = scenarios[scenario][1]
+            if way == "strace":
+                trials[scenario]["syscalls"] = counted
+                for call, calls in counted.items():
+                    for n in range(1, calls + 1):
+                        jobs.append((scenario, f"{call}-{n}", None, (call, n),
+                                     _copy(pristine, root / f"{scenario}-{call}-{n}")))
+            else:
+                trials[scenario]["hook_calls"] = counted
+                for n in range(1, counted + 1):
+                    jobs.append((scenario, f"hook-{n}", n, None, _copy(pristine, root / f"{scenario}-hook-{n}")))
 
     def run(job):
         scenario, label, kill_at, strace, destination = job
@@ -206,11 +255,7 @@ def kill_trials(tmp_path_factory):
                                                         sorted(os.listdir(_next(destination))))
     prefixes = [p for t in trials.values() for p in [t["old"], t["new"]] + [k[0] for k in t["killed"].values()]
                 + [n[0] for n in t["next_save"].values()]]
-    (root / "prefixes.json").write_text(json.dumps(prefixes))
-    loaded = subprocess.run([sys.executable, "-c", _LOAD, str(root / "prefixes.json"), str(root / "loaded.json")],
-                            capture_output=True, text=True)
-    assert loaded.returncode == 0, loaded.stderr[-2000:]
-    return trials, json.loads((root / "loaded.json").read_text()), use_strace
+    return trials, prefixes
 
 
 @pytest.mark.parametrize("scenario", ["rename", "cast-and-set", "drop"])

@@ -1,10 +1,14 @@
 """“Copy as code” runs: each snippet is executed as a person would paste it (in a fresh Python with
 TensorFlow, h5py), and what it reads must equal our reader's value; the restore mapping of a saved remap
-restores the original checkpoint into the renamed graph with TensorFlow's own init_from_checkpoint."""
+restores the original checkpoint into the renamed graph with TensorFlow's own init_from_checkpoint.
+
+The fixtures' snippets are started together when the first of their tests asks, two at a time (each
+fresh Python spends most of its time importing TensorFlow, and a core would otherwise wait)."""
 from __future__ import annotations
 
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -19,6 +23,7 @@ from core.run.variables import describe_variables
 
 
 def _run_snippet(code: str, tmp_path) -> np.ndarray:
+    tmp_path.mkdir(parents=True, exist_ok=True)
     out = tmp_path / "value.npy"
     script = code + f"\nimport numpy\nnumpy.save({str(out)!r}, value, allow_pickle=True)\n"
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=240,
@@ -27,8 +32,12 @@ def _run_snippet(code: str, tmp_path) -> np.ndarray:
     return np.load(out, allow_pickle=True)
 
 
-@pytest.mark.parametrize("case", ["tf1", "v1", "partitioned", "saved_model", "keras", "weights_h5", "legacy_h5"])
-def test_the_copied_code_reads_what_we_show(tf_ckpts, case, tmp_path):
+CASES = ("tf1", "v1", "partitioned", "saved_model", "keras", "weights_h5", "legacy_h5")
+
+
+def _shown(tf_ckpts, case):
+    """The case's reader and the variable copied as code: its largest numeric variable (a partitioned one
+    for `partitioned`)."""
     path = {"tf1": tf_ckpts.tf1_run, "v1": tf_ckpts.v1_run, "partitioned": tf_ckpts.partitioned,
             "saved_model": tf_ckpts.saved_model, "keras": tf_ckpts.keras_files / "model.keras",
             "weights_h5": tf_ckpts.keras_files / "model.weights.h5", "legacy_h5": tf_ckpts.keras_files / "legacy.h5"}[case]
@@ -36,11 +45,25 @@ def test_the_copied_code_reads_what_we_show(tf_ckpts, case, tmp_path):
     variables = [v for v in describe_variables(reader) if v.entry.is_numeric and v.kind == "variable"]
     if case == "partitioned":
         variables = [v for v in variables if v.entry.is_partitioned]
-    info = max(variables, key=lambda v: v.entry.num_elements)
-    code = reading_code(reader, info.name)
-    value = _run_snippet(code, tmp_path)
-    np.testing.assert_array_equal(value, reader.read(info.name))
-    assert value.dtype == reader.read(info.name).dtype
+    return reader, max(variables, key=lambda v: v.entry.num_elements).name
+
+
+@pytest.fixture(scope="module")
+def pasted(tf_ckpts, tmp_path_factory):
+    """{case: the future value its copied code reads}: every case's code made and run in a worker thread,
+    two at a time; whatever fails (making the code, running it) fails that case's test only."""
+    root = tmp_path_factory.mktemp("snippets")
+    with ThreadPoolExecutor(2) as pool:
+        yield {case: pool.submit(lambda case=case: _run_snippet(reading_code(*_shown(tf_ckpts, case)), root / case))
+               for case in CASES}
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_the_copied_code_reads_what_we_show(tf_ckpts, pasted, case):
+    value = pasted[case].result()
+    reader, name = _shown(tf_ckpts, case)
+    np.testing.assert_array_equal(value, reader.read(name))
+    assert value.dtype == reader.read(name).dtype
 
 
 def test_a_key_with_quotes_and_backslashes_stays_exact(tmp_path):

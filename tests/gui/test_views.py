@@ -1,13 +1,15 @@
 """Image tests of the main views: tests/gui/views.py renders them offscreen on a 1366x768 screen (every
-view), and on a 1920x1080 one and the laptop at scale factor 1.5 (the main views), each in its own process (a screen's size is fixed
-when Qt starts), and each picture must match the README's screenshot of it (docs/screenshots/SCREEN/
-VIEW.png) under a tolerance. Text is drawn with the fonts the app ships and no other (fontconfig is
-pointed at resources/fonts alone), and Qt and pyqtgraph are pinned, so the comparison runs on every
-machine: it never skips. A changed view fails with a diff image; when the change is meant,
-`python -m tests.gui.views --update` renders the screenshots anew (look at them before committing)."""
+view), and on a 1920x1080 one and the laptop at scale factor 1.5 (the main views), each in its own process
+(a screen's size is fixed when Qt starts; the three run side by side), and each picture must match the
+README's screenshot of it (docs/screenshots/SCREEN/VIEW.png) under a tolerance. Text is drawn with the
+fonts the app ships and no other (fontconfig is pointed at resources/fonts alone), and Qt and pyqtgraph are
+pinned, so the comparison runs on every machine: it never skips. A changed view fails with a diff image;
+when the change is meant, `python -m tests.gui.views --update` renders the screenshots anew (look at them
+before committing)."""
 import json
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -16,15 +18,39 @@ from tests.gui.views import ENVIRONMENT, SCREENS, SCREENSHOTS
 from tests.locations import ROOT
 
 
+@pytest.fixture(scope="module")
+def renders(tf_ckpts, compare_cases, training_runs, tmp_path_factory):
+    """Every screen rendered at once, each by its own process (a screen's size is fixed when Qt starts):
+    much of a render waits for Qt's event loop to settle, so side by side the three take little more
+    than the longest alone. {size: (its folder of pictures, the process's exit status, its stderr)}."""
+    root = tmp_path_factory.mktemp("views")
+    started = {}
+    for size in sorted(SCREENS):
+        out, log = root / size, open(root / f"{size}.stderr", "w+")
+        started[size] = (out, log, subprocess.Popen(
+            [sys.executable, "-m", "tests.gui.views", "--size", size, "--out", str(out),
+             "--many-vars", str(tf_ckpts.many_vars), "--keras-run", str(tf_ckpts.keras_run),
+             "--renamed", str(compare_cases.renamed_ckpt), str(compare_cases.renamed_meta),
+             "--training", str(training_runs.tf2_run.parent)],
+            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=log, text=True))
+    deadline = time.monotonic() + 600
+    finished = {}
+    for size, (out, log, process) in started.items():
+        try:
+            process.wait(max(deadline - time.monotonic(), 1))
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        log.seek(0)
+        finished[size] = (out, process.returncode, log.read())
+        log.close()
+    return finished
+
+
 @pytest.mark.parametrize("size", sorted(SCREENS))
-def test_the_views_look_as_their_screenshots(size, tf_ckpts, compare_cases, training_runs, tmp_path, qapp):
-    out = tmp_path / size
-    result = subprocess.run([sys.executable, "-m", "tests.gui.views", "--size", size, "--out", str(out),
-                             "--many-vars", str(tf_ckpts.many_vars), "--keras-run", str(tf_ckpts.keras_run),
-                             "--renamed", str(compare_cases.renamed_ckpt), str(compare_cases.renamed_meta),
-                             "--training", str(training_runs.tf2_run.parent)], cwd=ROOT, capture_output=True, text=True,
-                            timeout=300)
-    assert result.returncode == 0, result.stderr[-2000:]
+def test_the_views_look_as_their_screenshots(size, renders, tmp_path, qapp):
+    out, returncode, stderr = renders[size]
+    assert returncode == 0, f"the render ended with {returncode}: {stderr[-2000:]}"
     here, there = (json.loads((folder / ENVIRONMENT).read_text()) for folder in (out, SCREENSHOTS / size))
     assert here == there, "the pinned Qt, pyqtgraph and bundled fonts must draw the views: rendered with " \
                           f"{here}, the screenshots with {there}"
