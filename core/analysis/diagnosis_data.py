@@ -1,10 +1,13 @@
 """What the run diagnosis (core.analysis.diagnosis) reads of a run before any rule is applied: the listing of
 every checkpoint (kind, dtype, shape of each stored key), the whole-run metric table of every numeric
-variable (l2, update_ratio, nan_count, inf_count from core.analysis.overview, which reads each tensor once
-and shares the trajectory cache), and the values of the optimizer's scalars (iteration counter, learning
-rate), which are single numbers read directly.
+variable (l2, update_ratio, nan_count, inf_count from core.analysis.overview, which shares the trajectory
+cache), and the values of the optimizer's scalars (iteration counter, learning rate), which are single
+numbers read directly.
 
-The table is the one the CLI's --json gives: a row per variable, a column per checkpoint.
+The table is the one the CLI's --json gives: a row per variable, a column per checkpoint. It is read in one
+pass where it can be: the update-ratio pass, whose sums of squares also give the l2 and the NaN and Inf
+counts of every finite tensor (_table says how); only variables with a non-finite tensor get a statistics
+pass too.
 """
 from __future__ import annotations
 
@@ -15,6 +18,7 @@ from ..jobs import Job, Progress
 from ..run.variables import describe_variables
 from .metric_pieces import reader_of
 from .overview import compute_overview, model_order_key
+from .trajectory import checkpoint_identity, lookup
 
 TABLE_METRICS = ("l2", "update_ratio", "nan_count", "inf_count")
 
@@ -98,13 +102,7 @@ def gather(checkpoints, readers: dict | None = None, executor=None) -> Job[RunDa
             if listed.numeric and listed.kind != "config":
                 labels.setdefault(name, listed.label)
     names = sorted(labels, key=lambda n: model_order_key(labels[n]))
-    table = {}
-    for metric in TABLE_METRICS:
-        overview = yield from compute_overview(checkpoints, metric, names=names, weights_only=False, readers=readers,
-                                               executor=executor)
-        table[metric] = overview.values
-        for prefix, problem in overview.problems.items():
-            problems.setdefault(prefix, problem)
+    table = yield from _table(checkpoints, names, listings, readers, executor, problems)
     scalars = {}
     for name in names:
         kinds = {listing[name].kind for listing in listings if name in listing}
@@ -114,6 +112,56 @@ def gather(checkpoints, readers: dict | None = None, executor=None) -> Job[RunDa
                              for info, listing in zip(checkpoints, listings)]
     return RunData([c.step for c in checkpoints], [c.prefix for c in checkpoints], listings, names,
                    [labels[n] for n in names], table, scalars, problems, readers)
+
+
+def _table(checkpoints, names: list[str], listings: list[dict], readers: dict, executor, problems: dict) -> Job[dict]:
+    """Job: {metric: values} of TABLE_METRICS, the data read once where it can be.
+
+    The update-ratio pass reads every tensor and, along the way, sums the squares of all its elements
+    (update_ratio's denominator, kept as "all_l2" in the trajectory cache and the records). Where that sum
+    is finite, the tensor holds no NaN and no Inf (either makes a sum of squares NaN or Inf, whatever the
+    dtype), so its l2, the norm of its finite values, is that norm (the same up to rounding, ~1e-15), and
+    its NaN and Inf counts are 0: no statistics pass is needed. Only the variables with a tensor where
+    that does not hold (a non-finite or empty tensor, a sum that overflowed, or one the pass did not make:
+    a gap, a variable held once) get the statistics pass of the overview's l2, nan_count and inf_count,
+    over every checkpoint."""
+    import numpy as np
+
+    ratios = yield from compute_overview(checkpoints, "update_ratio", names=names, weights_only=False,
+                                         readers=readers, executor=executor)
+    for prefix, problem in ratios.problems.items():
+        problems.setdefault(prefix, problem)
+    table = {"update_ratio": ratios.values}
+    shape = (len(names), len(checkpoints))
+    l2, zeros = np.full(shape, np.nan), np.full(shape, np.nan)
+    rest = []  # rows the statistics pass must give
+    identities = [_identity(info.prefix) for info in checkpoints]
+    for row, name in enumerate(names):
+        for column, listing in enumerate(listings):
+            if name not in listing:
+                continue
+            norm = lookup(("all_l2", identities[column], name)) if identities[column] is not None else None
+            if norm is None or not np.isfinite(norm) or not all(listing[name].shape):
+                rest.append(row)
+                break
+            l2[row, column], zeros[row, column] = norm, 0.0
+    table.update({"l2": l2, "nan_count": zeros, "inf_count": zeros.copy()})
+    if rest:
+        subset = [names[row] for row in rest]
+        for metric in ("l2", "nan_count", "inf_count"):  # one statistics pass: the other two find it cached
+            overview = yield from compute_overview(checkpoints, metric, names=subset, weights_only=False,
+                                                   readers=readers, executor=executor)
+            table[metric][rest] = overview.values
+            for prefix, problem in overview.problems.items():
+                problems.setdefault(prefix, problem)
+    return {metric: table[metric] for metric in TABLE_METRICS}
+
+
+def _identity(prefix: str):
+    try:
+        return checkpoint_identity(prefix)
+    except (CheckpointError, OSError):
+        return None
 
 
 def _scalar(readers: dict, prefix: str, name: str):

@@ -52,6 +52,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .blas_threads import one_blas_thread
 from .metric_pieces import Source, source_of
 from .spectral_fit import fit_power_law
 
@@ -212,5 +213,8 @@ def read_kernel(piece: SpectralPiece) -> np.ndarray:
 
 
 def spectral_piece(piece: SpectralPiece) -> dict:
-    """spectral_metrics of the stored kernel: the function handed to Executor.map_unordered."""
-    return spectral_metrics(read_kernel(piece), piece.kind, piece.precision)
+    """spectral_metrics of the stored kernel: the function handed to Executor.map_unordered. Pieces run side by
+    side, one core each: LAPACK in one BLAS thread (core.analysis.blas_threads says why)."""
+    kernel = read_kernel(piece)
+    with one_blas_thread():
+        return spectral_metrics(kernel, piece.kind, piece.precision)

@@ -27,8 +27,9 @@ as WeightWatcher's table shows it. The warning is WeightWatcher's: "over-trained
 fit's -1 included), "under-trained" when alpha > 6.
 
 The fit is deterministic (analyze() samples nothing: fit_powerlaw's `sample` is off). Scoring every
-candidate is O(N^2), as in WWFit, done here in blocks of candidates instead of a Python loop: about 0.1 s
-for 1024 eigenvalues, 7 s at the 15000 of max_evals (WWFit: about the same).
+candidate is O(N^2), as in WWFit, done here in blocks of candidates instead of a Python loop, with exp
+rather than a power (_ks_distances): about 3 ms for 1024 eigenvalues, 8 ms for 2048 and 0.3 s at the 15000
+of max_evals (the powers took about 0.1 s for 1024 and 7 s for 15000, as WWFit's loop does).
 """
 from __future__ import annotations
 
@@ -40,7 +41,8 @@ SMALL_N_MIN_TAIL = 8      # WWFit.fit_powerlaw_smallN's k_min
 SMALL_N_DEGENERATE = 1e-12  # a tail whose log sum is at most this is skipped (all values equal)
 OVER_TRAINED_THRESH = 2.0   # constants.OVER_TRAINED_THRESH
 UNDER_TRAINED_THRESH = 6.0  # constants.UNDER_TRAINED_THRESH
-BLOCK_ELEMENTS = 1 << 20    # candidates are scored in blocks of about this many (row, value) pairs
+BLOCK_ELEMENTS = 1 << 16    # candidates are scored in blocks of about this many (row, value) pairs: 512 KB
+                            # a block, which stays in the CPU's L2 cache between the passes over it
 
 
 def fit_power_law(evals: np.ndarray) -> dict:
@@ -119,17 +121,37 @@ def _small_n_candidates(data: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.nd
 
 
 def _ks_distances(data: np.ndarray, rows: np.ndarray, alphas: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """max_k |1 - (x_{i+k} / x_i)^(1 - alpha_i) - k / n_i| for each candidate i in rows, scored in blocks
-    of candidates against the values from the block's first candidate on (O(N^2) work, bounded memory)."""
+    """max_k |1 - (x_{i+k} / x_i)^(1 - alpha_i) - k / n_i| for each candidate i in rows (ascending), scored in
+    blocks of candidates against the values from the block's first candidate on (O(N^2) work, bounded memory).
+
+    The same numbers as WWFit's, computed with fewer passes over each block: the power as
+    exp((1 - alpha_i) (log x_j - log x_i)) (numpy's exp is vectorised, its power is not), and 1 - k / n_i as
+    (N - j) / n_i (k = j - i, n_i = N - i), one outer product; each D differs from WWFit's by rounding
+    alone (~1e-16); an infinite alpha_i (equal values) takes the power's 1 ** -inf = 1 where the exponent
+    is 0 * inf. The pairs j < i of a block (the corner left of its diagonal) are no part of a tail: set to 0
+    before the maximum."""
+    total = data.size
+    logs = np.log(data)
     out = np.empty(rows.size)
-    step = max(1, BLOCK_ELEMENTS // data.size)
-    for start in range(0, rows.size, step):
-        block = rows[start:start + step]
-        first = int(block[0])
-        values = data[first:]
-        offsets = np.arange(values.size)[None, :] - (block - first)[:, None]  # k = j - i; < 0 before i
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            fitted = 1.0 - (values[None, :] / data[block][:, None]) ** (1.0 - alphas[start:start + step, None])
-            gap = np.abs(fitted - offsets / counts[start:start + step, None])
-        out[start:start + step] = np.where(offsets >= 0, gap, 0.0).max(axis=1)
+    falls = alphas - 1.0                              # -(1 - alpha_i)
+    shares = 1.0 / counts                             # 1 / n_i
+    remaining = (total - np.arange(total)).astype(np.float64)  # N - j
+    step = max(1, BLOCK_ELEMENTS // total)
+    with np.errstate(over="ignore", invalid="ignore"):
+        for start in range(0, rows.size, step):
+            stop = min(start + step, rows.size)
+            block = rows[start:stop]
+            first = int(block[0])
+            gaps = np.subtract.outer(logs[block], logs[first:])  # log x_i - log x_j
+            gaps *= falls[start:stop, None]                       # (1 - alpha_i) (log x_j - log x_i)
+            np.exp(gaps, out=gaps)                                # (x_j / x_i) ** (1 - alpha_i)
+            if np.isinf(falls[start:stop]).any():  # alpha_i = inf (a tail of equal values): 1 ** -inf is 1
+                gaps[np.isnan(gaps)] = 1.0         # where the exponent's 0 * inf made NaN
+            gaps -= np.multiply.outer(shares[start:stop], remaining[first:])  # minus (1 - k / n_i)
+            np.abs(gaps, out=gaps)
+            width = int(block[-1]) - first
+            if width:
+                corner = gaps[:, :width]
+                corner[np.arange(first, first + width)[None, :] < block[:, None]] = 0.0
+            out[start:stop] = gaps.max(axis=1)
     return out
