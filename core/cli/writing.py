@@ -108,8 +108,11 @@ def _stop_uninterrupted(board) -> None:
     import signal
     import threading
 
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if threading.current_thread() is threading.main_thread() \
-        else None
+    # a handler installed outside Python (getsignal gives None) could not be put back: it is left in place
+    on_main = threading.current_thread() is threading.main_thread()
+    previous = signal.getsignal(signal.SIGINT) if on_main else None
+    if previous is not None:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         board.stop()
     finally:

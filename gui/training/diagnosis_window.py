@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (QHBoxLayout, QLabel, QMainWindow, QPushButton, QS
 from core.analysis.diagnosis_findings import KINDS
 
 from ..base import errors
+from ..base.computed_window import ComputedWhenShown
 from ..base.status_progress import StatusProgress
 from ..base.worker import JobRunner
 
@@ -25,7 +26,7 @@ SEVERITY_COLOURS = {"critical": "#d62728", "high": "#ff7f0e", "medium": "#bcbd22
 FINDING_ROLE = Qt.UserRole + 1
 
 
-class DiagnosisWindow(QMainWindow):
+class DiagnosisWindow(ComputedWhenShown, QMainWindow):
     finding_chosen = Signal(object)  # core.analysis.diagnosis_findings.Finding
     diagnosed = Signal(object)       # core.analysis.diagnosis.Diagnosis, once shown
 
@@ -37,8 +38,6 @@ class DiagnosisWindow(QMainWindow):
         self.executor = executor or (lambda: None)
         self.checkpoints = list(checkpoints)
         self.diagnosis = None
-        self.stale = True
-        self._job = None
 
         self.headline = QLabel("")
         self.headline.setWordWrap(True)
@@ -79,21 +78,7 @@ class DiagnosisWindow(QMainWindow):
     def set_checkpoints(self, checkpoints) -> None:
         """Another run, or the run grew: diagnosed now if the window is shown, else when it is shown."""
         self.checkpoints = list(checkpoints)
-        self.stale = True
-        if self.isVisible():
-            self.compute()
-
-    def showEvent(self, event) -> None:
-        super().showEvent(event)
-        if self.stale:
-            self.compute()
-
-    def closeEvent(self, event) -> None:
-        """Closing stops the work: nothing keeps reading the run for a window no one sees."""
-        self.cancel()
-        self.runner.cancel_all()
-        self.runner.wait(5000)
-        super().closeEvent(event)
+        self.inputs_changed()
 
     def compute(self) -> None:
         from core.analysis.diagnosis import diagnose  # numpy's linear algebra loads when first asked for
@@ -109,10 +94,6 @@ class DiagnosisWindow(QMainWindow):
                                    on_progress=lambda p: handle is self._job and self.status.show(p),
                                    on_cancelled=lambda: self._stopped(handle))
         self._job = handle
-
-    def cancel(self) -> None:
-        if self._job is not None:
-            self._job.cancel()
 
     def _ended(self, handle) -> bool:
         if handle is not self._job:

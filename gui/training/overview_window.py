@@ -26,6 +26,7 @@ from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QMainWi
 from core.analysis.overview import OVERVIEW_METRICS, compute_overview, side_by_side
 
 from ..base import errors
+from ..base.computed_window import ComputedWhenShown
 from ..base.status_progress import StatusProgress
 from ..base.worker import JobRunner
 
@@ -36,7 +37,7 @@ _ROW_PIXELS = 14  # a row label needs this much height to be readable
 PARTIAL_DRAW_MS = 200  # the picture of a computation under way is redrawn at most this often
 
 
-class OverviewWindow(QMainWindow):
+class OverviewWindow(ComputedWhenShown, QMainWindow):
     computed = Signal(object)       # the Overview shown
     cell_opened = Signal(str, str)  # prefix, stored name
     partial_shown = Signal(object)  # an Overview under way was drawn (rows not computed yet are NaN)
@@ -51,7 +52,6 @@ class OverviewWindow(QMainWindow):
         self.overview = None
         self.drawn = None  # the Overview in the picture: the finished one, or the one under way
         self.order: list[int] = []
-        self._job = None
         self._token = None  # names the computation whose partial results may still be drawn
         self._pending = None  # the newest partial Overview not drawn yet
         self._partial_timer = QTimer(self)
@@ -59,7 +59,6 @@ class OverviewWindow(QMainWindow):
         self._partial_timer.setInterval(PARTIAL_DRAW_MS)
         self._partial_timer.timeout.connect(self._draw_partial)
         self._partial_ready.connect(self._partial_arrived)  # queued: emitted in the worker's thread
-        self.stale = True  # the runs have not been computed yet (or changed since)
 
         self.metric_choice = QComboBox()
         self.metric_choice.addItems(OVERVIEW_METRICS)
@@ -119,21 +118,7 @@ class OverviewWindow(QMainWindow):
         """New runs (another run opened, a comparison run, new checkpoints): computed now if the window
         is shown, else when it is shown again."""
         self.runs = list(runs)
-        self.stale = True
-        if self.isVisible():
-            self.compute()
-
-    def showEvent(self, event) -> None:
-        super().showEvent(event)
-        if self.stale:
-            self.compute()
-
-    def closeEvent(self, event) -> None:
-        """Closing stops the computation: nothing keeps reading the run for a window no one sees."""
-        self.cancel()
-        self.runner.cancel_all()
-        self.runner.wait(5000)
-        super().closeEvent(event)
+        self.inputs_changed()
 
     def _metric_changed(self, metric: str) -> None:
         self.log_box.blockSignals(True)
@@ -172,10 +157,6 @@ class OverviewWindow(QMainWindow):
                                    on_progress=lambda p: handle is self._job and self.status.show(p),
                                    on_cancelled=lambda: self._stopped(handle))
         self._job = handle
-
-    def cancel(self) -> None:
-        if self._job is not None:
-            self._job.cancel()
 
     def _partial_arrived(self, message) -> None:
         token, partial = message

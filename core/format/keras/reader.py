@@ -60,7 +60,7 @@ class KerasReader(EntryListing):
         self.config: dict = {}
         self.metadata: dict = {}
         self._fd: int | None = None
-        self._temporary: str | None = None
+        self._temporary: weakref.finalize | None = None  # removes our decompressed copy, at close or collection
         container = file_kind(self.prefix)  # "zip" or "hdf5" by the first bytes; the SourceKind comes below
         if container is None:
             raise NotACheckpointError(self.prefix, "is neither a .keras archive nor an HDF5 file")
@@ -124,10 +124,12 @@ class KerasReader(EntryListing):
     def _copy_member(self) -> str:
         """A compressed weights member in a temporary file (the worker and byte ranges need a real file),
         removed when the reader closes."""
-        handle, self._temporary = tempfile.mkstemp(prefix="keras-weights-", suffix=".h5")
+        handle, path = tempfile.mkstemp(prefix="keras-weights-", suffix=".h5")
+        # removed when the reader is closed, or collected unclosed, or at exit: never left behind in /tmp
+        self._temporary = weakref.finalize(self, _remove_quietly, path)
         with os.fdopen(handle, "wb") as copy:
             self.archive.copy_weights(copy)
-        return self._temporary
+        return path
 
     # ---- naming ---------------------------------------------------------------------------------------
     def naming(self) -> dict[str, ObjectInfo]:
@@ -223,11 +225,15 @@ class KerasReader(EntryListing):
         if self.archive is not None:
             self.archive.close()
         if self._temporary is not None:
-            try:
-                os.unlink(self._temporary)
-            except OSError:
-                pass
+            self._temporary()
             self._temporary = None
+
+
+def _remove_quietly(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
 
 
 # What a layout's weights are called, by layout and model config: the files of a run share one layout
