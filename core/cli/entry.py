@@ -284,6 +284,7 @@ def run(argv: list[str]) -> int:
     # whole-run command). Undone after, for a caller that runs commands in its own process (tests, fuzzer).
     with collector_paused():  # from here on: the command's imports (numpy, the readers), then its work
         try:
+            _prestart_hdf5_worker(argv[1:])  # before the parser, which imports the command's modules
             args = build_parser(argv[0] if argv else None).parse_args(argv)
             return args.handler(args)
         except InspectorError as exc:
@@ -298,6 +299,15 @@ def run(argv: list[str]) -> int:
         except OSError as exc:
             print(f"error: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
             return _bad_input()
+
+
+def _prestart_hdf5_worker(arguments: list[str]) -> None:
+    """Given Keras files (or a folder of them), start the worker that asks libhdf5 for their layout now,
+    unwaited: its start (Python and h5py, ~0.1 s) overlaps the command's own imports instead of following
+    them. (Every command imports hdf5_guard anyway, with the readers.)"""
+    from ..format.keras.hdf5_guard import prestart
+
+    prestart(argument for argument in arguments if not argument.startswith("-"))
 
 
 def _bad_input() -> int:
