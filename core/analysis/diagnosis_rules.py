@@ -73,7 +73,8 @@ def non_finite(data: RunData) -> list[Finding]:
     weights = [n for n in names if n not in slots]
     ordered = weights + slots if weights else slots  # a weight is named first where weights went too
     last = int(columns[-1])
-    where = f"{_count(len(weights), 'weight')} and {_count(len(slots), 'optimizer variable')}"
+    where = " and ".join(_count(len(group), noun) for group, noun in ((weights, "weight"), (slots, "optimizer variable"))
+                         if group)
     if slots and not weights:
         summary = (f"NaN/Inf first at step {data.steps[first]} in optimizer state only ({where}): it started in the "
                    f"optimizer, not the weights")
