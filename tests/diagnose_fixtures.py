@@ -9,8 +9,8 @@ WWLayerIterator.layer_supported), each kernel shape (kh, kw, in, out) taking ano
   swapped); `conv_odd` (3,3,6,4): out < in with an odd kh*kw; `conv_thin` (2,2,4,1): M*rf = 16 passes the
   min_evals check with only 4 eigenvalues (the small-N fit's fallback); `conv_point` (1,1,1,2) and
   `logits` (12,3): too small, skipped; `dense` (72,12): 12 eigenvalues, the small-N fit.
-- MLP: (20,64) 20 eigenvalues, the standard fit at its threshold; (64,32); (32,8) and (8,8) at min_evals;
-  (8,1) skipped.
+- MLP: (20,64) 20 eigenvalues, the standard fit at its threshold; (64,64), judged by the diagnosis; (64,32);
+  (32,8) and (8,8) at min_evals; (8,1) skipped.
 - Conv1D net: a 3-D kernel is one "matrix" to WeightWatcher, which scipy's batched SVD splits along its
   first axis: `temporal_wide` (9,10,12) keeps the 9 largest of 90 eigenvalues, `temporal_long` (10,12,8)
   the 8 largest of 80; `temporal_small` (3,8,4) is skipped (M = 3).
@@ -52,6 +52,7 @@ def spectral_model(kind: str):
         model = keras.Sequential([
             keras.Input((20,)),
             layers.Dense(64, activation="relu", name="wide"),
+            layers.Dense(64, activation="relu", name="judged"),  # 64 eigenvalues: the diagnosis' rule judges it
             layers.Dense(32, activation="relu", name="middle"),
             layers.Dense(8, activation="relu", name="narrow"),
             layers.Dense(8, activation="relu", use_bias=False, name="square"),

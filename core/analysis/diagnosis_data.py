@@ -48,9 +48,15 @@ class RunData:
     problems: dict = field(default_factory=dict)  # prefix -> why it (or a value of it) could not be read
     readers: dict = field(default_factory=dict)
     _slots: dict | None = None
+    _rows: dict | None = None
+
+    def row_of(self, name: str) -> int:
+        if self._rows is None:  # name -> row, made once (list.index over thousands of names, per call, was not)
+            self._rows = {other: row for row, other in enumerate(self.names)}
+        return self._rows[name]
 
     def row(self, metric: str, name: str):
-        return self.table[metric][self.names.index(name)]
+        return self.table[metric][self.row_of(name)]
 
     def latest(self, name: str) -> Listed | None:
         for listing in reversed(self.listings):

@@ -52,6 +52,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..errors import CheckpointError
 from .blas_threads import one_blas_thread
 from .metric_pieces import Source, source_of
 from .spectral_fit import fit_power_law
@@ -158,11 +159,16 @@ def spectral_metrics(kernel: np.ndarray, kind: str, precision: str = "float64") 
     return row
 
 
+def eigenvalue_count(shape: tuple, kind: str) -> int:
+    """How many eigenvalues the layer's spectrum has (num_evals): min(a, b) per position of a conv kernel,
+    M for a dense or conv1d one."""
+    sizes = matrix_sizes(tuple(shape), kind)
+    return min(shape[-2:]) * sizes.rf if kind == "conv" else sizes.M
+
+
 def _non_finite_row(kernel: np.ndarray, kind: str) -> dict:
-    sizes = matrix_sizes(kernel.shape, kind)
     return dict.fromkeys(METRIC_NAMES, float("nan")) | {
-        "num_pl_spikes": -1, "num_evals": min(kernel.shape[-2:]) * sizes.rf if kind == "conv" else sizes.M,
-        "status": "non_finite", "warning": ""}
+        "num_pl_spikes": -1, "num_evals": eigenvalue_count(kernel.shape, kind), "status": "non_finite", "warning": ""}
 
 
 def _check_kind(shape: tuple, kind: str) -> None:
@@ -218,3 +224,22 @@ def spectral_piece(piece: SpectralPiece) -> dict:
     kernel = read_kernel(piece)
     with one_blas_thread():
         return spectral_metrics(kernel, piece.kind, piece.precision)
+
+
+BATCH_ELEMENTS = 1 << 18  # kernels are sent to the executor together up to this many elements a piece
+
+
+def spectral_batch(pieces: tuple) -> list:
+    """[spectral_piece of each kernel, or the error reading it gave], for several kernels of a checkpoint in
+    one executor piece: a piece's own cost (a task, a future, a hand-off between threads; on Dask a message)
+    is several times a 16x16 kernel's analysis (56 us), and a model of 2,000 such kernels made 40,000 pieces
+    of a 20-checkpoint run. A kernel that cannot be read gives its error in its place; the others are
+    analysed."""
+    results: list = []
+    with one_blas_thread():  # once for the batch (nested entries are counted, not set again)
+        for piece in pieces:
+            try:
+                results.append(spectral_piece(piece))
+            except (CheckpointError, OSError, ValueError) as exc:
+                results.append(exc)
+    return results

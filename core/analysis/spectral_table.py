@@ -3,8 +3,8 @@ norm and log norm (core.analysis.spectral, WeightWatcher's numbers) of every var
 analyse, a row per variable and a column per checkpoint. The diagnosis' spectral detector and the
 overview's spectral metrics both read it.
 
-Each kernel of each checkpoint is a piece on the executor (threads, or a Dask cluster: the piece names the
-byte range and the worker reads it). A kernel's results are kept in one record per checkpoint
+Each kernel of each checkpoint is analysed on the executor (threads, or a Dask cluster: the piece names the
+byte range and the worker reads it), small kernels of a checkpoint together in one piece (spectral_batch). A kernel's results are kept in one record per checkpoint
 (core.analysis.metric_records, keyed by the checkpoint's identity: its index file's size and time), so a
 checkpoint analysed once, by the diagnosis or the overview, is not read again while it is unchanged.
 """
@@ -19,7 +19,7 @@ from ..errors import CheckpointError
 from ..jobs import Job, Progress
 from .metric_pieces import reader_of, run_pieces
 from .metric_records import RECORDS, record
-from .spectral import kind_of_shape, piece_for, spectral_piece, ww_analyses
+from .spectral import BATCH_ELEMENTS, kind_of_shape, piece_for, spectral_batch, ww_analyses
 from .trajectory import checkpoint_identity
 
 SPECTRAL_TABLE_METRICS = ("alpha", "stable_rank", "spectral_norm", "log_norm")
@@ -77,6 +77,7 @@ def spectral_table(prefixes: list[str], names: list[str], readers: dict | None =
             continue
         identities.append(identity)
         held = RECORDS.get((_RECORD_KIND, identity)) or {}
+        batch, gathered = {}, 0  # (row, column) -> piece, sent as one piece once BATCH_ELEMENTS are gathered
         for row, name in enumerate(names):
             if name not in reader:
                 continue
@@ -87,21 +88,31 @@ def spectral_table(prefixes: list[str], names: list[str], readers: dict | None =
                 _fill(table, row, column, held[name])
             else:
                 try:
-                    wanted[(row, column)] = (spectral_piece, piece_for(reader, prefix, name, tuple(entry.shape)))
+                    batch[(row, column)] = piece_for(reader, prefix, name, tuple(entry.shape))
+                    gathered += entry.num_elements
                 except (CheckpointError, OSError) as exc:
                     table.problems.setdefault(prefix, str(exc))
+                if gathered >= BATCH_ELEMENTS:
+                    wanted[tuple(batch)], batch, gathered = (spectral_batch, tuple(batch.values())), {}, 0
+        if batch:
+            wanted[tuple(batch)] = (spectral_batch, tuple(batch.values()))
     if on_rows is not None:
         on_rows(table, list(range(len(names))))
 
-    def arrived(key, outcome) -> None:
-        row, column = key
-        if isinstance(outcome, BaseException):
-            table.problems.setdefault(prefixes[column], str(outcome))
-            return
-        _fill(table, row, column, outcome)
-        record((_RECORD_KIND, identities[column]), {names[row]: outcome})
+    def arrived(keys, outcome) -> None:
+        """A batch's results: the kernels of one checkpoint (`keys`: their (row, column))."""
+        results = [outcome] * len(keys) if isinstance(outcome, BaseException) else outcome
+        column, analysed = keys[0][1], {}
+        for (row, _), result in zip(keys, results):
+            if isinstance(result, BaseException):
+                table.problems.setdefault(prefixes[column], str(result))
+                continue
+            _fill(table, row, column, result)
+            analysed[names[row]] = result
+        if analysed:
+            record((_RECORD_KIND, identities[column]), analysed)
         if on_rows is not None:
-            on_rows(table, [row])
+            on_rows(table, [row for row, _ in keys])
 
     yield from run_pieces(wanted, executor, "spectra", on_outcome=arrived)
     return table

@@ -104,29 +104,37 @@ def test_variable_appearing_mid_run(runs):
     assert "appeared" in finding.summary
 
 
-def test_spectral_table_is_weightwatchers_metrics_of_each_kernel(runs):
-    """alpha and stable rank of every kernel WeightWatcher analyses, at every checkpoint, as
-    core.analysis.spectral computes them (WeightWatcher-checked in test_spectral) of the tensor TensorFlow
-    reads back; the tiny MLP's layers have too few eigenvalues to be judged, so nothing is flagged."""
+@pytest.mark.parametrize("plant, layers", [("healthy", ("hidden", "middle", "out")),
+                                            ("heavy_tailed", ("hidden", "wide", "middle", "out"))])
+def test_spectral_table_is_weightwatchers_metrics_of_each_judged_kernel(runs, plant, layers):
+    """alpha and stable rank of every kernel the spectral rule judges (WeightWatcher analyses it and it has
+    SPECTRAL_MIN_EVALS eigenvalues or more), at every checkpoint, as core.analysis.spectral computes them
+    (WeightWatcher-checked in test_spectral) of the tensor TensorFlow reads back; a kernel of fewer
+    eigenvalues is left out (NaN): the healthy MLP's 16-unit layers, so nothing of it is flagged."""
     import numpy as np
 
-    from core.analysis.spectral import spectral_metrics, ww_analyses
+    from core.analysis.diagnosis_tensors import SPECTRAL_MIN_EVALS
+    from core.analysis.spectral import eigenvalue_count, spectral_metrics, ww_analyses
     from tests.tf_fixtures import _tf
 
     tf = _tf()
-    diagnosis = _diagnosis(runs, "healthy", kinds=("spectral",))
-    assert diagnosis.findings == []
-    folder, keys = runs["healthy"]
-    for layer in ("hidden", "middle", "out"):
+    diagnosis = _diagnosis(runs, plant, kinds=("spectral",))
+    folder, keys = runs[plant]
+    judged = 0
+    for layer in layers:
         row = diagnosis.variables.index(keys[f"{layer}/kernel"])
         for column, step in enumerate(STEPS_SAVED):
             kernel = tf.train.load_checkpoint(str(folder / f"ckpt-{step}")).get_tensor(keys[f"{layer}/kernel"])
-            if not ww_analyses(kernel.shape, "dense"):
+            if not ww_analyses(kernel.shape, "dense") or eigenvalue_count(kernel.shape, "dense") < SPECTRAL_MIN_EVALS:
                 assert np.isnan(diagnosis.table["alpha"][row, column])
                 continue
             expected = spectral_metrics(kernel, "dense")
             assert diagnosis.table["alpha"][row, column] == expected["alpha"]
             assert diagnosis.table["stable_rank"][row, column] == expected["stable_rank"]
+            judged += 1
+    assert judged == (len(STEPS_SAVED) if plant == "heavy_tailed" else 0)  # "wide" (128x128), at every step
+    if plant == "healthy":
+        assert diagnosis.findings == []
 
 
 def test_kinds_and_step_range_narrow_the_search(runs):
@@ -164,7 +172,7 @@ def test_a_diagnosis_asked_again_reads_no_kernel_again(runs, tmp_path, monkeypat
     none (the first, of a fresh copy whose checkpoints nothing has read, computes them)."""
     import shutil
 
-    from core.analysis import diagnosis_tensors, spectral_table
+    from core.analysis import diagnosis_tensors, spectral
 
     counted = {"units": 0, "spectra": 0}
 
@@ -175,9 +183,9 @@ def test_a_diagnosis_asked_again_reads_no_kernel_again(runs, tmp_path, monkeypat
         return piece
 
     monkeypatch.setattr(diagnosis_tensors, "unit_norms", counting("units", diagnosis_tensors.unit_norms))
-    monkeypatch.setattr(spectral_table, "spectral_piece", counting("spectra", spectral_table.spectral_piece))
-    folder = tmp_path / "dead"
-    shutil.copytree(runs["dead_units"][0], folder)
+    monkeypatch.setattr(spectral, "spectral_piece", counting("spectra", spectral.spectral_piece))  # per kernel
+    folder = tmp_path / "heavy"
+    shutil.copytree(runs["heavy_tailed"][0], folder)  # its "wide" kernel is judged: a spectrum to keep
     checkpoints = discover(str(folder)).single_run().checkpoints
     first = run_to_end(diagnose(checkpoints))
     assert counted["units"] > 1 and counted["spectra"] >= len(checkpoints), counted

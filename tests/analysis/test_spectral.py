@@ -9,8 +9,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from core.analysis.spectral import (conv_sizes, eigenvalues, kind_of_shape, piece_for, spectral_metrics,
-                                    spectral_piece, ww_analyses)
+from core.analysis.spectral import (conv_sizes, eigenvalues, kind_of_shape, piece_for, spectral_batch,
+                                    spectral_metrics, spectral_piece, ww_analyses)
+from core.errors import CheckpointError
 from core.analysis.spectral_fit import fit_power_law
 from core.executor import ThreadExecutor
 from core.format.readers import open_reader
@@ -111,6 +112,32 @@ def test_pieces_on_threads_give_the_same_metrics(checkpoints):
         results = dict(executor.map_unordered(spectral_piece, [piece for _, piece in wanted]))
     for position, (index, _) in enumerate(wanted):
         assert results[position] == expected[index], infos[index].name
+
+
+def test_a_batch_gives_each_kernel_its_metrics_and_a_damaged_one_its_error(checkpoints, tmp_path):
+    """Small kernels travel to the executor together (spectral_batch): each result is the one its own piece
+    gives, and a kernel whose stored bytes are damaged (one byte of its data flipped: its CRC32C no longer
+    matches) gives its error in its place while the others are still analysed."""
+    import shutil
+
+    source = str(checkpoints["mlp"])
+    for suffix in (".index", ".data-00000-of-00001"):
+        shutil.copy(source + suffix, tmp_path / (source.rsplit("/", 1)[-1] + suffix))
+    prefix = str(tmp_path / source.rsplit("/", 1)[-1])
+    with open_reader(prefix) as reader:
+        infos = [info for info in describe_variables(reader) if info.kind == "variable"]
+        pieces = [piece for piece in (piece_for(reader, prefix, info.name, info.entry.shape) for info in infos) if piece]
+        expected = [spectral_piece(piece) for piece in pieces]
+        damaged = reader.tensor_range(pieces[1].source.name)
+    assert len(pieces) >= 3
+    with open(damaged.path, "r+b") as data:
+        data.seek(damaged.offset + damaged.size // 2)
+        byte = data.read(1)
+        data.seek(damaged.offset + damaged.size // 2)
+        data.write(bytes([byte[0] ^ 0xFF]))
+    results = spectral_batch(tuple(pieces))
+    assert isinstance(results[1], CheckpointError), results[1]
+    assert [r for i, r in enumerate(results) if i != 1] == [e for i, e in enumerate(expected) if i != 1]
 
 
 def test_zero_and_rank_one_layers_equal_weightwatcher():

@@ -68,9 +68,11 @@ FLOORS = {  # key: (way, on two threads?, OpenBLAS threads: None for its default
 
 
 def analysed_kernels(checkpoints) -> tuple[list[dict], list[list]]:
-    """(per kernel WeightWatcher analyses: {name, label, layer, kind}; per checkpoint the floor's
-    [data file, offset, count, shape] of each, in the same order)."""
-    from core.analysis.spectral import kind_of_shape, ww_analyses
+    """(per kernel WeightWatcher analyses: {name, label, layer, kind, shape, judged: whether the diagnosis'
+    spectral rule judges it, and so has its metrics in the table}; per checkpoint the floor's [data file,
+    offset, count, shape] of each, in the same order)."""
+    from core.analysis.diagnosis_tensors import SPECTRAL_MIN_EVALS
+    from core.analysis.spectral import eigenvalue_count, kind_of_shape, ww_analyses
     from core.format.readers import open_reader
     from core.run.variables import describe_variables
 
@@ -84,7 +86,8 @@ def analysed_kernels(checkpoints) -> tuple[list[dict], list[list]]:
                     if variable.kind == "variable" and dtype == "float32" and kind and ww_analyses(shape, kind):
                         kernels.append({"name": variable.name, "label": variable.display_name,
                                         "layer": variable.display_name.split("/")[-2], "kind": kind,
-                                        "shape": list(shape)})
+                                        "shape": list(shape),
+                                        "judged": eigenvalue_count(shape, kind) >= SPECTRAL_MIN_EVALS})
             column = []
             for kernel in kernels:
                 found = reader.tensor_range(kernel["name"])
@@ -108,6 +111,8 @@ def check_floor(ours: dict, floor_runs: dict, kernels: list[dict]) -> str:
         sums = json.loads(run.stdout)["sums"]
         for index, total in enumerate(sums):
             column, kernel = divmod(index, len(kernels))
+            if not kernels[kernel]["judged"]:
+                continue
             mine = 10 ** number(table["metrics"]["log_norm"][row_of[kernels[kernel]["name"]]][column])
             mine /= 0.5 if kernels[kernel]["kind"] == "conv" else 1.0
             difference = abs(mine - total) / total
