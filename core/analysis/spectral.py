@@ -42,7 +42,8 @@ threshold. Tiny negative eigenvalues of the Gram matrix (rounding of exact zeros
 then lambda_max and the sum are within about 2e-7 relative and every eigenvalue within about 2e-7 *
 lambda_max (same measures), which can move the fit's xmin among near-equal candidates.
 
-A kernel holding NaN or Inf gives no spectrum: every metric is NaN and status is "non_finite" (the
+A kernel holding NaN or Inf, or finite values so big that its Gram matrix overflows float64, gives no
+spectrum: every metric is NaN and status is "non_finite" (the
 non-finite detector says where it came from; WeightWatcher's analyze() stops there with scipy's
 ValueError).
 """
@@ -117,7 +118,10 @@ def eigenvalues(kernel: np.ndarray, kind: str, precision: str = "float64") -> np
     stack = stack.astype(precision, copy=False)
     if stack.shape[1] < stack.shape[2]:  # the smaller Gram matrix: W W^T rather than W^T W
         stack = stack.transpose(0, 2, 1)
-    gram = np.matmul(stack.transpose(0, 2, 1), stack).astype(np.float64, copy=False)
+    with np.errstate(over="ignore", invalid="ignore"):
+        gram = np.matmul(stack.transpose(0, 2, 1), stack).astype(np.float64, copy=False)
+    if not np.isfinite(gram).all():  # finite float64 weights beyond ~1e154 whose squares overflow
+        raise FloatingPointError("the kernel's Gram matrix overflows float64")
     evals = np.linalg.eigvalsh(gram).ravel()
     np.maximum(evals, 0.0, out=evals)
     if kind == "conv":
@@ -138,7 +142,10 @@ def spectral_metrics(kernel: np.ndarray, kind: str, precision: str = "float64") 
         return row | _non_finite_row(kernel, kind)
     if kernel.size == 0:
         raise ValueError(f"a {kind} kernel of shape {kernel.shape} has no values")
-    evals = eigenvalues(kernel, kind, precision)
+    try:
+        evals = eigenvalues(kernel, kind, precision)
+    except FloatingPointError:  # no spectrum to speak of, as for a kernel holding Inf
+        return row | _non_finite_row(kernel, kind)
     fit = fit_power_law(evals)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         norm = float(np.sum(evals))

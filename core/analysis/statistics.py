@@ -55,10 +55,17 @@ class StatisticsAccumulator:
         raw = np.asarray(values).reshape(-1)
         if raw.size == 0:
             return
+        # Sums of finite values can overflow (float64 near its max) and Inf - Inf is NaN: both are counted or
+        # shown as such, never printed by numpy on stderr (one error line or none is the CLI's contract).
+        with np.errstate(invalid="ignore", over="ignore"):
+            self._add(raw)
+
+    def _add(self, raw) -> None:
+        import numpy as np
+
         scratch = thread_scratch()  # reused work arrays: no fresh mapping per chunk (core.analysis.scratch)
         chunk = scratch.get("statistics", raw.size, np.float64)
-        with np.errstate(invalid="ignore", over="ignore"):  # NaN patterns of narrow floats: counted below
-            np.copyto(chunk, raw, casting="unsafe")
+        np.copyto(chunk, raw, casting="unsafe")  # NaN patterns of narrow floats: counted below
         total = float(np.add.reduce(chunk))
         # A finite sum means no NaN or Inf in the chunk (float32 and narrower cannot overflow a float64
         # sum), so the common case skips the masks: a few passes over the chunk instead of ten.

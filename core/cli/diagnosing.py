@@ -24,7 +24,8 @@ def command_diagnose(args) -> int:
     run = discover(args.path).single_run()
     with executor_for(args.dask) as executor:
         diagnosis = run_to_end(diagnose(run.checkpoints, kinds, step_range, executor))
-    if diagnosis.problems and not diagnosis.variables:  # no checkpoint could be read: that is the answer
+    # No checkpoint could be read: that is the answer (not merely no rows: see command_overview).
+    if diagnosis.problems and not diagnosis.variables and all(p in diagnosis.problems for p in diagnosis.prefixes):
         prefix, problem = next(iter(diagnosis.problems.items()))
         raise CorruptCheckpointError(prefix, problem if problem.startswith(prefix) else f"cannot be read ({problem})")
     for problem in diagnosis.problems.values():  # what could not be read leaves gaps; say why

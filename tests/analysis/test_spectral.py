@@ -210,3 +210,15 @@ def test_a_non_finite_kernel_has_no_spectrum():
     kernel[3, 4] = np.nan
     metrics = spectral_metrics(kernel, "dense")
     assert metrics["status"] == "non_finite" and np.isnan(metrics["alpha"]) and np.isnan(metrics["spectral_norm"])
+
+
+def test_a_kernel_too_big_to_square_has_no_spectrum_and_no_warning():
+    """float64 weights beyond ~1e154 overflow their Gram matrix: no spectrum (status non_finite, as for a
+    kernel holding Inf), and no numpy warning on the CLI's stderr."""
+    import warnings
+
+    kernel = np.full((64, 64), 1e200)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        row = spectral_metrics(kernel, "dense")
+    assert row["status"] == "non_finite" and np.isnan(row["alpha"]) and row["num_evals"] == 64

@@ -76,3 +76,18 @@ def test_histogram_counts_finite_values_in_chunks(monkeypatch):
     assert compute_histogram(np.array([np.nan]), compute_statistics(np.array([np.nan]))) is None
     constant = compute_histogram(np.ones(7), compute_statistics(np.ones(7)))
     assert constant.counts.tolist() == [7]
+
+
+@pytest.mark.parametrize("values", [np.array([np.inf, -np.inf, 1], np.float16), np.full(4, np.finfo(np.float64).max)],
+                         ids=["inf and -inf", "float64 near its max"])
+def test_extreme_values_are_counted_without_numpy_warnings(values):
+    """Inf - Inf and sums past float64's maximum are what the statistics count or show as NaN/Inf, never a
+    numpy RuntimeWarning on the CLI's stderr (its contract: one error line or none)."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        accumulator = statistics.StatisticsAccumulator()
+        accumulator.add(values)
+        result = accumulator.result()
+    assert result.inf_count == int(np.isinf(values).sum())

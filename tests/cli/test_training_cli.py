@@ -107,3 +107,24 @@ def test_overview_says_why_values_are_missing_and_refuses_a_run_it_cannot_read(t
         index.write_bytes(index.read_bytes()[:20])
     unreadable = cli("overview", run, "--metric", "l2", check=False)
     assert unreadable.returncode == 2 and len(unreadable.stderr.strip().splitlines()) == 1
+
+
+def test_a_spectral_overview_without_rows_warns_of_one_damaged_checkpoint(tf_ckpts, tmp_path):
+    """No kernel of tf1_run has a spectrum (a 2x1 dense kernel): `overview --metric alpha` has no rows, and one
+    checkpoint of it cut short is a warning (exit 0), as for every other metric and for `diagnose`; only a
+    run none of whose checkpoints can be read is one error line and exit 2."""
+    import shutil
+
+    run = tmp_path / "run"
+    shutil.copytree(tf_ckpts.tf1_run, run)
+    indexes = sorted(run.glob("*.index"))
+    damaged = indexes[-1]
+    damaged.write_bytes(damaged.read_bytes()[:100])
+    for command in (("overview", run, "--metric", "alpha", "--json"), ("diagnose", run, "--json")):
+        result = cli(*command, check=False)
+        assert result.returncode in (0, 1), result.stderr
+        assert "warning:" in result.stderr and damaged.name.removesuffix(".index") in result.stderr
+    for index in indexes:
+        index.write_bytes(index.read_bytes()[:20])
+    unreadable = cli("overview", run, "--metric", "alpha", check=False)
+    assert unreadable.returncode == 2 and len(unreadable.stderr.strip().splitlines()) == 1

@@ -60,6 +60,7 @@ class KerasReader(EntryListing):
         self.config: dict = {}
         self.metadata: dict = {}
         self._fd: int | None = None
+        self._fd_closer: weakref.finalize | None = None  # closes self._fd at close, or when collected unclosed
         self._temporary: weakref.finalize | None = None  # removes our decompressed copy, at close or collection
         container = file_kind(self.prefix)  # "zip" or "hdf5" by the first bytes; the SourceKind comes below
         if container is None:
@@ -113,6 +114,9 @@ class KerasReader(EntryListing):
         else:
             start, size = 0, None
         self._fd = _open_regular(path, self.prefix)
+        # A raw descriptor is no file object: nothing would close it if the reader is dropped unclosed (the
+        # CLI's commands and the run's readers drop theirs), and a long-lived process would run out of them.
+        self._fd_closer = weakref.finalize(self, os.close, self._fd)
         info = os.fstat(self._fd)
         size = info.st_size if size is None else size
         if start + size > info.st_size:
@@ -219,9 +223,10 @@ class KerasReader(EntryListing):
 
     def close(self) -> None:
         _OPEN.discard(self)
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
+        if self._fd_closer is not None:
+            self._fd_closer()  # os.close, once
+            self._fd_closer = None
+        self._fd = None
         if self.archive is not None:
             self.archive.close()
         if self._temporary is not None:
