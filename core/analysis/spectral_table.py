@@ -104,8 +104,10 @@ def spectral_table(prefixes: list[str], names: list[str], readers: dict | None =
         results = [outcome] * len(keys) if isinstance(outcome, BaseException) else outcome
         column, analysed = keys[0][1], {}
         for (row, _), result in zip(keys, results):
-            if isinstance(result, BaseException):
-                table.problems.setdefault(prefixes[column], str(result))
+            if isinstance(result, BaseException):  # named by file and variable, whatever raised it (LAPACK's too)
+                message = str(result)
+                table.problems.setdefault(prefixes[column], message if message.startswith(prefixes[column]) else
+                                          f"{prefixes[column]}: {names[row]}: no spectrum ({message})")
                 continue
             _fill(table, row, column, result)
             analysed[names[row]] = result

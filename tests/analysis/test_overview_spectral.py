@@ -132,3 +132,29 @@ def test_the_command_line_gives_the_same_spectral_norms(run):
         layer = label.split("/")[-2]
         np.testing.assert_allclose(values, [oracle[c][layer]["spectral_norm"] for c in range(len(prefixes))],
                                    rtol=NORM_RTOL, atol=0)
+
+
+def test_a_kernel_lapack_fails_on_is_a_problem_naming_its_checkpoint_and_variable(run, tmp_path, monkeypatch):
+    """Whatever stops one kernel's spectrum (here LAPACK not converging) leaves a gap and a problem that names
+    the checkpoint and the variable, as the CLI's warning line must; the other kernels are analysed."""
+    import shutil
+
+    from core.analysis import spectral
+
+    folder = tmp_path / "copy"
+    shutil.copytree(run[0], folder)
+    checkpoints = discover(str(folder)).single_run().checkpoints
+    real = spectral.spectral_piece
+    failing = []
+
+    def piece(work):
+        if not failing:
+            failing.append(work.source.name)
+            raise np.linalg.LinAlgError("Eigenvalues did not converge")
+        return real(work)
+
+    monkeypatch.setattr(spectral, "spectral_piece", piece)
+    overview = run_to_end(compute_overview(checkpoints, "alpha", executor=ThreadExecutor(1)))
+    (prefix, problem), = overview.problems.items()
+    assert problem.startswith(prefix) and failing[0] in problem and "did not converge" in problem
+    assert np.isfinite(overview.values).sum() == overview.values.size - 1
