@@ -13,9 +13,9 @@ optimizer's scalars (core.analysis.diagnosis_data.RunData). Each is `detector(da
 - runaway_scale (float model weights): (a) a kernel (2 or more dimensions; a bias starting at zero grows by
   any factor legitimately) whose l2 grows by GROWTH_FACTOR or more (or shrinks by it) at each of
   GROWTH_RUN consecutive checkpoints; (b) an update ratio more than SPIKE_FACTOR times the median of the
-  same weight's earlier update ratios (and above SPIKE_FLOOR), for a weight of SPIKE_MIN_ELEMENTS values or
-  more (the relative change of a tensor of a few values, which can cross zero, means little). Findings group
-  the weights by first step.
+  same weight's earlier non-zero update ratios (a 0 is one state saved twice) and above SPIKE_FLOOR, for a
+  weight of SPIKE_MIN_ELEMENTS values or more (the relative change of a tensor of a few values, which can
+  cross zero, means little). Findings group the weights by first step.
 - optimizer_state: an iteration counter (an integer optimizer scalar whose name holds "iter") that goes
   back between two checkpoints whose steps go forward, or whose ratio to the step changes by more than
   COUNTER_TOLERANCE (relative) from the first checkpoint's (a resumed run that built a new optimizer); a
@@ -24,7 +24,8 @@ optimizer's scalars (core.analysis.diagnosis_data.RunData). Each is `detector(da
   slot (SECOND_MOMENT_SLOTS: Adam's v) whose l2 jumps more than MOMENT_JUMP_FACTOR times from one checkpoint
   to the next beyond the at most t/s-fold growth of Adam's warm-up from step s to t (the gradients grew).
 - run_integrity: variables appearing or disappearing after the first checkpoint, a variable whose dtype
-  or shape changes, steps that go backwards (a restart) or repeat.
+  or shape changes, steps that go backwards (a restart) or repeat with other values (the same values at
+  the same step are one state saved twice: Keras's ModelCheckpoint writing `.keras` and `.weights.h5`).
 """
 from __future__ import annotations
 
@@ -237,6 +238,8 @@ def run_integrity(data: RunData) -> list[Finding]:
     for column in range(1, len(steps)):
         if steps[column] is None or steps[column - 1] is None:
             continue
+        if steps[column] == steps[column - 1] and _same_state(data, column):
+            continue  # one state saved twice (Keras's ModelCheckpoint writing .keras and .weights.h5): no restart
         if steps[column] < steps[column - 1] or steps[column] == steps[column - 1]:
             what = "goes back" if steps[column] < steps[column - 1] else "repeats"
             findings.append(_integrity(data, [], column, f"the step {what} from {steps[column - 1]} to {steps[column]}: "
@@ -308,10 +311,18 @@ def _growth_start(l2) -> int | None:
     return None
 
 
+def _same_state(data: RunData, column: int) -> bool:
+    """Whether the checkpoint at `column` holds the very values of the one before: every variable both hold
+    moved by nothing (an update ratio of exactly 0)."""
+    ratios = data.table["update_ratio"][:, column]
+    held = np.isfinite(ratios)
+    return bool(held.any()) and bool((ratios[held] == 0).all())
+
+
 def _spike_start(ratio) -> int | None:
     for column in range(1, len(ratio)):
         past = ratio[:column]
-        past = past[np.isfinite(past)]
+        past = past[np.isfinite(past) & (past > 0)]  # a 0 is one state saved twice, no update to compare with
         now = ratio[column]
         if past.size and np.isfinite(now) and now > SPIKE_FLOOR and now > SPIKE_FACTOR * float(np.median(past)):
             return column

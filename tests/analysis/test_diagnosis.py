@@ -239,3 +239,37 @@ def test_a_heavy_tailed_kernel_is_a_spectral_finding(runs):
     assert finding.first_step == STEPS_SAVED[0] and "over-trained" in finding.summary
     alphas = finding.evidence["alpha"]
     assert list(alphas) == STEPS_SAVED and all(alpha < ALPHA_LOW for alpha in alphas.values())
+
+
+def test_each_epoch_saved_twice_is_no_restart_and_no_jump(tf_ckpts):
+    """Keras's ModelCheckpoint writing every epoch as `.keras` and as `.weights.h5` into one folder: two
+    checkpoints per step holding the same weights (an update ratio of exactly 0 between them), which is
+    neither a restarted run nor a past of no updates that the next real update jumps far above."""
+    checkpoints = discover(str(tf_ckpts.keras_run)).single_run().checkpoints
+    steps = [c.step for c in checkpoints]
+    assert len(set(steps)) < len(steps)  # each step twice
+    diagnosis = run_to_end(diagnose(checkpoints))
+    assert not [f for f in diagnosis.findings if f.kind in ("run_integrity", "runaway_scale")], \
+        [(f.kind, f.summary) for f in diagnosis.findings]
+
+
+def test_a_step_saved_again_with_other_values_is_a_restart(tf_ckpts, tmp_path):
+    """The same folder after a restart from epoch 1 (ModelCheckpoint names its files by epoch and loss): a
+    second `weights.01-*.weights.h5` whose weights differ from the first is a restarted run at step 1."""
+    import shutil
+
+    import keras
+    import numpy as np
+
+    folder = tmp_path / "restarted"
+    folder.mkdir()
+    for path in sorted(tf_ckpts.keras_run.glob("*.weights.h5")):
+        shutil.copy(path, folder / path.name)
+    model = keras.saving.load_model(str(tf_ckpts.keras_run / "epoch_01.keras"))
+    for weight in model.weights:
+        weight.assign(weight.numpy() + np.float32(0.01))
+    model.save_weights(str(folder / "weights.01-9.99.weights.h5"))
+    checkpoints = discover(str(folder)).single_run().checkpoints
+    assert [c.step for c in checkpoints].count(1) == 2
+    found = [f for f in run_to_end(diagnose(checkpoints, kinds=("run_integrity",))).findings]
+    assert len(found) == 1 and found[0].first_step == 1 and "restarted run" in found[0].summary, found
