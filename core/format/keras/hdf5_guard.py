@@ -107,7 +107,9 @@ class _Worker:
         if self._process is not None and self._process.poll() is None:
             return
         self._stop()
-        environment = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        # OPENBLAS_NUM_THREADS: the worker never multiplies matrices, and OpenBLAS's threads would spin at its
+        # start on the core the command needs (main.py says more)
+        environment = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "PYTHONPATH": os.pathsep.join(
             p for p in (_REPOSITORY, os.environ.get("PYTHONPATH", "")) if p)}
         try:
             self._process = subprocess.Popen(
