@@ -18,7 +18,7 @@ from ..jobs import Job, Progress
 from ..run.variables import describe_variables
 from .metric_pieces import reader_of
 from .overview import compute_overview, model_order_key
-from .trajectory import checkpoint_identity, lookup
+from .trajectory import identity_or_none, lookup
 
 TABLE_METRICS = ("l2", "update_ratio", "nan_count", "inf_count")
 
@@ -141,7 +141,7 @@ def _table(checkpoints, names: list[str], listings: list[dict], readers: dict, e
     shape = (len(names), len(checkpoints))
     l2, zeros = np.full(shape, np.nan), np.full(shape, np.nan)
     rest = []  # rows the statistics pass must give
-    identities = [_identity(info.prefix) for info in checkpoints]
+    identities = [identity_or_none(info.prefix) for info in checkpoints]
     for row, name in enumerate(names):
         for column, listing in enumerate(listings):
             if name not in listing:
@@ -161,13 +161,6 @@ def _table(checkpoints, names: list[str], listings: list[dict], readers: dict, e
             for prefix, problem in overview.problems.items():
                 problems.setdefault(prefix, problem)
     return {metric: table[metric] for metric in TABLE_METRICS}
-
-
-def _identity(prefix: str):
-    try:
-        return checkpoint_identity(prefix)
-    except (CheckpointError, OSError):
-        return None
 
 
 def _scalar(readers: dict, prefix: str, name: str):

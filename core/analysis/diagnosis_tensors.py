@@ -39,7 +39,7 @@ from .metric_pieces import Source, reader_of, source_of
 from .metric_records import RECORDS, record
 from .spectral import SpectralPiece, eigenvalue_count, kind_of_shape, read_kernel
 from .spectral_table import SPECTRAL_TABLE_METRICS, analysable_names, spectral_table
-from .trajectory import checkpoint_identity
+from .trajectory import identity_or_none
 
 DEAD_RATIO = 1e-3
 DEAD_MIN_UNITS = 4
@@ -122,10 +122,7 @@ class _KeptNorms:
 
     def _identity(self, column: int):
         if column not in self.identities:
-            try:
-                self.identities[column] = checkpoint_identity(self.data.prefixes[column])
-            except (CheckpointError, OSError):
-                self.identities[column] = None
+            self.identities[column] = identity_or_none(self.data.prefixes[column])
         return self.identities[column]
 
     def get(self, column: int, name: str):
@@ -252,19 +249,17 @@ def dead_units(data: RunData, executor=None) -> Job[tuple[list[Finding], dict]]:
 
 
 def spectral(data: RunData, executor=None) -> Job[tuple[list[Finding], dict]]:
-    kernels = [name for name in analysable_names(data.prefixes, _kernels(data), data.readers)
-               if eigenvalue_count(data.latest(name).shape, kind_of_shape(data.latest(name).shape)) >= SPECTRAL_MIN_EVALS]
+    kernels = [name for name in analysable_names(data.prefixes, _kernels(data), data.readers) if _judged(data, name)]
     yield Progress(0, 0, f"spectra of {len(kernels)} kernels at {len(data.prefixes)} checkpoints")
     table = yield from spectral_table(data.prefixes, kernels, data.readers, executor)
     rows = {metric: np.full((len(data.names), len(data.steps)), np.nan) for metric in SPECTRAL_ROWS}
     for metric in SPECTRAL_ROWS:
         rows[metric][[data.row_of(name) for name in kernels]] = table.rows[metric]
-    evals = dict(zip(kernels, table.evals))
     findings = []
     for name in kernels:
         row = data.row_of(name)
         alpha = rows["alpha"][row]
-        if evals[name] < SPECTRAL_MIN_EVALS or not np.isfinite(alpha[-1]):
+        if not np.isfinite(alpha[-1]):
             continue
         low = alpha[-1] < ALPHA_LOW
         if not low and alpha[-1] <= ALPHA_HIGH:
@@ -285,6 +280,12 @@ def spectral(data: RunData, executor=None) -> Job[tuple[list[Finding], dict]]:
             "Over-trained: pick an earlier checkpoint, add regularisation. Under-trained: train longer or raise "
             "the layer's learning rate; check it receives gradient."))
     return findings, rows
+
+
+def _judged(data: RunData, name: str) -> bool:
+    """Whether the spectral rule judges this kernel: SPECTRAL_MIN_EVALS eigenvalues or more."""
+    shape = data.latest(name).shape
+    return eigenvalue_count(shape, kind_of_shape(shape)) >= SPECTRAL_MIN_EVALS
 
 
 def _units(dead: np.ndarray) -> str:

@@ -4,8 +4,8 @@ analyse, a row per variable and a column per checkpoint. The diagnosis' spectral
 overview's spectral metrics both read it.
 
 Each kernel of each checkpoint is analysed on the executor (threads, or a Dask cluster: the piece names the
-byte range and the worker reads it), small kernels of a checkpoint together in one piece (spectral_batch). A kernel's results are kept in one record per checkpoint
-(core.analysis.metric_records, keyed by the checkpoint's identity: its index file's size and time), so a
+byte range and the worker reads it), small kernels of a checkpoint together in one piece (spectral_batch).
+A kernel's results are kept in one record per checkpoint (core.analysis.metric_records, keyed by the checkpoint's identity: its index file's size and time), so a
 checkpoint analysed once, by the diagnosis or the overview, is not read again while it is unchanged.
 """
 from __future__ import annotations

@@ -78,6 +78,15 @@ def checkpoint_identity(prefix: str) -> tuple:
     return (prefix,) + files.version(main_file(prefix))[1:]
 
 
+def identity_or_none(prefix: str) -> tuple | None:
+    """checkpoint_identity, or None for a checkpoint whose main file cannot be looked at (nothing of it is
+    kept then)."""
+    try:
+        return checkpoint_identity(prefix)
+    except (CheckpointError, OSError):
+        return None
+
+
 def compute_trajectory(checkpoints: list[CheckpointInfo], name: str, metric: str, element: int = 0,
                        readers: dict | None = None, single_metric: bool = False,
                        executor: Executor | None = None) -> Job[Trajectory]:
