@@ -39,3 +39,18 @@ def run_to_end(job: Job, on_progress: Callable[[Progress], None] | None = None,
             return stop.value
         if on_progress is not None:
             on_progress(progress)
+
+
+def scaled(job: Job[T], start: int, span: int, total: int, message: str = "") -> Job[T]:
+    """Job: `job` run as one part of a bigger one, its progress mapped onto [start, start + span] of
+    `total`, its result returned; closing this one closes `job`, as `yield from` would."""
+    try:
+        while True:
+            try:
+                progress = next(job)
+            except StopIteration as stop:
+                return stop.value
+            share = span * progress.done // progress.total if progress.total else 0
+            yield Progress(start + share, total, message or progress.message)
+    finally:
+        job.close()

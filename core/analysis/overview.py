@@ -1,12 +1,9 @@
 """The training overview: one metric of every variable at every checkpoint of a run, in one pass that
 reads each tensor once per checkpoint.
 
-Variable by variable, the checkpoints are visited oldest first: each tensor is read whole (the next
-one read in a second thread while this one is measured), measured together with the previous one in
-one pass (core.analysis.pair_norms, on two cores), and kept as "the previous" for the update ratio
-(and the first for dist_from_first), so no tensor is read twice. A tensor bigger than
-WHOLE_TENSOR_LIMIT is streamed in chunks side by side with the one it is compared with instead, which
-reads that one again but keeps memory at a few chunks.
+Small tensors are measured by groups, many in one piece (core.analysis.grouped_metrics); each bigger
+variable's row is computed on its own (core.analysis.variable_rows: its checkpoints read side by side, or
+tensor by tensor), with two threads. Rows are given to a window as they are complete.
 
 Values are core.analysis.trajectory's metrics with its definitions and its cache: a trajectory opened
 after the overview (or an overview after a trajectory) of the same checkpoints reads nothing again.
@@ -21,21 +18,17 @@ from typing import Callable
 
 from ..errors import CheckpointError, InputError
 from ..executor import Executor
-from ..format.bundle.tensor_ranges import ReadBuffers, read_range
-from ..jobs import Job, Progress
+from ..jobs import Job, Progress, scaled
 from ..run.discovery import CheckpointInfo
 from ..run.variables import describe_variables
-from . import trajectory
 from .grouped_metrics import fill_grouped_rows
 from .metric_pieces import reader_of
-from .pair_norms import CHUNK, pair_sums, squares_sum
-from .trajectory import STAT_FIELD, SINGLE_METRICS, all_l2, cached, checkpoint_identity, ratio, stream_statistics
+from .variable_rows import held_by, row_in_lockstep, row_tensor_by_tensor, why
 
 SPECTRAL_OVERVIEW_METRICS = ("alpha", "stable_rank", "spectral_norm")  # core.analysis.spectral_table's
 OVERVIEW_METRICS = ("update_ratio", "l2", "abs_mean", "zero_frac", "nan_count", "inf_count", "mean", "std", "min",
                     "max", "dist_from_first") + SPECTRAL_OVERVIEW_METRICS
 ORDERS = ("model", "last", "jump")
-WHOLE_TENSOR_LIMIT = 256 << 20
 
 
 @dataclass
@@ -126,7 +119,7 @@ def overview_rows(checkpoints: list[CheckpointInfo], weights_only: bool = True, 
         try:
             reader = reader_of(readers, info.prefix)
         except (CheckpointError, OSError) as exc:
-            problems.setdefault(info.prefix, _why(exc))
+            problems.setdefault(info.prefix, why(exc))
             continue
         if described.issuperset(reader.names()):  # the same model as a later checkpoint: nothing new to name
             continue
@@ -179,12 +172,16 @@ def compute_overview(checkpoints: list[CheckpointInfo], metric: str, names: list
     rest = [(row, name) for row, name in enumerate(names) if row not in grouped]
     sizes = {row: _bytes_of(checkpoints, readers, name) for row, name in rest}
     total, done = sum(sizes.values()) or 1, 0
-    # two threads: one reads the next checkpoint's tensor, one sums half of this one's
+    # two threads: both read and sum side by side, or one reads the next checkpoint's tensor while one sums
     with ThreadPoolExecutor(max_workers=2, thread_name_prefix="overview") as pool:
         for row, name in rest:
             yield Progress(done, total, f"{metric} of {labels[row]}")
             share, row_start = sizes[row] // max(len(checkpoints), 1), done
-            for column, value in _variable_row(checkpoints, name, metric, readers, pool, problems):
+            held = held_by(checkpoints, name, readers, problems)
+            found = yield from scaled(row_in_lockstep(held, name, metric, pool), done, sizes[row], total,
+                                      f"{metric} of {labels[row]}")
+            for column, value in found if found is not None else row_tensor_by_tensor(held, name, metric, pool,
+                                                                                        problems):
                 if value is not None:
                     values[row, column] = value
                 done = min(done + share, row_start + sizes[row])
@@ -220,144 +217,6 @@ def _spectral_overview(checkpoints, metric: str, names: list[str], labels: list[
     return Overview(metric, partial.steps, prefixes, kernels, partial.labels, table.rows[metric], problems=problems)
 
 
-def _variable_row(checkpoints, name: str, metric: str, readers: dict, pool, problems: dict):
-    """(column, value or None) of one variable at each checkpoint holding it, oldest first; where a
-    checkpoint cannot give it, None, and why goes into `problems` (prefix -> message)."""
-    held = []  # (column, reader, identity) of the checkpoints holding it as a number
-    for column, info in enumerate(checkpoints):
-        try:
-            reader = reader_of(readers, info.prefix)
-            if name in reader and reader.entry(name).is_numeric:
-                held.append((column, reader, checkpoint_identity(info.prefix)))
-        except (CheckpointError, OSError) as exc:
-            problems.setdefault(info.prefix, _why(exc))
-    if metric in SINGLE_METRICS:
-        for column, reader, identity in held:
-            try:
-                stats = cached(("stats", identity, name), lambda: stream_statistics(reader, name))
-            except CheckpointError as exc:  # damaged here: a gap, as in trajectories
-                problems.setdefault(reader.prefix, _why(exc))
-                yield column, None
-                continue
-            yield column, _number(getattr(stats, STAT_FIELD[metric]))
-        return
-    first = previous = None  # (reader, identity, shape, the tensor or None when streamed)
-    pending = None
-    buffers = ReadBuffers()  # the row's tensors read into memory reused from checkpoint to checkpoint
-    for index, (column, reader, identity) in enumerate(held):
-        entry = reader.entry(name)
-        whole = entry.num_elements * 8 <= WHOLE_TENSOR_LIMIT
-        tensor = None
-        if whole:
-            tensor, problem = pending.result() if pending is not None else _read(reader, name, buffers)
-            pending = None
-            if index + 1 < len(held) and held[index + 1][1].entry(name).num_elements * 8 <= WHOLE_TENSOR_LIMIT:
-                pending = pool.submit(_read, held[index + 1][1], name, buffers)
-            if tensor is None:  # damaged here: a gap, as in trajectories; the one before stays the reference
-                problems.setdefault(reader.prefix, problem)
-                yield column, None
-                continue
-        current = (reader, identity, entry.shape, tensor)
-        other = previous if metric == "update_ratio" else first
-        if other is None:
-            value = 0.0 if metric == "dist_from_first" else float("nan")
-        elif other[2] != entry.shape:
-            value = float("nan")
-        else:
-            try:
-                distance = cached(("distance", identity, other[1], name), lambda: _distance(current, other, name, pool))
-                value = distance if metric == "dist_from_first" else ratio(distance, _all_l2_of(other, name, pool))
-            except CheckpointError as exc:  # a streamed tensor was damaged: this one, or the reference?
-                value = float("nan")
-                if _unreadable(current, name, pool):
-                    problems.setdefault(reader.prefix, _why(exc))
-                    yield column, None
-                    continue  # as above: the reference stays
-                problems.setdefault(other[0].prefix, _why(exc))
-        yield column, _number(value)
-        if first is None:  # only dist_from_first keeps the first tensor in memory
-            first = current if metric == "dist_from_first" else current[:3] + (None,)
-        previous = current
-
-
-def _unreadable(holder, name: str, pool) -> bool:
-    try:
-        _all_l2_of(holder, name, pool)
-        return False
-    except CheckpointError:
-        return True
-
-
-def _why(exc) -> str:
-    return str(exc)
-
-
-def _distance(current, other, name: str, pool) -> float:
-    """||current - other|| over all elements, in float64: for two real tensors in memory, in the one
-    pass that also gives ||current|| (cached as the next update ratio's denominator); else chunk by
-    chunk, streamed from the files where a tensor was too big to hold."""
-    import numpy as np
-
-    mine, theirs = current[3], other[3]
-    if mine is not None and theirs is not None and mine.dtype.kind != "c" and theirs.dtype.kind != "c":
-        squares, differences = pair_sums(mine, theirs, pool)
-        trajectory.CACHE.put(("all_l2", current[1], name), squares ** 0.5)
-        return differences ** 0.5
-    total = 0.0
-    for a, b in zip(_chunks(current, name), _chunks(other, name)):
-        if a.dtype.kind == "c" or b.dtype.kind == "c":
-            difference = np.abs(a.astype(np.complex128) - b.astype(np.complex128))
-        else:
-            difference = a.astype(np.float64)
-            np.subtract(difference, b.astype(np.float64), out=difference)
-        total += float(np.einsum("i,i->", difference, difference))
-    return total ** 0.5
-
-
-def _all_l2_of(holder, name: str, pool) -> float:
-    """The L2 norm over all elements (a NaN makes it NaN), update_ratio's denominator."""
-    import numpy as np
-
-    reader, identity, _, tensor = holder
-    stats = trajectory.lookup(("stats", identity, name))
-    if stats is not None:
-        return all_l2(stats)
-
-    def norm() -> float:
-        if tensor is not None and tensor.dtype.kind != "c":
-            return squares_sum(tensor, pool) ** 0.5
-        total = 0.0
-        for chunk in _chunks(holder, name):
-            wide = np.abs(chunk).astype(np.float64) if chunk.dtype.kind == "c" else chunk.astype(np.float64)
-            total += float(np.einsum("i,i->", wide, wide))
-        return total ** 0.5
-
-    return cached(("all_l2", identity, name), norm)
-
-
-def _chunks(holder, name: str):
-    reader, _, _, tensor = holder
-    if tensor is None:
-        yield from reader.iter_chunks(name, CHUNK * 8)
-        return
-    flat = tensor.reshape(-1)
-    for start in range(0, flat.size, CHUNK):
-        yield flat[start:start + CHUNK]
-
-
-def _read(reader, name: str, buffers: ReadBuffers | None = None):
-    """(the tensor, None), or (None, why) when its bytes are damaged or missing. A plain tensor of a
-    format with byte ranges is read into memory from `buffers` (fresh pages for each 40 MB read cost the
-    kernel as much as the read)."""
-    try:
-        piece = reader.tensor_range(name) if buffers is not None and reader.kind.has_byte_ranges else None
-        if piece is not None:
-            return read_range(piece, buffers).reshape(reader.entry(name).shape), None
-        return reader.read(name), None
-    except CheckpointError as exc:
-        return None, _why(exc)
-
-
 def _bytes_of(checkpoints, readers: dict, name: str) -> int:
     total = 0
     for info in checkpoints:
@@ -365,10 +224,6 @@ def _bytes_of(checkpoints, readers: dict, name: str) -> int:
         if reader is not None and name in reader:
             total += reader.entry(name).nbytes
     return max(total, 1)
-
-
-def _number(value) -> float:
-    return float("nan") if value is None else float(value)
 
 
 def _last_finite(row) -> float:

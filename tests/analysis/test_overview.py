@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from core.analysis import overview as overview_module
-from core.analysis import grouped_metrics, tensor_groups
+from core.analysis import grouped_metrics, lockstep_norms, tensor_groups, variable_rows
 from core.analysis.overview import OVERVIEW_METRICS, SPECTRAL_OVERVIEW_METRICS, compute_overview, overview_rows
 from core.analysis.trajectory import CACHE, compute_trajectory
 from core.executor import SequentialExecutor
@@ -97,9 +97,10 @@ def test_streamed_tensors_give_the_same_values(training_runs, monkeypatch, tmp_p
     if damaged:
         _damage(run_dir / "ckpt-300.data-00000-of-00001")
     run = discover(run_dir)
+    monkeypatch.setattr(variable_rows, "plain_local_ranges", lambda readers, name: None)  # tensor by tensor
     whole = {m: run_to_end(compute_overview(run.checkpoints, m)).values for m in ("update_ratio", "dist_from_first")}
     CACHE.clear()
-    monkeypatch.setattr(overview_module, "WHOLE_TENSOR_LIMIT", 0)
+    monkeypatch.setattr(variable_rows, "WHOLE_TENSOR_LIMIT", 0)
     streamed = {}
     for metric, values in whole.items():
         streamed[metric] = run_to_end(compute_overview(run.checkpoints, metric))
@@ -175,3 +176,70 @@ def test_groups_of_small_tensors_give_the_tensor_by_tensor_values(training_runs,
     one_by_one = run_to_end(compute_overview(run.checkpoints, metric))
     assert grouped.variables == one_by_one.variables
     np.testing.assert_allclose(grouped.values, one_by_one.values, rtol=1e-12, atol=1e-300)
+
+
+@pytest.fixture
+def side_by_side(monkeypatch):
+    """Every variable's row read with the checkpoints side by side, in chunks, bands and shares small
+    enough that each row has several of each (8 checkpoints: four shares, done two pairs after the other)."""
+    monkeypatch.setattr(grouped_metrics, "groupable", lambda found: False)
+    monkeypatch.setattr(lockstep_norms, "CHUNK", 7)
+    monkeypatch.setattr(lockstep_norms, "BAND", 20)
+    monkeypatch.setattr(lockstep_norms, "MAX_SEGMENT", 2)
+    CACHE.clear()
+    yield
+    CACHE.clear()
+
+
+@pytest.mark.parametrize("metric", ["update_ratio", "dist_from_first"])
+def test_checkpoints_read_side_by_side_equal_numpy_on_tensorflows_tensors(training_runs, side_by_side, monkeypatch,
+                                                                          metric):
+    run = discover(training_runs.exploding_run)
+    monkeypatch.setattr(overview_module, "row_tensor_by_tensor", lambda *a: pytest.fail("not side by side"))
+    overview = run_to_end(compute_overview(run.checkpoints, metric))
+    assert len(overview.variables) == 12 and not overview.problems
+    for row, name in enumerate(overview.variables):
+        expected = np.array(_expected(metric, _tf_tensors(run.checkpoints, name)), dtype=np.float64)
+        expected[~np.isfinite(expected)] = np.nan
+        np.testing.assert_allclose(overview.values[row], expected, rtol=1e-9, atol=1e-12, err_msg=f"{metric} {name}")
+
+
+def test_side_by_side_around_a_damaged_checkpoint_gives_the_tensor_by_tensor_gap(training_runs, side_by_side,
+                                                                                  monkeypatch, tmp_path):
+    run_dir = tmp_path / "run"
+    shutil.copytree(training_runs.exploding_run, run_dir)
+    _damage(run_dir / "ckpt-500.data-00000-of-00001")
+    run = discover(run_dir)
+    found = run_to_end(compute_overview(run.checkpoints, "update_ratio"))
+    CACHE.clear()
+    monkeypatch.setattr(variable_rows, "plain_local_ranges", lambda readers, name: None)
+    expected = run_to_end(compute_overview(run.checkpoints, "update_ratio"))
+    np.testing.assert_allclose(found.values, expected.values, rtol=1e-12)
+    assert np.isnan(found.values[:, 4]).all() and np.isfinite(found.values[:, 5]).any()
+    assert list(found.problems) == [str(run_dir / "ckpt-500")] and "checksum" in found.problems[str(run_dir / "ckpt-500")]
+
+
+def test_side_by_side_sums_are_kept_for_the_trajectory_and_the_next_overview(training_runs, side_by_side,
+                                                                              monkeypatch):
+    from core.format.bundle.reader import CheckpointReader
+
+    run = discover(training_runs.exploding_run)
+    first = run_to_end(compute_overview(run.checkpoints, "update_ratio"))
+    monkeypatch.setattr(CheckpointReader, "iter_chunks", lambda *a, **k: pytest.fail("read again"))
+    monkeypatch.setattr(CheckpointReader, "read", lambda *a, **k: pytest.fail("read again"))
+    monkeypatch.setattr(variable_rows, "lockstep_sums", lambda *a: pytest.fail("read again"))
+    again = run_to_end(compute_overview(run.checkpoints, "update_ratio", names=first.variables))
+    np.testing.assert_array_equal(again.values, first.values)
+    for row, name in enumerate(first.variables):
+        points = run_to_end(compute_trajectory(run.checkpoints, name, "update_ratio")).points
+        np.testing.assert_array_equal(first.values[row], [np.nan if p.value is None else p.value for p in points])
+
+
+def test_shares_of_the_checkpoints_each_start_at_their_reference():
+    assert lockstep_norms._segments(1, "previous") == [[0]]
+    assert lockstep_norms._segments(5, "previous") == [[0, 1, 2], [2, 3, 4]]
+    assert lockstep_norms._segments(5, "first") == [[0, 1, 2], [0, 3, 4]]
+    shares = lockstep_norms._segments(200, "previous")
+    assert len(shares) % 2 == 0 and max(map(len, shares)) <= lockstep_norms.MAX_SEGMENT + 1
+    assert sorted(c for share in shares for c in share[1:]) == list(range(1, 200))
+    assert all(share[0] == share[1] - 1 for share in shares)

@@ -24,9 +24,11 @@ OPEN_SHARDS = 4  # per reader: a trajectory holds readers of many checkpoints, a
 
 
 class DataShards:
-    def __init__(self):
+    def __init__(self, keep: int = OPEN_SHARDS):
+        """`keep`: how many shards stay open (a pass reading many checkpoints' shards in turn keeps them all)."""
         self._files: OrderedDict[str, tuple[object, int]] = OrderedDict()  # path -> (file, size)
         self._lock = threading.Lock()
+        self._keep = keep
 
     def open(self, path: str, entry):
         """The shard at `path`, checked to hold `entry`'s byte range (MissingShardError naming it if not)."""
@@ -58,7 +60,7 @@ class DataShards:
             raise MissingShardError(path, f"{LFS_PROBLEM} (needed for {entry.name!r})")
         with self._lock:
             self._files[path] = (f, size)
-            while len(self._files) > OPEN_SHARDS:
+            while len(self._files) > self._keep:
                 self._files.popitem(last=False)  # closed by the last reference, not under a reader
         return f, size
 

@@ -1,0 +1,154 @@
+"""One big variable's sums of squares at every checkpoint of a run, with the checkpoints read side by side,
+chunk by chunk (the overview's update_ratio and dist_from_first, core.analysis.overview).
+
+Why side by side: read whole, a checkpoint's 40 MB tensor crosses main memory four times (copied out of
+the page cache, checksummed, summed, and summed again as the next checkpoint's "previous"): the overview
+of a 50 x 40 MB run took 2.4x a plain read of its files. Here chunk k of every checkpoint is read in turn
+into a buffer that stays in the CPU's cache, checksummed there (the CRC32C of each checkpoint's tensor
+runs on from chunk to chunk), widened to float64 there and compared with chunk k of the checkpoint before
+it (or of the first), still in cache: each byte leaves the page cache once, as in a plain read.
+
+Two threads take halves of the checkpoints (a half's reference checkpoint is read by both); each keeps
+its files open, so a half holds at most MAX_SEGMENT of them and a longer run is done a pair of halves
+after the other. A band of chunks is done between two progress reports, so a cancel waits one band.
+
+Only the ordinary case is done here (local shards, real numbers in native byte order, one shape at every
+checkpoint): `plain_local_ranges` says None otherwise, and a checkpoint whose bytes turn out damaged
+raises its CheckpointError, for the caller's tensor-by-tensor path to leave its gap and say why.
+"""
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+from ..errors import ChecksumMismatchError
+from ..format import dtypes
+from ..format.bundle.data_shards import DataShards
+from ..format.bundle.tensor_ranges import TensorRange
+from ..format.wire.checksum import crc32c, unmask
+from ..jobs import Job, Progress
+from ..storage.paths import is_url
+from .blas_threads import one_blas_thread
+
+CHUNK = 1 << 17           # elements: a chunk's float64 copies (two, or three against the first) stay in cache
+BAND = 1 << 21            # elements of every checkpoint between two progress reports
+MAX_SEGMENT = 32          # checkpoints a thread reads side by side (each its file open)
+REFERENCES = ("previous", "first")
+
+
+class LockstepSums(NamedTuple):
+    squares: list[float]           # Σ w² of each checkpoint's tensor
+    distances: list[float | None]  # Σ (w - reference)², None for the first checkpoint
+
+
+def plain_local_ranges(readers: list, name: str) -> list[TensorRange] | None:
+    """Each reader's byte range of `name` when all are plain real tensors of one shape in local shards,
+    native byte order; else None (the caller's tensor-by-tensor path handles the rest)."""
+    ranges, shapes = [], set()
+    for reader in readers:
+        if not reader.kind.has_byte_ranges:
+            return None
+        piece = reader.tensor_range(name)
+        if piece is None or is_url(piece.path):
+            return None
+        dtype = dtypes.from_number(piece.dtype_number)
+        if dtype is None or not dtype.is_numeric or dtype.numpy_name.startswith("complex"):
+            return None
+        if piece.big_endian and dtype.itemsize > 1:
+            return None
+        shapes.add(tuple(reader.entry(name).shape))
+        ranges.append(piece)
+    return ranges if len(shapes) <= 1 else None
+
+
+def lockstep_sums(ranges: list[TensorRange], reference: str, pool) -> Job[LockstepSums]:
+    """Job: the sums of squares of each range's tensor and of its difference from the one before it
+    (reference "previous") or from the first ("first"); Progress in bytes read. The second thread's
+    halves run on `pool`. A damaged range raises its CheckpointError (the checksum's naming the shard)."""
+    if reference not in REFERENCES:
+        raise ValueError(reference)
+    squares = [0.0] * len(ranges)
+    distances: list[float | None] = [None] * len(ranges)
+    elements = ranges[0].size // dtypes.from_number(ranges[0].dtype_number).itemsize if ranges else 0
+    segments = _segments(len(ranges), reference)
+    total = max(sum(ranges[c].size for segment in segments for c in segment), 1)
+    done = 0
+    with one_blas_thread():  # np.dot of a long vector would start OpenBLAS threads beside our two
+        for pair in (segments[i:i + 2] for i in range(0, len(segments), 2)):
+            halves = [_Half([ranges[c] for c in columns], reference) for columns in pair]
+            for low in range(0, elements, BAND):
+                high = min(low + BAND, elements)
+                other = pool.submit(halves[1].add, low, high) if len(halves) > 1 else None
+                halves[0].add(low, high)
+                if other is not None:
+                    other.result()
+                done += sum(half.bytes_per_element for half in halves) * (high - low)
+                yield Progress(min(done, total), total, "")
+            for columns, half in zip(pair, halves):
+                half.check_checksums()
+                for index, column in enumerate(columns):
+                    squares[column] = half.squares[index]
+                    if index and half.distances[index] is not None:
+                        distances[column] = half.distances[index]
+    return LockstepSums(squares, distances)
+
+
+def _segments(count: int, reference: str) -> list[list[int]]:
+    """Column lists, one per thread's share: a reference column (the one before the share, or the
+    first) and then the share's columns, each compared with the one listed before it or with the first."""
+    members = list(range(1, count))
+    if not members:
+        return [[0]] if count else []
+    parts = 2 * math.ceil(len(members) / (2 * MAX_SEGMENT))
+    size = math.ceil(len(members) / parts)
+    return [[0 if reference == "first" else members[start] - 1] + members[start:start + size]
+            for start in range(0, len(members), size)]
+
+
+class _Half:
+    """One thread's share of the checkpoints: its files, the running checksums and sums of each."""
+
+    def __init__(self, ranges: list[TensorRange], reference: str):
+        import numpy as np
+
+        self.ranges = ranges
+        self.against_first = reference == "first"
+        self.numpy_dtypes = [dtypes.from_number(piece.dtype_number).numpy_dtype() for piece in ranges]
+        self.bytes_per_element = sum(dtype.itemsize for dtype in self.numpy_dtypes)
+        self.shards = DataShards(keep=len(ranges))
+        self.crcs = [0] * len(ranges)
+        self.squares = [0.0] * len(ranges)
+        self.distances: list[float | None] = [None] + [0.0] * (len(ranges) - 1)
+        self.raw = np.empty(CHUNK * max(dtype.itemsize for dtype in self.numpy_dtypes), dtype=np.uint8)
+        self.wide = [np.empty(CHUNK), np.empty(CHUNK), np.empty(CHUNK)]  # reference, current, difference
+
+    def add(self, low: int, high: int) -> None:
+        """Fold elements [low, high) of every checkpoint of the share into its checksums and sums."""
+        import numpy as np
+
+        for start in range(low, high, CHUNK):
+            count = min(CHUNK, high - start)
+            reference, current, difference = (wide[:count] for wide in self.wide)
+            for index, (piece, dtype) in enumerate(zip(self.ranges, self.numpy_dtypes)):
+                size = count * dtype.itemsize
+                raw = self.raw[:size]
+                self.shards.read_into(piece.path, piece, raw, piece.offset + start * dtype.itemsize)
+                self.crcs[index] = crc32c(raw, self.crcs[index])
+                wide = reference if index == 0 else current
+                np.copyto(wide, raw.view(dtype), casting="unsafe")
+                self.squares[index] += float(np.dot(wide, wide))
+                if index == 0:
+                    continue
+                if self.against_first:  # the first checkpoint's chunk stays the reference
+                    np.subtract(current, reference, out=difference)
+                    self.distances[index] += float(np.dot(difference, difference))
+                else:  # the one before is needed no more: its buffer takes the difference, then this one's place
+                    np.subtract(current, reference, out=reference)
+                    self.distances[index] += float(np.dot(reference, reference))
+                    reference, current = current, reference
+
+    def check_checksums(self) -> None:
+        for piece, crc in zip(self.ranges, self.crcs):
+            if crc != unmask(piece.crc32c):
+                raise ChecksumMismatchError(piece.path, f"checksum mismatch in the data of {piece.name!r}: "
+                                                        f"the file is damaged")

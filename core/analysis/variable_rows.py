@@ -1,0 +1,220 @@
+"""One big variable's row of the training overview: update_ratio, dist_from_first or a statistic at every
+checkpoint holding it, each tensor read once (core.analysis.overview measures small tensors by groups
+first, core.analysis.grouped_metrics, and hands the rest here one variable at a time).
+
+Update ratio and distance from the first come from the checkpoints read side by side, chunk by chunk
+(core.analysis.lockstep_norms), when the variable is a plain tensor in local files at every checkpoint.
+Otherwise, and around a damaged checkpoint, tensor by tensor: the checkpoints are visited oldest first,
+each tensor is read whole (the next one read in a second thread while this one is measured), measured
+together with the previous one in one pass (core.analysis.pair_norms, on two cores) and kept as "the
+previous" (and the first for dist_from_first), so no tensor is read twice. A tensor bigger than
+WHOLE_TENSOR_LIMIT is streamed in chunks side by side with the one it is compared with instead, which
+reads that one again but keeps memory at a few chunks.
+
+Values are core.analysis.trajectory's metrics with its definitions and its cache: a trajectory opened
+after the overview (or an overview after a trajectory) of the same checkpoints reads nothing again.
+"""
+from __future__ import annotations
+
+from ..errors import CheckpointError
+from ..format.bundle.tensor_ranges import ReadBuffers, read_range
+from ..jobs import Job
+from . import trajectory
+from .lockstep_norms import lockstep_sums, plain_local_ranges
+from .metric_pieces import reader_of
+from .pair_norms import CHUNK, pair_sums, squares_sum
+from .trajectory import STAT_FIELD, SINGLE_METRICS, all_l2, cached, checkpoint_identity, ratio, stream_statistics
+
+WHOLE_TENSOR_LIMIT = 256 << 20
+
+
+def held_by(checkpoints, name: str, readers: dict, problems: dict) -> list[tuple]:
+    """(column, reader, identity) of the checkpoints holding `name` as a number; one that cannot be
+    opened is left out, and why goes into `problems` (prefix -> message)."""
+    held = []
+    for column, info in enumerate(checkpoints):
+        try:
+            reader = reader_of(readers, info.prefix)
+            if name in reader and reader.entry(name).is_numeric:
+                held.append((column, reader, checkpoint_identity(info.prefix)))
+        except (CheckpointError, OSError) as exc:
+            problems.setdefault(info.prefix, why(exc))
+    return held
+
+
+def row_in_lockstep(held: list[tuple], name: str, metric: str, pool) -> Job[list | None]:
+    """Job: (column, value) of update_ratio or dist_from_first at every checkpoint of `held`, from the
+    cache or read side by side (core.analysis.lockstep_norms); None where that pass does not apply or
+    met a damaged checkpoint, for row_tensor_by_tensor to do tensor by tensor and say why."""
+    if metric not in ("update_ratio", "dist_from_first") or len(held) < 2:
+        return None
+    reference = "previous" if metric == "update_ratio" else "first"
+    others = [held[index - 1 if reference == "previous" else 0] for index in range(len(held))]
+    distance_keys = [("distance", identity, other[2], name) for (_, _, identity), other in zip(held, others)]
+    l2_keys = [("all_l2", identity, name) for _, _, identity in held]
+    distances = [trajectory.lookup(key) for key in distance_keys[1:]]
+    norms = [_known_l2(key) for key in l2_keys]
+    if any(value is None for value in distances) or (reference == "previous" and None in norms[:-1]):
+        ranges = plain_local_ranges([reader for _, reader, _ in held], name)
+        if ranges is None:
+            return None
+        try:
+            sums = yield from lockstep_sums(ranges, reference, pool)
+        except CheckpointError:
+            return None
+        norms = [squares ** 0.5 for squares in sums.squares]
+        distances = [squares ** 0.5 for squares in sums.distances[1:]]
+        for key, value in zip(l2_keys, norms):
+            trajectory.CACHE.put(key, value)
+        for key, value in zip(distance_keys[1:], distances):
+            trajectory.CACHE.put(key, value)
+    first = float("nan") if reference == "previous" else 0.0
+    if reference == "previous":
+        values = [ratio(distance, norm) for distance, norm in zip(distances, norms)]
+    else:
+        values = distances
+    return [(held[0][0], first)] + [(column, _number(value)) for (column, _, _), value in zip(held[1:], values)]
+
+
+def _known_l2(key) -> float | None:
+    """A tensor's L2 norm over all elements if computed before (alone, or within its statistics)."""
+    value = trajectory.lookup(key)
+    if value is None:
+        stats = trajectory.lookup(("stats",) + key[1:])
+        value = None if stats is None else all_l2(stats)
+    return value
+
+
+def row_tensor_by_tensor(held: list[tuple], name: str, metric: str, pool, problems: dict):
+    """(column, value or None) of one variable at each checkpoint of `held`, oldest first; where a
+    checkpoint cannot give it, None, and why goes into `problems` (prefix -> message)."""
+    if metric in SINGLE_METRICS:
+        for column, reader, identity in held:
+            try:
+                stats = cached(("stats", identity, name), lambda: stream_statistics(reader, name))
+            except CheckpointError as exc:  # damaged here: a gap, as in trajectories
+                problems.setdefault(reader.prefix, why(exc))
+                yield column, None
+                continue
+            yield column, _number(getattr(stats, STAT_FIELD[metric]))
+        return
+    first = previous = None  # (reader, identity, shape, the tensor or None when streamed)
+    pending = None
+    buffers = ReadBuffers()  # the row's tensors read into memory reused from checkpoint to checkpoint
+    for index, (column, reader, identity) in enumerate(held):
+        entry = reader.entry(name)
+        whole = entry.num_elements * 8 <= WHOLE_TENSOR_LIMIT
+        tensor = None
+        if whole:
+            tensor, problem = pending.result() if pending is not None else _read(reader, name, buffers)
+            pending = None
+            if index + 1 < len(held) and held[index + 1][1].entry(name).num_elements * 8 <= WHOLE_TENSOR_LIMIT:
+                pending = pool.submit(_read, held[index + 1][1], name, buffers)
+            if tensor is None:  # damaged here: a gap, as in trajectories; the one before stays the reference
+                problems.setdefault(reader.prefix, problem)
+                yield column, None
+                continue
+        current = (reader, identity, entry.shape, tensor)
+        other = previous if metric == "update_ratio" else first
+        if other is None:
+            value = 0.0 if metric == "dist_from_first" else float("nan")
+        elif other[2] != entry.shape:
+            value = float("nan")
+        else:
+            try:
+                distance = cached(("distance", identity, other[1], name), lambda: _distance(current, other, name, pool))
+                value = distance if metric == "dist_from_first" else ratio(distance, _all_l2_of(other, name, pool))
+            except CheckpointError as exc:  # a streamed tensor was damaged: this one, or the reference?
+                value = float("nan")
+                if _unreadable(current, name, pool):
+                    problems.setdefault(reader.prefix, why(exc))
+                    yield column, None
+                    continue  # as above: the reference stays
+                problems.setdefault(other[0].prefix, why(exc))
+        yield column, _number(value)
+        if first is None:  # only dist_from_first keeps the first tensor in memory
+            first = current if metric == "dist_from_first" else current[:3] + (None,)
+        previous = current
+
+
+def _unreadable(holder, name: str, pool) -> bool:
+    try:
+        _all_l2_of(holder, name, pool)
+        return False
+    except CheckpointError:
+        return True
+
+
+def why(exc) -> str:
+    return str(exc)
+
+
+def _distance(current, other, name: str, pool) -> float:
+    """||current - other|| over all elements, in float64: for two real tensors in memory, in the one
+    pass that also gives ||current|| (cached as the next update ratio's denominator); else chunk by
+    chunk, streamed from the files where a tensor was too big to hold."""
+    import numpy as np
+
+    mine, theirs = current[3], other[3]
+    if mine is not None and theirs is not None and mine.dtype.kind != "c" and theirs.dtype.kind != "c":
+        squares, differences = pair_sums(mine, theirs, pool)
+        trajectory.CACHE.put(("all_l2", current[1], name), squares ** 0.5)
+        return differences ** 0.5
+    total = 0.0
+    for a, b in zip(_chunks(current, name), _chunks(other, name)):
+        if a.dtype.kind == "c" or b.dtype.kind == "c":
+            difference = np.abs(a.astype(np.complex128) - b.astype(np.complex128))
+        else:
+            difference = a.astype(np.float64)
+            np.subtract(difference, b.astype(np.float64), out=difference)
+        total += float(np.einsum("i,i->", difference, difference))
+    return total ** 0.5
+
+
+def _all_l2_of(holder, name: str, pool) -> float:
+    """The L2 norm over all elements (a NaN makes it NaN), update_ratio's denominator."""
+    import numpy as np
+
+    reader, identity, _, tensor = holder
+    stats = trajectory.lookup(("stats", identity, name))
+    if stats is not None:
+        return all_l2(stats)
+
+    def norm() -> float:
+        if tensor is not None and tensor.dtype.kind != "c":
+            return squares_sum(tensor, pool) ** 0.5
+        total = 0.0
+        for chunk in _chunks(holder, name):
+            wide = np.abs(chunk).astype(np.float64) if chunk.dtype.kind == "c" else chunk.astype(np.float64)
+            total += float(np.einsum("i,i->", wide, wide))
+        return total ** 0.5
+
+    return cached(("all_l2", identity, name), norm)
+
+
+def _chunks(holder, name: str):
+    reader, _, _, tensor = holder
+    if tensor is None:
+        yield from reader.iter_chunks(name, CHUNK * 8)
+        return
+    flat = tensor.reshape(-1)
+    for start in range(0, flat.size, CHUNK):
+        yield flat[start:start + CHUNK]
+
+
+def _read(reader, name: str, buffers: ReadBuffers | None = None):
+    """(the tensor, None), or (None, why) when its bytes are damaged or missing. A plain tensor of a
+    format with byte ranges is read into memory from `buffers` (fresh pages for each 40 MB read cost the
+    kernel as much as the read)."""
+    try:
+        piece = reader.tensor_range(name) if buffers is not None and reader.kind.has_byte_ranges else None
+        if piece is not None:
+            return read_range(piece, buffers).reshape(reader.entry(name).shape), None
+        return reader.read(name), None
+    except CheckpointError as exc:
+        return None, why(exc)
+
+
+
+def _number(value) -> float:
+    return float("nan") if value is None else float(value)
