@@ -20,7 +20,7 @@ from ..format.source import CheckpointSource
 from ..jobs import Job, Progress, run_to_end
 from ..run.variables import VariableInfo, describe_variables
 from .rename_matching import RenameMatch, Signature, match_renames
-from .scratch import Scratch
+from .scratch import thread_scratch
 from .value_difference import ValueDifference, compare_values, content_digest
 from .value_difference_groups import difference_piece, plan_differences
 
@@ -125,7 +125,7 @@ class _ValuesCompared:
 
     def __init__(self, reader_a, reader_b, pairs: list, atol: float, rtol: float):
         self.reader_a, self.reader_b, self.pairs, self.atol, self.rtol = reader_a, reader_b, pairs, atol, rtol
-        self.stop, self.local = threading.Event(), threading.local()
+        self.stop = threading.Event()
         self.pool = None
         self.futures: list = []  # (name, or None for a group; what progress calls it; its bytes; the future)
         if not (reader_a.kind.has_byte_ranges and reader_b.kind.has_byte_ranges):
@@ -146,10 +146,8 @@ class _ValuesCompared:
                                  self.pool.submit(self._group, work)))
 
     def _one(self, a, b):
-        if not hasattr(self.local, "scratch"):
-            self.local.scratch = Scratch()
         return run_to_end(compare_values(self.reader_a, self.reader_b, a.entry, b.entry, self.atol, self.rtol,
-                                         scratch=self.local.scratch), should_cancel=self.stop.is_set)
+                                         scratch=thread_scratch()), should_cancel=self.stop.is_set)
 
     @staticmethod
     def _group(work):
@@ -175,7 +173,7 @@ class _ValuesCompared:
             done += nbytes
             yield Progress(done, total_bytes, f"Compared {label}")
         self.close()
-        scratch = Scratch()
+        scratch = thread_scratch()
         for a, b in self.pairs:
             if a.name in out:
                 continue

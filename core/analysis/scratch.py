@@ -4,7 +4,9 @@ Why: a chunk of 64 Ki float64 values is 512 KB, above glibc's threshold for serv
 mmap, so a fresh one per chunk is a fresh mapping, faulted in page by page and unmapped again: over a
 2 GB run that is most of a million page faults, more time than the arithmetic done in them (measured
 by tests/benchmarks/bench_overview.py). One Scratch per thread; `thread_scratch()` gives the calling
-thread's own.
+thread's own. A thread's work arrays outlive it: when it ends they go to the next thread that asks (a
+pool of threads is made for each comparison or overview; fresh arrays for every pool cost diff --values
+a fifth of its time in page faults, measured with tests/benchmarks/bench_compare.py).
 """
 from __future__ import annotations
 
@@ -31,11 +33,28 @@ class Scratch:
         return buffer[:size]
 
 
+class _ThreadScratch(Scratch):
+    """A thread's Scratch: starts with the arrays of a thread that ended, and leaves its own to the next."""
+
+    def __init__(self):
+        super().__init__()
+        try:
+            self._buffers = _spare.pop()  # list.pop and append are atomic: no lock, which __del__ could not take safely
+        except IndexError:
+            pass
+
+    def __del__(self):  # the thread ended and its thread-local data went with it
+        if len(_spare) < SPARE_KEPT:
+            _spare.append(self._buffers)
+
+
+SPARE_KEPT = 4  # ended threads' sets of work arrays kept for the next threads; more are freed
+_spare: list[dict] = []
 _local = threading.local()
 
 
 def thread_scratch() -> Scratch:
     scratch = getattr(_local, "scratch", None)
     if scratch is None:
-        scratch = _local.scratch = Scratch()
+        scratch = _local.scratch = _ThreadScratch()
     return scratch
