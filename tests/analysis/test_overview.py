@@ -243,3 +243,18 @@ def test_shares_of_the_checkpoints_each_start_at_their_reference():
     assert len(shares) % 2 == 0 and max(map(len, shares)) <= lockstep_norms.MAX_SEGMENT + 1
     assert sorted(c for share in shares for c in share[1:]) == list(range(1, 200))
     assert all(share[0] == share[1] - 1 for share in shares)
+
+
+def test_cancelling_side_by_side_stops_between_bands(training_runs, side_by_side, monkeypatch):
+    from core.analysis import blas_threads
+
+    bands = []
+    real_add = lockstep_norms._Half.add
+    monkeypatch.setattr(lockstep_norms._Half, "add", lambda half, low, high: (bands.append(low), real_add(half, low, high)))
+    run = discover(training_runs.exploding_run)
+    job = compute_overview(run.checkpoints, "update_ratio")
+    for _ in range(4):
+        next(job)
+    done = len(bands)
+    job.close()  # what the GUI's ✕ does
+    assert 0 < done == len(bands) and blas_threads._users == 0
