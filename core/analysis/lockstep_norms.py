@@ -79,9 +79,11 @@ def lockstep_sums(ranges: list[TensorRange], reference: str, pool) -> Job[Lockst
             for low in range(0, elements, BAND):
                 high = min(low + BAND, elements)
                 other = pool.submit(halves[1].add, low, high) if len(halves) > 1 else None
-                halves[0].add(low, high)
-                if other is not None:
-                    other.result()
+                try:
+                    halves[0].add(low, high)
+                finally:  # never leave the other thread reading behind a raised error
+                    if other is not None:
+                        other.result()
                 done += sum(half.bytes_per_element for half in halves) * (high - low)
                 yield Progress(min(done, total), total, "")
             for columns, half in zip(pair, halves):

@@ -55,12 +55,12 @@ def row_in_lockstep(held: list[tuple], name: str, metric: str, pool) -> Job[list
     distances = [trajectory.lookup(key) for key in distance_keys[1:]]
     norms = [_known_l2(key) for key in l2_keys]
     if any(value is None for value in distances) or (reference == "previous" and None in norms[:-1]):
-        ranges = plain_local_ranges([reader for _, reader, _ in held], name)
-        if ranges is None:
-            return None
         try:
+            ranges = plain_local_ranges([reader for _, reader, _ in held], name)
+            if ranges is None:
+                return None
             sums = yield from lockstep_sums(ranges, reference, pool)
-        except CheckpointError:
+        except CheckpointError:  # an entry's size or a shard is wrong: told tensor by tensor
             return None
         norms = [squares ** 0.5 for squares in sums.squares]
         distances = [squares ** 0.5 for squares in sums.distances[1:]]

@@ -204,11 +204,16 @@ def test_checkpoints_read_side_by_side_equal_numpy_on_tensorflows_tensors(traini
         np.testing.assert_allclose(overview.values[row], expected, rtol=1e-9, atol=1e-12, err_msg=f"{metric} {name}")
 
 
+@pytest.mark.parametrize("damage", ["checksum", "truncated"])
 def test_side_by_side_around_a_damaged_checkpoint_gives_the_tensor_by_tensor_gap(training_runs, side_by_side,
-                                                                                  monkeypatch, tmp_path):
+                                                                                  monkeypatch, tmp_path, damage):
     run_dir = tmp_path / "run"
     shutil.copytree(training_runs.exploding_run, run_dir)
-    _damage(run_dir / "ckpt-500.data-00000-of-00001")
+    data = run_dir / "ckpt-500.data-00000-of-00001"
+    if damage == "checksum":
+        _damage(data)
+    else:
+        data.write_bytes(data.read_bytes()[:40])
     run = discover(run_dir)
     found = run_to_end(compute_overview(run.checkpoints, "update_ratio"))
     CACHE.clear()
@@ -216,7 +221,7 @@ def test_side_by_side_around_a_damaged_checkpoint_gives_the_tensor_by_tensor_gap
     expected = run_to_end(compute_overview(run.checkpoints, "update_ratio"))
     np.testing.assert_allclose(found.values, expected.values, rtol=1e-12)
     assert np.isnan(found.values[:, 4]).all() and np.isfinite(found.values[:, 5]).any()
-    assert list(found.problems) == [str(run_dir / "ckpt-500")] and "checksum" in found.problems[str(run_dir / "ckpt-500")]
+    assert list(found.problems) == [str(run_dir / "ckpt-500")] and damage in found.problems[str(run_dir / "ckpt-500")]
 
 
 def test_side_by_side_sums_are_kept_for_the_trajectory_and_the_next_overview(training_runs, side_by_side,
