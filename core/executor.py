@@ -31,6 +31,7 @@ SCHEDULER_TIMEOUT_S = 10  # to reach a scheduler; a wrong address is said after 
 
 class Executor(ABC):
     name = "executor"
+    in_process = True  # pieces run in this process, so work may also be done here without pieces (a Dask cluster: no)
 
     @abstractmethod
     def map_unordered(self, function: Callable, pieces: Iterable) -> Iterator[tuple[int, object]]:
@@ -120,6 +121,8 @@ class ThreadExecutor(Executor):
 class DaskExecutor(Executor):
     """Pieces as tasks on a Dask distributed cluster: a scheduler's address, or `local[N]` for a
     LocalCluster of N single-threaded worker processes started here (and stopped by close())."""
+
+    in_process = False
 
     def __init__(self, address: str):
         try:

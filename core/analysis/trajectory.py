@@ -2,8 +2,10 @@
 
 Each checkpoint's tensor is streamed in chunks (core.format.bundle.reader.iter_chunks), so memory stays at a
 few chunks whatever the tensor size; the metrics that compare two checkpoints (update_ratio,
-dist_from_first) stream the two tensors side by side. Everything one pass can give is computed in that
-pass and cached per (index file, size, mtime, variable), so switching metrics is instant.
+dist_from_first) read every checkpoint's tensor side by side, chunk k of each in turn
+(core.analysis.lockstep_norms), where they are plain tensors in local files, else stream each pair. Everything
+one pass can give is computed in that pass and cached per (index file, size, mtime, variable), so
+switching metrics is instant. (A variable's distribution over the run: core.analysis.distribution.)
 
 Metric definitions (NaN and Inf are counted by nan_count / inf_count; the value statistics describe the
 finite values, as the detail panel does): mean, std, min, max, l2 (sqrt of the sum of squares),
@@ -15,6 +17,7 @@ points of their own at that step; an update ratio compares each with the checkpo
 """
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from ..caching import BoundedCache
@@ -25,10 +28,10 @@ from ..format.readers import main_file, open_reader
 from ..jobs import Job, Progress
 from ..run.discovery import CheckpointInfo
 from ..storage import files
+from .lockstep_norms import lockstep_sums, plain_local_ranges
 from .metric_records import RECORDS, recorded
 from .metric_pieces import (CHUNK_BYTES, distance_of_chunks, distance_piece, l2_of_chunks, l2_piece, run_pieces,
                             source_of, statistics_of_chunks, statistics_piece)
-from .statistics import histogram_counts, histogram_edges
 
 SINGLE_METRICS = ("mean", "std", "min", "max", "l2", "abs_mean", "zero_frac", "nan_count", "inf_count")
 PAIR_METRICS = ("update_ratio", "dist_from_first")
@@ -101,6 +104,8 @@ def compute_trajectory(checkpoints: list[CheckpointInfo], name: str, metric: str
     readers = {} if readers is None else readers
     if metric != "element":
         yield from _open_readers(checkpoints, readers)
+        if metric in PAIR_METRICS and (executor is None or executor.in_process):  # asked for a cluster: pieces
+            yield from _side_by_side(checkpoints, name, metric, readers)
         wanted = _pieces_wanted(checkpoints, name, metric, readers, single_metric)
         if wanted:
             outcomes = yield from run_pieces(wanted, executor, f"{metric} of {name}")
@@ -131,6 +136,26 @@ def _open_readers(checkpoints: list[CheckpointInfo], readers: dict) -> Job[None]
         if not isinstance(outcome, BaseException):
             readers[missing[index]] = outcome
         yield Progress(done, len(missing), f"opened {done} of {len(missing)} checkpoints")
+
+
+def _side_by_side(checkpoints: list[CheckpointInfo], name: str, metric: str, readers: dict) -> Job[None]:
+    """A pair metric's sums read with the checkpoints side by side, into the cache (pair_sums_side_by_side),
+    where each checkpoint holding the variable compares with the one before it: no two at one step."""
+    held, steps = [], set()
+    for info in checkpoints:
+        reader = readers.get(info.prefix)
+        try:
+            if reader is None or name not in reader or not reader.entry(name).is_numeric:
+                continue
+            if info.step is not None and info.step in steps:  # a copy compares with the step before: pieces
+                return
+            steps.add(info.step)
+            held.append((reader, checkpoint_identity(info.prefix)))
+        except (CheckpointError, OSError):
+            continue
+    if len(held) > 1:
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="trajectory") as pool:
+            yield from pair_sums_side_by_side(held, name, metric, pool)
 
 
 def _pieces_wanted(checkpoints: list[CheckpointInfo], name: str, metric: str, readers: dict,
@@ -253,6 +278,42 @@ def cached(key, compute):
     return value
 
 
+def pair_sums_side_by_side(held: list[tuple], name: str, metric: str, pool) -> Job[bool]:
+    """Job: what update_ratio or dist_from_first needs of `name` at the checkpoints of `held` ((reader,
+    identity), oldest first, each compared with the one before it or with the first), put in the cache:
+    Σ (w - reference)² as ("distance", ...) and the denominators' ("all_l2", ...), the checkpoints read side
+    by side (core.analysis.lockstep_norms) unless all were there. False where that pass does not apply
+    (not plain local tensors of one shape) or met damage: the caller reads tensor by tensor and says why."""
+    identities = [identity for _, identity in held]
+    references = identities[:-1] if metric == "update_ratio" else identities[:1] * (len(held) - 1)
+    distance_keys = [("distance", identity, other, name) for identity, other in zip(identities[1:], references)]
+    norm_keys = [("all_l2", identity, name) for identity in identities]
+    wanted = norm_keys[:-1] if metric == "update_ratio" else []
+    if all(lookup(key) is not None for key in distance_keys) and all(known_l2(key) is not None for key in wanted):
+        return True
+    try:
+        ranges = plain_local_ranges([reader for reader, _ in held], name)
+        if ranges is None:
+            return False
+        sums = yield from lockstep_sums(ranges, "previous" if metric == "update_ratio" else "first", pool)
+    except CheckpointError:  # damaged bytes, a short shard, a wrong entry size
+        return False
+    for key, squares in zip(norm_keys, sums.squares):
+        CACHE.put(key, squares ** 0.5)
+    for key, squares in zip(distance_keys, sums.distances[1:]):
+        CACHE.put(key, squares ** 0.5)
+    return True
+
+
+def known_l2(key) -> float | None:
+    """("all_l2", identity, name)'s value if computed before, alone or within the tensor's statistics."""
+    value = lookup(key)
+    if value is None:
+        stats = lookup(("stats",) + key[1:])
+        value = None if stats is None else all_l2(stats)
+    return value
+
+
 def stream_statistics(reader: CheckpointSource, name: str):
     return statistics_of_chunks(reader.iter_chunks(name, CHUNK_BYTES))
 
@@ -298,54 +359,3 @@ def _why_none(value) -> str:
     if value is None:
         return "no finite values"
     return "NaN" if value != value else "infinite"
-
-
-# TensorBoard's distribution bands: the min, the ±1.5σ, ±1σ, ±0.5σ points of a normal, the median, the max.
-DISTRIBUTION_PERCENTILES = (0.0, 6.68, 15.87, 30.85, 50.0, 69.15, 84.13, 93.32, 100.0)
-
-
-@dataclass(frozen=True)
-class Distribution:
-    """Per checkpoint holding the variable: percentiles of its finite values and a histogram over bins
-    shared by all steps (so a heatmap of the histograms lines up)."""
-
-    name: str
-    steps: list[int | None]
-    prefixes: list[str]
-    percentiles: "object"  # numpy array [checkpoints, len(DISTRIBUTION_PERCENTILES)]
-    counts: "object"       # numpy array [checkpoints, bins]
-    edges: "object"        # numpy array [bins + 1]
-
-
-def compute_distribution(checkpoints: list[CheckpointInfo], name: str, bins: int = 50) -> Job[Distribution]:
-    """Job: percentiles need every value at once, so each checkpoint's tensor is read whole, one at a
-    time (memory: one tensor, never one per checkpoint)."""
-    import numpy as np
-
-    held = []
-    for done, info in enumerate(checkpoints):
-        yield Progress(done, 2 * len(checkpoints), f"{info.name}: range of {name}")
-        try:
-            reader = open_reader(info.prefix)
-            if name in reader and reader.entry(name).is_numeric:
-                stats = cached(("stats", checkpoint_identity(info.prefix), name),
-                                lambda: stream_statistics(reader, name))
-                if stats.min is not None:
-                    held.append((info, stats))
-        except CheckpointError:
-            continue  # a damaged checkpoint leaves a gap, as in trajectories
-    if not held:
-        return Distribution(name, [], [], np.zeros((0, len(DISTRIBUTION_PERCENTILES))), np.zeros((0, bins)),
-                            np.linspace(0, 1, bins + 1))
-    edges = histogram_edges(min(s.min for _, s in held), max(s.max for _, s in held), bins)
-    percentiles, counts = [], []
-    for done, (info, _) in enumerate(held):
-        yield Progress(len(checkpoints) + done, 2 * len(checkpoints), f"{info.name}: distribution of {name}")
-        values = open_reader(info.prefix).read(name).reshape(-1)
-        values = (np.abs(values) if values.dtype.kind == "c" else values).astype(np.float64)
-        values = values[np.isfinite(values)]
-        percentiles.append(np.percentile(values, DISTRIBUTION_PERCENTILES))
-        counts.append(histogram_counts(values, edges))
-    return Distribution(name, [i.step for i, _ in held], [i.prefix for i, _ in held],
-                        np.array(percentiles), np.array(counts), edges)
-

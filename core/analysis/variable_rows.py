@@ -3,7 +3,7 @@ checkpoint holding it, each tensor read once (core.analysis.overview measures sm
 first, core.analysis.grouped_metrics, and hands the rest here one variable at a time).
 
 Update ratio and distance from the first come from the checkpoints read side by side, chunk by chunk
-(core.analysis.lockstep_norms), when the variable is a plain tensor in local files at every checkpoint.
+(trajectory.pair_sums_side_by_side), when the variable is a plain tensor in local files at every checkpoint.
 Otherwise, and around a damaged checkpoint, tensor by tensor: the checkpoints are visited oldest first,
 each tensor is read whole (the next one read in a second thread while this one is measured), measured
 together with the previous one in one pass (core.analysis.pair_norms, on two cores) and kept as "the
@@ -20,10 +20,10 @@ from ..errors import CheckpointError
 from ..format.bundle.tensor_ranges import ReadBuffers, read_range
 from ..jobs import Job
 from . import trajectory
-from .lockstep_norms import lockstep_sums, plain_local_ranges
 from .metric_pieces import reader_of
 from .pair_norms import CHUNK, pair_sums, squares_sum
-from .trajectory import STAT_FIELD, SINGLE_METRICS, all_l2, cached, checkpoint_identity, ratio, stream_statistics
+from .trajectory import (PAIR_METRICS, STAT_FIELD, SINGLE_METRICS, all_l2, cached, checkpoint_identity, known_l2,
+                         pair_sums_side_by_side, ratio, stream_statistics)
 
 WHOLE_TENSOR_LIMIT = 256 << 20
 
@@ -44,45 +44,26 @@ def held_by(checkpoints, name: str, readers: dict, problems: dict) -> list[tuple
 
 def row_in_lockstep(held: list[tuple], name: str, metric: str, pool) -> Job[list | None]:
     """Job: (column, value) of update_ratio or dist_from_first at every checkpoint of `held`, from the
-    cache or read side by side (core.analysis.lockstep_norms); None where that pass does not apply or
-    met a damaged checkpoint, for row_tensor_by_tensor to do tensor by tensor and say why."""
-    if metric not in ("update_ratio", "dist_from_first") or len(held) < 2:
+    cache or with the checkpoints read side by side (trajectory.pair_sums_side_by_side); None where that
+    pass does not apply or met a damaged checkpoint, for row_tensor_by_tensor to do and say why."""
+    if metric not in PAIR_METRICS or len(held) < 2:
         return None
-    reference = "previous" if metric == "update_ratio" else "first"
-    others = [held[index - 1 if reference == "previous" else 0] for index in range(len(held))]
-    distance_keys = [("distance", identity, other[2], name) for (_, _, identity), other in zip(held, others)]
-    l2_keys = [("all_l2", identity, name) for _, _, identity in held]
-    distances = [trajectory.lookup(key) for key in distance_keys[1:]]
-    norms = [_known_l2(key) for key in l2_keys]
-    if any(value is None for value in distances) or (reference == "previous" and None in norms[:-1]):
-        try:
-            ranges = plain_local_ranges([reader for _, reader, _ in held], name)
-            if ranges is None:
-                return None
-            sums = yield from lockstep_sums(ranges, reference, pool)
-        except CheckpointError:  # an entry's size or a shard is wrong: told tensor by tensor
-            return None
-        norms = [squares ** 0.5 for squares in sums.squares]
-        distances = [squares ** 0.5 for squares in sums.distances[1:]]
-        for key, value in zip(l2_keys, norms):
-            trajectory.CACHE.put(key, value)
-        for key, value in zip(distance_keys[1:], distances):
-            trajectory.CACHE.put(key, value)
-    first = float("nan") if reference == "previous" else 0.0
-    if reference == "previous":
-        values = [ratio(distance, norm) for distance, norm in zip(distances, norms)]
+    if not (yield from pair_sums_side_by_side([(reader, identity) for _, reader, identity in held], name, metric,
+                                              pool)):
+        return None
+    identities = [identity for _, _, identity in held]
+    references = identities[:-1] if metric == "update_ratio" else identities[:1] * (len(held) - 1)
+    distances = [trajectory.lookup(("distance", identity, other, name))
+                 for identity, other in zip(identities[1:], references)]
+    if metric == "update_ratio":
+        norms = [known_l2(("all_l2", identity, name)) for identity in references]
+        values = [None if None in pair else ratio(*pair) for pair in zip(distances, norms)]
     else:
         values = distances
+    if None in values:  # pushed out of the bounded cache already (other threads filling it): read again
+        return None
+    first = float("nan") if metric == "update_ratio" else 0.0
     return [(held[0][0], first)] + [(column, _number(value)) for (column, _, _), value in zip(held[1:], values)]
-
-
-def _known_l2(key) -> float | None:
-    """A tensor's L2 norm over all elements if computed before (alone, or within its statistics)."""
-    value = trajectory.lookup(key)
-    if value is None:
-        stats = trajectory.lookup(("stats",) + key[1:])
-        value = None if stats is None else all_l2(stats)
-    return value
 
 
 def row_tensor_by_tensor(held: list[tuple], name: str, metric: str, pool, problems: dict):

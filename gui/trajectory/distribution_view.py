@@ -9,7 +9,7 @@ import numpy as np
 import pyqtgraph as pg
 
 from core.analysis.statistics import logged_percentiles
-from core.analysis.trajectory import DISTRIBUTION_PERCENTILES, compute_distribution
+from core.analysis.distribution import DISTRIBUTION_PERCENTILES, compute_distribution
 from core.run.training_logs import histogram_tag_of
 
 from .logged_curves import LOGGED_COLOUR

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from core.analysis import overview as overview_module
-from core.analysis import grouped_metrics, lockstep_norms, tensor_groups, variable_rows
+from core.analysis import grouped_metrics, lockstep_norms, tensor_groups, trajectory, variable_rows
 from core.analysis.overview import OVERVIEW_METRICS, SPECTRAL_OVERVIEW_METRICS, compute_overview, overview_rows
 from core.analysis.trajectory import CACHE, compute_trajectory
 from core.executor import SequentialExecutor
@@ -97,7 +97,7 @@ def test_streamed_tensors_give_the_same_values(training_runs, monkeypatch, tmp_p
     if damaged:
         _damage(run_dir / "ckpt-300.data-00000-of-00001")
     run = discover(run_dir)
-    monkeypatch.setattr(variable_rows, "plain_local_ranges", lambda readers, name: None)  # tensor by tensor
+    monkeypatch.setattr(trajectory, "plain_local_ranges", lambda readers, name: None)  # tensor by tensor
     whole = {m: run_to_end(compute_overview(run.checkpoints, m)).values for m in ("update_ratio", "dist_from_first")}
     CACHE.clear()
     monkeypatch.setattr(variable_rows, "WHOLE_TENSOR_LIMIT", 0)
@@ -217,7 +217,7 @@ def test_side_by_side_around_a_damaged_checkpoint_gives_the_tensor_by_tensor_gap
     run = discover(run_dir)
     found = run_to_end(compute_overview(run.checkpoints, "update_ratio"))
     CACHE.clear()
-    monkeypatch.setattr(variable_rows, "plain_local_ranges", lambda readers, name: None)
+    monkeypatch.setattr(trajectory, "plain_local_ranges", lambda readers, name: None)
     expected = run_to_end(compute_overview(run.checkpoints, "update_ratio"))
     np.testing.assert_allclose(found.values, expected.values, rtol=1e-12)
     assert np.isnan(found.values[:, 4]).all() and np.isfinite(found.values[:, 5]).any()
@@ -232,7 +232,7 @@ def test_side_by_side_sums_are_kept_for_the_trajectory_and_the_next_overview(tra
     first = run_to_end(compute_overview(run.checkpoints, "update_ratio"))
     monkeypatch.setattr(CheckpointReader, "iter_chunks", lambda *a, **k: pytest.fail("read again"))
     monkeypatch.setattr(CheckpointReader, "read", lambda *a, **k: pytest.fail("read again"))
-    monkeypatch.setattr(variable_rows, "lockstep_sums", lambda *a: pytest.fail("read again"))
+    monkeypatch.setattr(trajectory, "lockstep_sums", lambda *a: pytest.fail("read again"))
     again = run_to_end(compute_overview(run.checkpoints, "update_ratio", names=first.variables))
     np.testing.assert_array_equal(again.values, first.values)
     for row, name in enumerate(first.variables):

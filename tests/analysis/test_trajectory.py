@@ -131,6 +131,24 @@ def test_gaps_shape_changes_nan_and_inf(troubled_run, monkeypatch, name, metric,
     assert_points_match(result.points, expected_points(troubled_run, name, metric, element=2))
 
 
+@pytest.mark.parametrize("metric", ["update_ratio", "dist_from_first"])
+def test_pair_metrics_read_the_checkpoints_side_by_side(troubled_run, monkeypatch, metric):
+    """w (with a NaN and an Inf on the way) at every checkpoint read side by side, in many chunks and
+    bands, and no piece run; `s` changes shape, so its pairs are pieces as before."""
+    from core.analysis import lockstep_norms
+
+    monkeypatch.setattr(lockstep_norms, "CHUNK", 64)
+    monkeypatch.setattr(lockstep_norms, "BAND", 200)
+    real_pieces = trajectory_module.run_pieces
+    monkeypatch.setattr(trajectory_module, "run_pieces", lambda *a: pytest.fail("pieces run"))
+    run = discover(troubled_run)
+    result = run_to_end(compute_trajectory(run.checkpoints, "w", metric))
+    assert_points_match(result.points, expected_points(troubled_run, "w", metric))
+    monkeypatch.setattr(trajectory_module, "run_pieces", real_pieces)
+    result = run_to_end(compute_trajectory(run.checkpoints, "s", metric))
+    assert_points_match(result.points, expected_points(troubled_run, "s", metric))
+
+
 def test_gap_and_shape_change_say_why(troubled_run):
     run = discover(troubled_run)
     gap = run_to_end(compute_trajectory(run.checkpoints, "g", "l2")).points[1]
@@ -186,7 +204,7 @@ def test_cli_unknown_metric_is_one_line(tf_ckpts):
 
 
 def test_distribution_percentiles_and_shared_histogram_bins(troubled_run):
-    from core.analysis.trajectory import DISTRIBUTION_PERCENTILES, compute_distribution
+    from core.analysis.distribution import DISTRIBUTION_PERCENTILES, compute_distribution
 
     tf = _tf()
     run = discover(troubled_run)

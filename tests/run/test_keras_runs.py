@@ -162,7 +162,7 @@ def test_a_compressed_archive_reads_the_same_values(tf_ckpts, tmp_path):
 def test_the_distribution_view_works_across_a_keras_run(tf_ckpts):
     import h5py
 
-    from core.analysis.trajectory import compute_distribution
+    from core.analysis.distribution import compute_distribution
 
     run = discover(tf_ckpts.keras_run)
     distribution = run_to_end(compute_distribution(run.checkpoints, KERNEL))
