@@ -29,6 +29,7 @@ from ..format.wire.checksum import crc32c, unmask
 from ..jobs import Job, Progress
 from ..storage.paths import is_url
 from .blas_threads import one_blas_thread
+from .pair_norms import self_dot
 
 CHUNK = 1 << 17           # elements: a chunk's float64 copies (two, or three against the first) stay in cache
 BAND = 1 << 21            # elements of every checkpoint between two progress reports
@@ -138,15 +139,15 @@ class _Half:
                 self.crcs[index] = crc32c(raw, self.crcs[index])
                 wide = reference if index == 0 else current
                 np.copyto(wide, raw.view(dtype), casting="unsafe")
-                self.squares[index] += float(np.dot(wide, wide))
+                self.squares[index] += self_dot(wide)
                 if index == 0:
                     continue
                 if self.against_first:  # the first checkpoint's chunk stays the reference
                     np.subtract(current, reference, out=difference)
-                    self.distances[index] += float(np.dot(difference, difference))
+                    self.distances[index] += self_dot(difference)
                 else:  # the one before is needed no more: its buffer takes the difference, then this one's place
                     np.subtract(current, reference, out=reference)
-                    self.distances[index] += float(np.dot(reference, reference))
+                    self.distances[index] += self_dot(reference)
                     reference, current = current, reference
 
     def check_checksums(self) -> None:

@@ -15,6 +15,7 @@ from ..executor import Executor, ThreadExecutor
 from ..format.readers import open_reader
 from ..format.bundle.tensor_ranges import TensorRange, stream_range
 from ..jobs import Job, Progress
+from .pair_norms import self_dot
 from .scratch import thread_scratch
 from .statistics import StatisticsAccumulator
 
@@ -65,10 +66,10 @@ def l2_of_chunks(chunks) -> float:
     for chunk in chunks:
         wide = scratch.get("l2", chunk.size, np.float64)  # reused: no fresh mapping per chunk
         np.copyto(wide, np.abs(chunk) if chunk.dtype.kind == "c" else chunk, casting="unsafe")
-        squares = float(np.einsum("i,i->", wide, wide))
+        squares = self_dot(wide)
         if not np.isfinite(squares):  # NaN or Inf in the chunk: count the finite values only
             finite = wide[np.isfinite(wide)]
-            squares = float(np.einsum("i,i->", finite, finite))
+            squares = self_dot(finite)
         total += squares
     return total ** 0.5
 
@@ -87,7 +88,7 @@ def distance_of_chunks(chunks_a, chunks_b) -> float:
             other_wide = scratch.get("distance_b", b.size, np.float64)
             np.copyto(other_wide, b, casting="unsafe")
             np.subtract(difference, other_wide, out=difference)
-        total += float(np.einsum("i,i->", difference, difference))  # no BLAS threads
+        total += self_dot(difference)
     return total ** 0.5
 
 

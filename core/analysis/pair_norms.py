@@ -7,7 +7,7 @@ Why this shape: the update ratio of a checkpoint needs ||w_t - w_prev|| and, one
 byte of memory once. Chunks of 64 Ki elements keep their float64 copies in the CPU's L2 cache; numpy
 releases the GIL inside each operation, so the two halves of a tensor are summed on two cores while a
 third thread reads the next checkpoint. Complex tensors are summed by their moduli, in the caller's
-slower path (core.analysis.overview).
+slower path (core.analysis.variable_rows). `self_dot` is the one Σ v² of a float64 vector the analyses use.
 """
 from __future__ import annotations
 
@@ -15,6 +15,14 @@ from .scratch import thread_scratch
 
 CHUNK = 1 << 16            # elements per step: two float64 copies stay in L2
 SPLIT_AT = 1 << 20         # smaller tensors are not worth a second thread
+
+
+def self_dot(values) -> float:
+    """Σ v² of a contiguous float64 vector: BLAS's dot, four times numpy's einsum here. One BLAS thread, set
+    by main.py for the app, the CLI and their workers, keeps OpenBLAS from starting threads that spin."""
+    import numpy as np
+
+    return float(np.dot(values, values))
 
 
 def squares_sum(values, pool=None) -> float:
@@ -50,13 +58,11 @@ def _widened(scratch, chunk, which: str = "pair_norms"):
 
 
 def _squares(values, start: int, stop: int) -> float:
-    import numpy as np
-
     flat, scratch = values.reshape(-1), thread_scratch()
     total = 0.0
     for low in range(start, stop, CHUNK):
         wide = _widened(scratch, flat[low:min(low + CHUNK, stop)])
-        total += float(np.einsum("i,i->", wide, wide))  # einsum: no BLAS threads spinning on 2 cores
+        total += self_dot(wide)
     return total
 
 
@@ -68,8 +74,8 @@ def _pair(values, other, start: int, stop: int) -> tuple[float, float]:
     for low in range(start, stop, CHUNK):
         high = min(low + CHUNK, stop)
         wide = _widened(scratch, flat[low:high])
-        squares += float(np.einsum("i,i->", wide, wide))
+        squares += self_dot(wide)
         # both widened first: a same-dtype subtraction is faster than numpy's mixed-dtype loop
         np.subtract(wide, _widened(scratch, flat_other[low:high], "pair_norms_other"), out=wide)
-        differences += float(np.einsum("i,i->", wide, wide))
+        differences += self_dot(wide)
     return squares, differences

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .pair_norms import self_dot
 from .scratch import thread_scratch
 
 CHUNK_ELEMENTS = 1 << 22  # 32 MiB of float64 per chunk
@@ -91,15 +92,14 @@ class StatisticsAccumulator:
 
         self.minimum = min(self.minimum, low)
         self.maximum = max(self.maximum, high)
-        # einsum, not np.dot: BLAS would start threads that spin on a small machine and slow all else.
-        sum_sq = float(np.einsum("i,i->", good, good))
+        sum_sq = self_dot(good)
         self.sum_sq += sum_sq
         self.sum_abs += float(np.absolute(good, out=thread_scratch().get("statistics_abs", n, np.float64)).sum())
         chunk_mean = total / n
         chunk_m2 = sum_sq - total * chunk_mean
         if chunk_m2 < 1e-6 * sum_sq:  # the spread is tiny next to the mean: centre exactly instead
             centred = good - chunk_mean
-            chunk_m2 = float(np.einsum("i,i->", centred, centred))
+            chunk_m2 = self_dot(centred)
         # Chan et al.'s pairwise update: exact-enough variance even when the mean dwarfs the spread.
         combined = self.finite + n
         delta = chunk_mean - self.mean

@@ -21,7 +21,7 @@ from ..format.bundle.tensor_ranges import ReadBuffers, read_range
 from ..jobs import Job
 from . import trajectory
 from .metric_pieces import reader_of
-from .pair_norms import CHUNK, pair_sums, squares_sum
+from .pair_norms import CHUNK, pair_sums, self_dot, squares_sum
 from .trajectory import (PAIR_METRICS, STAT_FIELD, SINGLE_METRICS, all_l2, cached, checkpoint_identity, known_l2,
                          pair_sums_side_by_side, ratio, stream_statistics)
 
@@ -148,7 +148,7 @@ def _distance(current, other, name: str, pool) -> float:
         else:
             difference = a.astype(np.float64)
             np.subtract(difference, b.astype(np.float64), out=difference)
-        total += float(np.einsum("i,i->", difference, difference))
+        total += self_dot(difference)
     return total ** 0.5
 
 
@@ -167,7 +167,7 @@ def _all_l2_of(holder, name: str, pool) -> float:
         total = 0.0
         for chunk in _chunks(holder, name):
             wide = np.abs(chunk).astype(np.float64) if chunk.dtype.kind == "c" else chunk.astype(np.float64)
-            total += float(np.einsum("i,i->", wide, wide))
+            total += self_dot(wide)
         return total ** 0.5
 
     return cached(("all_l2", identity, name), norm)
