@@ -181,7 +181,7 @@ def compute_overview(checkpoints: list[CheckpointInfo], metric: str, names: list
             found = yield from scaled(row_in_lockstep(held, name, metric, pool), done, sizes[row], total,
                                       f"{metric} of {labels[row]}")
             for column, value in found if found is not None else row_tensor_by_tensor(held, name, metric, pool,
-                                                                                        problems):
+                                                                                        problems, single_metric):
                 if value is not None:
                     values[row, column] = value
                 done = min(done + share, row_start + sizes[row])

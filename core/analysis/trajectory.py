@@ -234,7 +234,7 @@ def _point(info: CheckpointInfo, name: str, metric: str, element: int, first, pr
             value = cached(("element", identity, name, element),
                             lambda: float(_real(reader.read_element(name, element))))
         elif metric == "l2" and single_metric and lookup(("stats", identity, name)) is None:
-            value = cached(("l2", identity, name), lambda: _stream_l2(reader, name))
+            value = cached(("l2", identity, name), lambda: stream_l2(reader, name))
         elif metric in SINGLE_METRICS:
             stats = cached(("stats", identity, name), lambda: stream_statistics(reader, name))
             value = getattr(stats, STAT_FIELD[metric])
@@ -318,7 +318,7 @@ def stream_statistics(reader: CheckpointSource, name: str):
     return statistics_of_chunks(reader.iter_chunks(name, CHUNK_BYTES))
 
 
-def _stream_l2(reader: CheckpointSource, name: str) -> float:
+def stream_l2(reader: CheckpointSource, name: str) -> float:
     return l2_of_chunks(reader.iter_chunks(name, CHUNK_BYTES))
 
 

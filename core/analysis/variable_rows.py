@@ -23,7 +23,7 @@ from . import trajectory
 from .metric_pieces import reader_of
 from .pair_norms import CHUNK, pair_sums, self_dot, squares_sum
 from .trajectory import (PAIR_METRICS, STAT_FIELD, SINGLE_METRICS, all_l2, cached, checkpoint_identity, known_l2,
-                         pair_sums_side_by_side, ratio, stream_statistics)
+                         pair_sums_side_by_side, ratio, stream_l2, stream_statistics)
 
 WHOLE_TENSOR_LIMIT = 256 << 20
 
@@ -66,18 +66,13 @@ def row_in_lockstep(held: list[tuple], name: str, metric: str, pool) -> Job[list
     return [(held[0][0], first)] + [(column, _number(value)) for (column, _, _), value in zip(held[1:], values)]
 
 
-def row_tensor_by_tensor(held: list[tuple], name: str, metric: str, pool, problems: dict):
+def row_tensor_by_tensor(held: list[tuple], name: str, metric: str, pool, problems: dict,
+                         single_metric: bool = False):
     """(column, value or None) of one variable at each checkpoint of `held`, oldest first; where a
-    checkpoint cannot give it, None, and why goes into `problems` (prefix -> message)."""
+    checkpoint cannot give it, None, and why goes into `problems` (prefix -> message). `single_metric`:
+    l2 by a pass of its own, not within every statistic (the CLI's, as the trajectory's)."""
     if metric in SINGLE_METRICS:
-        for column, reader, identity in held:
-            try:
-                stats = cached(("stats", identity, name), lambda: stream_statistics(reader, name))
-            except CheckpointError as exc:  # damaged here: a gap, as in trajectories
-                problems.setdefault(reader.prefix, why(exc))
-                yield column, None
-                continue
-            yield column, _number(getattr(stats, STAT_FIELD[metric]))
+        yield from _statistic_row(held, name, metric, pool, problems, single_metric)
         return
     first = previous = None  # (reader, identity, shape, the tensor or None when streamed)
     pending = None
@@ -116,6 +111,35 @@ def row_tensor_by_tensor(held: list[tuple], name: str, metric: str, pool, proble
         if first is None:  # only dist_from_first keeps the first tensor in memory
             first = current if metric == "dist_from_first" else current[:3] + (None,)
         previous = current
+
+
+def _statistic_row(held: list[tuple], name: str, metric: str, pool, problems: dict, single_metric: bool):
+    """The checkpoints' statistics (or l2 alone) on the pool's two threads, two in flight at most, so a
+    cancel waits for two tensors, not the row."""
+    def measure(reader, identity):
+        try:
+            if metric == "l2" and single_metric and trajectory.lookup(("stats", identity, name)) is None:
+                return cached(("l2", identity, name), lambda: stream_l2(reader, name)), None
+            return getattr(cached(("stats", identity, name), lambda: stream_statistics(reader, name)),
+                           STAT_FIELD[metric]), None
+        except CheckpointError as exc:  # damaged here: a gap, as in trajectories
+            return None, why(exc)
+
+    def finished(measuring) -> tuple:
+        column, reader, future = measuring
+        value, problem = future.result()
+        if problem is not None:
+            problems.setdefault(reader.prefix, problem)
+            return column, None
+        return column, _number(value)
+
+    in_flight: list = []
+    for column, reader, identity in held:
+        in_flight.append((column, reader, pool.submit(measure, reader, identity)))
+        if len(in_flight) == 2:
+            yield finished(in_flight.pop(0))
+    for measuring in in_flight:
+        yield finished(measuring)
 
 
 def _unreadable(holder, name: str, pool) -> bool:

@@ -263,3 +263,27 @@ def test_cancelling_side_by_side_stops_between_bands(training_runs, side_by_side
     done = len(bands)
     job.close()  # what the GUI's ✕ does
     assert 0 < done == len(bands) and blas_threads._users == 0
+
+
+@pytest.mark.parametrize("single_metric", [False, True])
+def test_big_rows_statistics_on_two_threads_equal_numpy_and_leave_gaps(training_runs, monkeypatch, tmp_path,
+                                                                       single_metric):
+    """Variables too big for groups: each checkpoint's statistics (the CLI: l2 alone) on the pool, in
+    order, a damaged checkpoint a gap that says why."""
+    monkeypatch.setattr(grouped_metrics, "groupable", lambda found: False)
+    run_dir = tmp_path / "run"
+    shutil.copytree(training_runs.exploding_run, run_dir)
+    CACHE.clear()
+    run = discover(run_dir)
+    overview = run_to_end(compute_overview(run.checkpoints, "l2", single_metric=single_metric))
+    for row, name in enumerate(overview.variables):
+        expected = np.array(_expected("l2", _tf_tensors(run.checkpoints, name)), dtype=np.float64)
+        np.testing.assert_allclose(overview.values[row], expected, rtol=1e-9, atol=1e-12, err_msg=name)
+    _damage(run_dir / "ckpt-300.data-00000-of-00001")
+    CACHE.clear()
+    run = discover(run_dir)
+    damaged = run_to_end(compute_overview(run.checkpoints, "l2", single_metric=single_metric))
+    assert np.isnan(damaged.values[:, 2]).all()
+    np.testing.assert_array_equal(np.delete(damaged.values, 2, axis=1), np.delete(overview.values, 2, axis=1))
+    assert list(damaged.problems) == [str(run_dir / "ckpt-300")]
+    CACHE.clear()
