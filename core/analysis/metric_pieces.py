@@ -18,6 +18,7 @@ from ..jobs import Job, Progress
 from .pair_norms import self_dot
 from .scratch import thread_scratch
 from .statistics import StatisticsAccumulator
+from .value_difference import aligned_chunks
 
 CHUNK_BYTES = 256 << 10  # small enough that a chunk and its float64 copy stay in the CPU's L2 cache
 
@@ -75,11 +76,12 @@ def l2_of_chunks(chunks) -> float:
 
 
 def distance_of_chunks(chunks_a, chunks_b) -> float:
-    """||a - b|| over all elements, the two tensors streamed chunk by chunk side by side."""
+    """||a - b|| over all elements, the two tensors streamed chunk by chunk side by side (chunks of equal
+    bytes hold different counts of values when the two are stored in different dtypes: paired by values)."""
     import numpy as np
 
     total, scratch = 0.0, thread_scratch()
-    for a, b in zip(chunks_a, chunks_b):
+    for a, b in aligned_chunks(iter(chunks_a), iter(chunks_b)):
         if a.dtype.kind == "c" or b.dtype.kind == "c":
             difference = np.abs(a.astype(np.complex128) - b.astype(np.complex128))
         else:  # widened into reused work arrays: no fresh mapping per chunk

@@ -20,7 +20,7 @@ from ..errors import CheckpointError
 from ..format.bundle.tensor_ranges import ReadBuffers, read_range
 from ..jobs import Job
 from . import trajectory
-from .metric_pieces import reader_of
+from .metric_pieces import distance_of_chunks, reader_of
 from .pair_norms import CHUNK, pair_sums, self_dot, squares_sum
 from .trajectory import (PAIR_METRICS, STAT_FIELD, SINGLE_METRICS, all_l2, cached, checkpoint_identity, known_l2,
                          pair_sums_side_by_side, ratio, stream_l2, stream_statistics)
@@ -158,22 +158,12 @@ def _distance(current, other, name: str, pool) -> float:
     """||current - other|| over all elements, in float64: for two real tensors in memory, in the one
     pass that also gives ||current|| (cached as the next update ratio's denominator); else chunk by
     chunk, streamed from the files where a tensor was too big to hold."""
-    import numpy as np
-
     mine, theirs = current[3], other[3]
     if mine is not None and theirs is not None and mine.dtype.kind != "c" and theirs.dtype.kind != "c":
         squares, differences = pair_sums(mine, theirs, pool)
         trajectory.CACHE.put(("all_l2", current[1], name), squares ** 0.5)
         return differences ** 0.5
-    total = 0.0
-    for a, b in zip(_chunks(current, name), _chunks(other, name)):
-        if a.dtype.kind == "c" or b.dtype.kind == "c":
-            difference = np.abs(a.astype(np.complex128) - b.astype(np.complex128))
-        else:
-            difference = a.astype(np.float64)
-            np.subtract(difference, b.astype(np.float64), out=difference)
-        total += self_dot(difference)
-    return total ** 0.5
+    return distance_of_chunks(_chunks(current, name), _chunks(other, name))
 
 
 def _all_l2_of(holder, name: str, pool) -> float:

@@ -149,6 +149,41 @@ def test_pair_metrics_read_the_checkpoints_side_by_side(troubled_run, monkeypatc
     assert_points_match(result.points, expected_points(troubled_run, "s", metric))
 
 
+@pytest.fixture(scope="module")
+def dtype_changing_run(tmp_path_factory):
+    """`v` saved as float32, then as float16 (a run resumed in mixed precision): one shape, two item sizes."""
+    tf = _tf()
+    folder = tmp_path_factory.mktemp("dtype_changing")
+    rng = np.random.default_rng(3)
+    v = rng.normal(size=(1000, 200)).astype(np.float32)  # 800 KB: several of the pieces' 256 KB chunks
+    for step, values in ((1, v), (2, (v + rng.normal(scale=0.1, size=v.shape)).astype(np.float16)),
+                         (3, (v + rng.normal(scale=0.2, size=v.shape)).astype(np.float16))):
+        tf.raw_ops.SaveV2(prefix=str(folder / f"model.ckpt-{step}"), tensor_names=["v"], shape_and_slices=[""],
+                          tensors=[tf.constant(values)])
+    return folder
+
+
+@pytest.mark.parametrize("path", ["side_by_side", "pieces", "overview_streamed"])
+@pytest.mark.parametrize("metric", ["update_ratio", "dist_from_first"])
+def test_a_variable_stored_in_another_dtype_compares_value_by_value(dtype_changing_run, monkeypatch, path, metric):
+    from core.analysis import grouped_metrics, variable_rows
+    from core.analysis.overview import compute_overview
+
+    # chunks of one byte count hold twice as many float16 values as float32 ones
+    monkeypatch.setattr(variable_rows, "CHUNK", 125)
+    monkeypatch.setattr(variable_rows, "WHOLE_TENSOR_LIMIT", 0)
+    if path != "side_by_side":
+        monkeypatch.setattr(trajectory_module, "plain_local_ranges", lambda readers, name: None)
+    run = discover(dtype_changing_run)
+    expected = expected_points(dtype_changing_run, "v", metric)
+    if path == "overview_streamed":
+        monkeypatch.setattr(grouped_metrics, "groupable", lambda found: False)
+        values = run_to_end(compute_overview(run.checkpoints, metric, names=["v"])).values[0]
+        assert values[1:] == pytest.approx(expected[1:], rel=1e-9)
+    else:
+        assert_points_match(run_to_end(compute_trajectory(run.checkpoints, "v", metric)).points, expected)
+
+
 def test_gap_and_shape_change_say_why(troubled_run):
     run = discover(troubled_run)
     gap = run_to_end(compute_trajectory(run.checkpoints, "g", "l2")).points[1]
