@@ -28,6 +28,7 @@ _NAMES = (("scipy_openblas_get_num_threads64_", "scipy_openblas_set_num_threads6
 _lock = threading.Lock()
 _users = 0
 _saved: int | None = None
+_outside: int | None = None  # OpenBLAS's thread count outside one_blas_thread, looked up once (0: not OpenBLAS)
 _api: tuple | None = None
 _looked = False
 
@@ -74,3 +75,17 @@ def one_blas_thread():
             _users -= 1
             if api is not None and _users == 0 and _saved not in (None, 1):
                 api[1](_saved)
+
+
+def one_thread_now() -> bool:
+    """Does numpy's BLAS run one thread for this call: inside one_blas_thread, or set so for the whole
+    process (main.py's OPENBLAS_NUM_THREADS=1 for the app, the CLI and their workers)? A dot of a long
+    vector then starts no threads to spin beside the caller's own."""
+    global _outside
+    if _users:
+        return True
+    if _outside is None:
+        api = _openblas()
+        with _lock:
+            _outside = 0 if api is None else _saved if _users else int(api[0]())
+    return _outside == 1

@@ -1,5 +1,6 @@
 """One big variable's sums of squares at every checkpoint of a run, with the checkpoints read side by side,
-chunk by chunk (the overview's update_ratio and dist_from_first, core.analysis.overview).
+chunk by chunk (update_ratio and dist_from_first, in the overview and in trajectories: see
+core.analysis.trajectory.pair_sums_side_by_side).
 
 Why side by side: read whole, a checkpoint's 40 MB tensor crosses main memory four times (copied out of
 the page cache, checksummed, summed, and summed again as the next checkpoint's "previous"): the overview
@@ -8,9 +9,10 @@ into a buffer that stays in the CPU's cache, checksummed there (the CRC32C of ea
 runs on from chunk to chunk), widened to float64 there and compared with chunk k of the checkpoint before
 it (or of the first), still in cache: each byte leaves the page cache once, as in a plain read.
 
-Two threads take halves of the checkpoints (a half's reference checkpoint is read by both); each keeps
-its files open, so a half holds at most MAX_SEGMENT of them and a longer run is done a pair of halves
-after the other. A band of chunks is done between two progress reports, so a cancel waits one band.
+Two threads each take a segment of the checkpoints: a reference checkpoint (the one before the segment's
+first, read by the segment before too, or the first of the run) and at most MAX_SEGMENT to compare. A
+segment keeps its files open, so a longer run is done a pair of segments after the other. A band of chunks
+is done between two progress reports, so a cancel waits one band.
 
 Only the ordinary case is done here (local shards, real numbers in native byte order, one shape at every
 checkpoint): `plain_local_ranges` says None otherwise, and a checkpoint whose bytes turn out damaged
@@ -31,9 +33,9 @@ from ..storage.paths import is_url
 from .blas_threads import one_blas_thread
 from .pair_norms import self_dot
 
-CHUNK = 1 << 17           # elements: a chunk's float64 copies (two, or three against the first) stay in cache
+CHUNK = 1 << 17           # elements: 1 MB float64 copies (two, or three against the first) in L2/L3; measured best of 2^15..2^19
 BAND = 1 << 21            # elements of every checkpoint between two progress reports
-MAX_SEGMENT = 32          # checkpoints a thread reads side by side (each its file open)
+MAX_SEGMENT = 32          # checkpoints a segment compares (its files open: these and its reference)
 REFERENCES = ("previous", "first")
 
 
@@ -62,43 +64,44 @@ def plain_local_ranges(readers: list, name: str) -> list[TensorRange] | None:
     return ranges if len(shapes) <= 1 else None
 
 
-def lockstep_sums(ranges: list[TensorRange], reference: str, pool) -> Job[LockstepSums]:
+def lockstep_sums(ranges: list[TensorRange], reference: str, pool, message: str = "") -> Job[LockstepSums]:
     """Job: the sums of squares of each range's tensor and of its difference from the one before it
-    (reference "previous") or from the first ("first"); Progress in bytes read. The second thread's
-    halves run on `pool`. A damaged range raises its CheckpointError (the checksum's naming the shard)."""
+    (reference "previous") or from the first ("first"); Progress in bytes read, saying `message`. The
+    second segment of each pair runs on `pool`. A damaged range raises its CheckpointError (the
+    checksum's naming the shard)."""
     if reference not in REFERENCES:
         raise ValueError(reference)
     squares = [0.0] * len(ranges)
     distances: list[float | None] = [None] * len(ranges)
     elements = ranges[0].size // dtypes.from_number(ranges[0].dtype_number).itemsize if ranges else 0
-    segments = _segments(len(ranges), reference)
-    total = max(sum(ranges[c].size for segment in segments for c in segment), 1)
+    columns_of = _segments(len(ranges), reference)
+    total = max(sum(ranges[c].size for columns in columns_of for c in columns), 1)
     done = 0
     with one_blas_thread():  # np.dot of a long vector would start OpenBLAS threads beside our two
-        for pair in (segments[i:i + 2] for i in range(0, len(segments), 2)):
-            halves = [_Half([ranges[c] for c in columns], reference) for columns in pair]
+        for pair in (columns_of[i:i + 2] for i in range(0, len(columns_of), 2)):
+            segments = [_Segment([ranges[c] for c in columns], reference) for columns in pair]
             for low in range(0, elements, BAND):
                 high = min(low + BAND, elements)
-                other = pool.submit(halves[1].add, low, high) if len(halves) > 1 else None
+                other = pool.submit(segments[1].add, low, high) if len(segments) > 1 else None
                 try:
-                    halves[0].add(low, high)
+                    segments[0].add(low, high)
                 finally:  # never leave the other thread reading behind a raised error
                     if other is not None:
                         other.result()
-                done += sum(half.bytes_per_element for half in halves) * (high - low)
-                yield Progress(min(done, total), total, "")
-            for columns, half in zip(pair, halves):
-                half.check_checksums()
+                done += sum(segment.bytes_per_element for segment in segments) * (high - low)
+                yield Progress(min(done, total), total, message)
+            for columns, segment in zip(pair, segments):
+                segment.check_checksums()
                 for index, column in enumerate(columns):
-                    squares[column] = half.squares[index]
-                    if index and half.distances[index] is not None:
-                        distances[column] = half.distances[index]
+                    squares[column] = segment.squares[index]
+                    if index:
+                        distances[column] = segment.distances[index]
     return LockstepSums(squares, distances)
 
 
 def _segments(count: int, reference: str) -> list[list[int]]:
-    """Column lists, one per thread's share: a reference column (the one before the share, or the
-    first) and then the share's columns, each compared with the one listed before it or with the first."""
+    """Column lists, one per segment: a reference column (the one before the segment's, or the first) and
+    then the segment's columns, each compared with the one listed before it or with the first."""
     members = list(range(1, count))
     if not members:
         return [[0]] if count else []
@@ -108,8 +111,8 @@ def _segments(count: int, reference: str) -> list[list[int]]:
             for start in range(0, len(members), size)]
 
 
-class _Half:
-    """One thread's share of the checkpoints: its files, the running checksums and sums of each."""
+class _Segment:
+    """One thread's segment of the checkpoints: its files, the running checksums and sums of each."""
 
     def __init__(self, ranges: list[TensorRange], reference: str):
         import numpy as np
@@ -126,7 +129,7 @@ class _Half:
         self.wide = [np.empty(CHUNK), np.empty(CHUNK), np.empty(CHUNK)]  # reference, current, difference
 
     def add(self, low: int, high: int) -> None:
-        """Fold elements [low, high) of every checkpoint of the share into its checksums and sums."""
+        """Fold elements [low, high) of every checkpoint of the segment into its checksums and sums."""
         import numpy as np
 
         for start in range(low, high, CHUNK):

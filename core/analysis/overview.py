@@ -23,7 +23,8 @@ from ..run.discovery import CheckpointInfo
 from ..run.variables import describe_variables
 from .grouped_metrics import fill_grouped_rows
 from .metric_pieces import reader_of
-from .variable_rows import held_by, row_in_lockstep, row_tensor_by_tensor, why
+from .trajectory import holders
+from .variable_rows import row_in_lockstep, row_tensor_by_tensor
 
 SPECTRAL_OVERVIEW_METRICS = ("alpha", "stable_rank", "spectral_norm")  # core.analysis.spectral_table's
 OVERVIEW_METRICS = ("update_ratio", "l2", "abs_mean", "zero_frac", "nan_count", "inf_count", "mean", "std", "min",
@@ -119,7 +120,7 @@ def overview_rows(checkpoints: list[CheckpointInfo], weights_only: bool = True, 
         try:
             reader = reader_of(readers, info.prefix)
         except (CheckpointError, OSError) as exc:
-            problems.setdefault(info.prefix, why(exc))
+            problems.setdefault(info.prefix, str(exc))
             continue
         if described.issuperset(reader.names()):  # the same model as a later checkpoint: nothing new to name
             continue
@@ -177,15 +178,18 @@ def compute_overview(checkpoints: list[CheckpointInfo], metric: str, names: list
         for row, name in rest:
             yield Progress(done, total, f"{metric} of {labels[row]}")
             share, row_start = sizes[row] // max(len(checkpoints), 1), done
-            held = held_by(checkpoints, name, readers, problems)
+            held = holders(checkpoints, name, readers, problems)
             found = yield from scaled(row_in_lockstep(held, name, metric, pool), done, sizes[row], total,
                                       f"{metric} of {labels[row]}")
-            for column, value in found if found is not None else row_tensor_by_tensor(held, name, metric, pool,
-                                                                                        problems, single_metric):
+            if found is None:  # tensor by tensor (after a side-by-side pass that met damage, progress restarts)
+                found = []
+                for column, value in row_tensor_by_tensor(held, name, metric, pool, problems, single_metric):
+                    found.append((column, value))
+                    done = min(done + share, row_start + sizes[row])
+                    yield Progress(done, total, f"{metric} of {labels[row]}")
+            for column, value in found:
                 if value is not None:
                     values[row, column] = value
-                done = min(done + share, row_start + sizes[row])
-                yield Progress(done, total, f"{metric} of {labels[row]}")
             done = row_start + sizes[row]
             if on_row is not None:
                 on_row(row, partial)

@@ -11,6 +11,7 @@ slower path (core.analysis.variable_rows). `self_dot` is the one Σ v² of a flo
 """
 from __future__ import annotations
 
+from .blas_threads import one_thread_now
 from .scratch import thread_scratch
 
 CHUNK = 1 << 16            # elements per step: two float64 copies stay in L2
@@ -18,11 +19,12 @@ SPLIT_AT = 1 << 20         # smaller tensors are not worth a second thread
 
 
 def self_dot(values) -> float:
-    """Σ v² of a contiguous float64 vector: BLAS's dot, four times numpy's einsum here. One BLAS thread, set
-    by main.py for the app, the CLI and their workers, keeps OpenBLAS from starting threads that spin."""
+    """Σ v² of a contiguous float64 vector: BLAS's dot, four times numpy's einsum here, where BLAS runs
+    one thread (main.py sets it for the app, the CLI and their workers); else einsum, as OpenBLAS's own
+    threads for a long vector would spin beside the callers' threads on a small machine."""
     import numpy as np
 
-    return float(np.dot(values, values))
+    return float(np.dot(values, values)) if one_thread_now() else float(np.einsum("i,i->", values, values))
 
 
 def squares_sum(values, pool=None) -> float:

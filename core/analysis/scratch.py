@@ -45,10 +45,17 @@ class _ThreadScratch(Scratch):
 
     def __del__(self):  # the thread ended and its thread-local data went with it
         if len(_spare) < SPARE_KEPT:
-            _spare.append(self._buffers)
+            kept, size = {}, 0
+            for key, buffer in sorted(self._buffers.items(), key=lambda item: item[1].nbytes):
+                size += buffer.nbytes
+                if size > SPARE_BYTES:  # a chunk's arrays are kept; a group's or a tensor's big ones are freed
+                    break
+                kept[key] = buffer
+            _spare.append(kept)
 
 
-SPARE_KEPT = 4  # ended threads' sets of work arrays kept for the next threads; more are freed
+SPARE_KEPT = 4            # ended threads' sets of work arrays kept for the next threads; more are freed
+SPARE_BYTES = 16 << 20    # of each kept set: the smallest arrays up to this, so at most 64 MB stay resident
 _spare: list[dict] = []
 _local = threading.local()
 

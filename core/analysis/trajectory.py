@@ -30,8 +30,8 @@ from ..run.discovery import CheckpointInfo
 from ..storage import files
 from .lockstep_norms import lockstep_sums, plain_local_ranges
 from .metric_records import RECORDS, recorded
-from .metric_pieces import (CHUNK_BYTES, distance_of_chunks, distance_piece, l2_of_chunks, l2_piece, run_pieces,
-                            source_of, statistics_of_chunks, statistics_piece)
+from .metric_pieces import (CHUNK_BYTES, distance_of_chunks, distance_piece, l2_of_chunks, l2_piece, reader_of,
+                            run_pieces, source_of, statistics_of_chunks, statistics_piece)
 
 SINGLE_METRICS = ("mean", "std", "min", "max", "l2", "abs_mean", "zero_frac", "nan_count", "inf_count")
 PAIR_METRICS = ("update_ratio", "dist_from_first")
@@ -95,7 +95,9 @@ def compute_trajectory(checkpoints: list[CheckpointInfo], name: str, metric: str
                        executor: Executor | None = None) -> Job[Trajectory]:
     """Job (see core.jobs): the metric at every checkpoint, oldest first. The tensors are read and
     reduced as independent pieces on the executor (threads by default, a Dask cluster when given), then
-    each point is yielded in a PointProgress as it is put together.
+    each point is yielded in a PointProgress as it is put together. A pair metric (update_ratio,
+    dist_from_first) of plain local tensors is read with the checkpoints side by side first, in this thread
+    and one more, whatever in-process executor was given (a cluster keeps its pieces).
 
     single_metric: compute just this metric where a lighter pass exists (l2: a sum of squares), for a
     caller that will not switch metrics (the CLI); the GUI computes every statistic in one pass."""
@@ -141,21 +143,12 @@ def _open_readers(checkpoints: list[CheckpointInfo], readers: dict) -> Job[None]
 def _side_by_side(checkpoints: list[CheckpointInfo], name: str, metric: str, readers: dict) -> Job[None]:
     """A pair metric's sums read with the checkpoints side by side, into the cache (pair_sums_side_by_side),
     where each checkpoint holding the variable compares with the one before it: no two at one step."""
-    held, steps = [], set()
-    for info in checkpoints:
-        reader = readers.get(info.prefix)
-        try:
-            if reader is None or name not in reader or not reader.entry(name).is_numeric:
-                continue
-            if info.step is not None and info.step in steps:  # a copy compares with the step before: pieces
-                return
-            steps.add(info.step)
-            held.append((reader, checkpoint_identity(info.prefix)))
-        except (CheckpointError, OSError):
-            continue
-    if len(held) > 1:
-        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="trajectory") as pool:
-            yield from pair_sums_side_by_side(held, name, metric, pool)
+    held = holders(checkpoints, name, readers)
+    steps = [checkpoints[column].step for column, _, _ in held if checkpoints[column].step is not None]
+    if len(held) < 2 or len(set(steps)) < len(steps):  # a copy at one step compares with the step before: pieces
+        return
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="trajectory") as pool:
+        yield from pair_sums_side_by_side(held, name, metric, pool)
 
 
 def _pieces_wanted(checkpoints: list[CheckpointInfo], name: str, metric: str, readers: dict,
@@ -278,31 +271,50 @@ def cached(key, compute):
     return value
 
 
-def pair_sums_side_by_side(held: list[tuple], name: str, metric: str, pool) -> Job[bool]:
-    """Job: what update_ratio or dist_from_first needs of `name` at the checkpoints of `held` ((reader,
-    identity), oldest first, each compared with the one before it or with the first), put in the cache:
-    Σ (w - reference)² as ("distance", ...) and the denominators' ("all_l2", ...), the checkpoints read side
-    by side (core.analysis.lockstep_norms) unless all were there. False where that pass does not apply
-    (not plain local tensors of one shape) or met damage: the caller reads tensor by tensor and says why."""
-    identities = [identity for _, identity in held]
+def holders(checkpoints: list[CheckpointInfo], name: str, readers: dict, problems: dict | None = None) -> list[tuple]:
+    """(column, reader, identity) of the checkpoints holding `name` as numbers, oldest first (readers opened
+    into `readers` as needed); one that cannot be opened is left out, and why goes into `problems`."""
+    held = []
+    for column, info in enumerate(checkpoints):
+        try:
+            reader = reader_of(readers, info.prefix)
+            if name in reader and reader.entry(name).is_numeric:
+                held.append((column, reader, checkpoint_identity(info.prefix)))
+        except (CheckpointError, OSError) as exc:
+            if problems is not None:
+                problems.setdefault(info.prefix, str(exc))
+    return held
+
+
+def pair_sums_side_by_side(held: list[tuple], name: str, metric: str, pool) -> Job[list | None]:
+    """Job: update_ratio or dist_from_first of `name` at held[1:] (holders' tuples, each checkpoint compared
+    with the one before it or with the first), from the cache or with the checkpoints read side by side
+    (core.analysis.lockstep_norms, its second thread on `pool`), whose sums go into the cache as
+    ("distance", ...) and ("all_l2", ...) for the points and the overview. None where that pass does not
+    apply (not plain local tensors of one shape) or met damage: the caller reads tensor by tensor and says
+    why."""
+    identities = [identity for _, _, identity in held]
     references = identities[:-1] if metric == "update_ratio" else identities[:1] * (len(held) - 1)
     distance_keys = [("distance", identity, other, name) for identity, other in zip(identities[1:], references)]
     norm_keys = [("all_l2", identity, name) for identity in identities]
-    wanted = norm_keys[:-1] if metric == "update_ratio" else []
-    if all(lookup(key) is not None for key in distance_keys) and all(known_l2(key) is not None for key in wanted):
-        return True
-    try:
-        ranges = plain_local_ranges([reader for reader, _ in held], name)
-        if ranges is None:
-            return False
-        sums = yield from lockstep_sums(ranges, "previous" if metric == "update_ratio" else "first", pool)
-    except CheckpointError:  # damaged bytes, a short shard, a wrong entry size
-        return False
-    for key, squares in zip(norm_keys, sums.squares):
-        CACHE.put(key, squares ** 0.5)
-    for key, squares in zip(distance_keys, sums.distances[1:]):
-        CACHE.put(key, squares ** 0.5)
-    return True
+    distances = [lookup(key) for key in distance_keys]
+    norms = [known_l2(key) for key in norm_keys[:-1]] if metric == "update_ratio" else []
+    if None in distances or None in norms:
+        try:
+            ranges = plain_local_ranges([reader for _, reader, _ in held], name)
+            if ranges is None:
+                return None
+            sums = yield from lockstep_sums(ranges, "previous" if metric == "update_ratio" else "first", pool,
+                                            f"{metric} of {name}")
+        except (CheckpointError, OSError):  # damaged bytes, a short shard, a wrong entry size, no file handle left
+            return None
+        distances = [squares ** 0.5 for squares in sums.distances[1:]]
+        norms = [squares ** 0.5 for squares in sums.squares]
+        for key, value in zip(distance_keys + norm_keys, distances + norms):
+            CACHE.put(key, value)
+    if metric == "dist_from_first":
+        return distances
+    return [ratio(distance, norm) for distance, norm in zip(distances, norms)]
 
 
 def known_l2(key) -> float | None:

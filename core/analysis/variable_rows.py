@@ -1,10 +1,12 @@
 """One big variable's row of the training overview: update_ratio, dist_from_first or a statistic at every
-checkpoint holding it, each tensor read once (core.analysis.overview measures small tensors by groups
-first, core.analysis.grouped_metrics, and hands the rest here one variable at a time).
+checkpoint holding it (core.analysis.overview measures small tensors by groups first,
+core.analysis.grouped_metrics, and hands the rest here one variable at a time).
 
 Update ratio and distance from the first come from the checkpoints read side by side, chunk by chunk
-(trajectory.pair_sums_side_by_side), when the variable is a plain tensor in local files at every checkpoint.
-Otherwise, and around a damaged checkpoint, tensor by tensor: the checkpoints are visited oldest first,
+(trajectory.pair_sums_side_by_side), when the variable is a plain tensor in local files at every checkpoint:
+each tensor read once, but for the checkpoints where the two threads' shares meet (and, for the distance
+from the first, the first, which each share reads). A statistic is measured on two threads, a checkpoint
+each. Otherwise, and around a damaged checkpoint, tensor by tensor: the checkpoints are visited oldest first,
 each tensor is read whole (the next one read in a second thread while this one is measured), measured
 together with the previous one in one pass (core.analysis.pair_norms, on two cores) and kept as "the
 previous" (and the first for dist_from_first), so no tensor is read twice. A tensor bigger than
@@ -20,47 +22,22 @@ from ..errors import CheckpointError
 from ..format.bundle.tensor_ranges import ReadBuffers, read_range
 from ..jobs import Job
 from . import trajectory
-from .metric_pieces import distance_of_chunks, reader_of
+from .metric_pieces import distance_of_chunks
 from .pair_norms import CHUNK, pair_sums, self_dot, squares_sum
-from .trajectory import (PAIR_METRICS, STAT_FIELD, SINGLE_METRICS, all_l2, cached, checkpoint_identity, known_l2,
-                         pair_sums_side_by_side, ratio, stream_l2, stream_statistics)
+from .trajectory import (PAIR_METRICS, STAT_FIELD, SINGLE_METRICS, all_l2, cached, pair_sums_side_by_side, ratio,
+                         stream_l2, stream_statistics)
 
 WHOLE_TENSOR_LIMIT = 256 << 20
 
 
-def held_by(checkpoints, name: str, readers: dict, problems: dict) -> list[tuple]:
-    """(column, reader, identity) of the checkpoints holding `name` as a number; one that cannot be
-    opened is left out, and why goes into `problems` (prefix -> message)."""
-    held = []
-    for column, info in enumerate(checkpoints):
-        try:
-            reader = reader_of(readers, info.prefix)
-            if name in reader and reader.entry(name).is_numeric:
-                held.append((column, reader, checkpoint_identity(info.prefix)))
-        except (CheckpointError, OSError) as exc:
-            problems.setdefault(info.prefix, why(exc))
-    return held
-
-
 def row_in_lockstep(held: list[tuple], name: str, metric: str, pool) -> Job[list | None]:
-    """Job: (column, value) of update_ratio or dist_from_first at every checkpoint of `held`, from the
-    cache or with the checkpoints read side by side (trajectory.pair_sums_side_by_side); None where that
-    pass does not apply or met a damaged checkpoint, for row_tensor_by_tensor to do and say why."""
+    """Job: (column, value) of update_ratio or dist_from_first at every checkpoint of `held` (trajectory.holders'),
+    from the cache or with the checkpoints read side by side (trajectory.pair_sums_side_by_side); None where
+    that pass does not apply or met a damaged checkpoint, for row_tensor_by_tensor to do and say why."""
     if metric not in PAIR_METRICS or len(held) < 2:
         return None
-    if not (yield from pair_sums_side_by_side([(reader, identity) for _, reader, identity in held], name, metric,
-                                              pool)):
-        return None
-    identities = [identity for _, _, identity in held]
-    references = identities[:-1] if metric == "update_ratio" else identities[:1] * (len(held) - 1)
-    distances = [trajectory.lookup(("distance", identity, other, name))
-                 for identity, other in zip(identities[1:], references)]
-    if metric == "update_ratio":
-        norms = [known_l2(("all_l2", identity, name)) for identity in references]
-        values = [None if None in pair else ratio(*pair) for pair in zip(distances, norms)]
-    else:
-        values = distances
-    if None in values:  # pushed out of the bounded cache already (other threads filling it): read again
+    values = yield from pair_sums_side_by_side(held, name, metric, pool)
+    if values is None:
         return None
     first = float("nan") if metric == "update_ratio" else 0.0
     return [(held[0][0], first)] + [(column, _number(value)) for (column, _, _), value in zip(held[1:], values)]
@@ -103,10 +80,10 @@ def row_tensor_by_tensor(held: list[tuple], name: str, metric: str, pool, proble
             except CheckpointError as exc:  # a streamed tensor was damaged: this one, or the reference?
                 value = float("nan")
                 if _unreadable(current, name, pool):
-                    problems.setdefault(reader.prefix, why(exc))
+                    problems.setdefault(reader.prefix, str(exc))
                     yield column, None
                     continue  # as above: the reference stays
-                problems.setdefault(other[0].prefix, why(exc))
+                problems.setdefault(other[0].prefix, str(exc))
         yield column, _number(value)
         if first is None:  # only dist_from_first keeps the first tensor in memory
             first = current if metric == "dist_from_first" else current[:3] + (None,)
@@ -123,7 +100,7 @@ def _statistic_row(held: list[tuple], name: str, metric: str, pool, problems: di
             return getattr(cached(("stats", identity, name), lambda: stream_statistics(reader, name)),
                            STAT_FIELD[metric]), None
         except CheckpointError as exc:  # damaged here: a gap, as in trajectories
-            return None, why(exc)
+            return None, str(exc)
 
     def finished(measuring) -> tuple:
         column, reader, future = measuring
@@ -148,10 +125,6 @@ def _unreadable(holder, name: str, pool) -> bool:
         return False
     except CheckpointError:
         return True
-
-
-def why(exc) -> str:
-    return str(exc)
 
 
 def _distance(current, other, name: str, pool) -> float:
@@ -207,7 +180,7 @@ def _read(reader, name: str, buffers: ReadBuffers | None = None):
             return read_range(piece, buffers).reshape(reader.entry(name).shape), None
         return reader.read(name), None
     except CheckpointError as exc:
-        return None, why(exc)
+        return None, str(exc)
 
 
 

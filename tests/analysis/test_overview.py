@@ -254,8 +254,8 @@ def test_cancelling_side_by_side_stops_between_bands(training_runs, side_by_side
     from core.analysis import blas_threads
 
     bands = []
-    real_add = lockstep_norms._Half.add
-    monkeypatch.setattr(lockstep_norms._Half, "add", lambda half, low, high: (bands.append(low), real_add(half, low, high)))
+    real_add = lockstep_norms._Segment.add
+    monkeypatch.setattr(lockstep_norms._Segment, "add", lambda segment, low, high: (bands.append(low), real_add(segment, low, high)))
     run = discover(training_runs.exploding_run)
     job = compute_overview(run.checkpoints, "update_ratio")
     for _ in range(4):

@@ -59,3 +59,11 @@ def test_two_live_threads_never_share_arrays_and_few_are_kept():
         for thread in threads:
             thread.join()
     assert len(scratch._spare) <= scratch.SPARE_KEPT
+
+
+def test_an_ended_threads_big_arrays_are_freed_and_its_small_ones_kept():
+    scratch._spare.clear()
+    small, big = _in_thread(lambda: (_work_array(1000), scratch.thread_scratch().get("big", 3 << 20, np.float64)))
+    assert big.nbytes > scratch.SPARE_BYTES - small.nbytes  # 24 MB: over what a kept set may hold with it
+    [kept] = scratch._spare
+    assert [buffer.nbytes for buffer in kept.values()] == [small.nbytes]
