@@ -287,3 +287,16 @@ def test_big_rows_statistics_on_two_threads_equal_numpy_and_leave_gaps(training_
     np.testing.assert_array_equal(np.delete(damaged.values, 2, axis=1), np.delete(overview.values, 2, axis=1))
     assert list(damaged.problems) == [str(run_dir / "ckpt-300")]
     CACHE.clear()
+
+
+def test_progress_only_goes_forward_and_says_what_it_reads(training_runs, side_by_side):
+    run = discover(training_runs.exploding_run)
+    seen = []
+    run_to_end(compute_overview(run.checkpoints, "update_ratio"), on_progress=seen.append)
+    done = [p.done for p in seen]
+    assert done == sorted(done) and done[-1] == seen[-1].total and all(p.message for p in seen)
+    name = run_to_end(compute_overview(run.checkpoints, "l2")).variables[0]
+    CACHE.clear()
+    seen.clear()
+    run_to_end(compute_trajectory(run.checkpoints, name, "update_ratio"), on_progress=seen.append)
+    assert all(p.message for p in seen) and any(f"update_ratio of {name}" == p.message for p in seen)
