@@ -24,7 +24,7 @@ from ..analysis.trajectory import PAIR_METRICS, SINGLE_METRICS, compute_trajecto
 from ..errors import NotACheckpointError, VariableNotFoundError
 from ..format.source import CheckpointSource
 from ..format.readers import open_reader
-from ..jobs import Job, Progress
+from ..jobs import Job, Progress, scaled
 from ..run.discovery import CheckpointInfo, Run
 from ..run.training_logs import HISTORY_FOLDER_NAME
 from ..run.variables import describe_variables
@@ -140,21 +140,9 @@ def _compute_metrics(plan: _Plan):
         for metric in HISTORY_METRICS:
             done = len(values) * len(plan.checkpoints)
             job = compute_trajectory(plan.checkpoints, name, metric, readers=plan.readers)
-            values[name, metric] = (yield from _relay(job, done, plan.total)).points
+            # its phases (readers opened, tensors read, points) each map onto this trajectory's share
+            values[name, metric] = (yield from scaled(job, done, len(plan.checkpoints), plan.total)).points
     return values
-
-
-def _relay(job: Job, done: int, total: int):
-    """Run a sub-job, reporting its progress as part of this one (counted from `done`); its result."""
-    try:
-        while True:
-            try:
-                progress = next(job)
-            except StopIteration as stop:
-                return stop.value
-            yield Progress(done + progress.done, total, progress.message)
-    finally:
-        job.close()
 
 
 def _histogram_value(tag: str, stats, histogram):
@@ -207,5 +195,5 @@ def _checkpoint_histogram(reader: CheckpointSource, name: str, done: int, total:
     has no finite numbers. The tensor is read whole, one at a time, as the detail panel reads it."""
     if name not in reader or not reader.entry(name).is_numeric:
         return None
-    _, stats, histogram = yield from _relay(read_with_statistics(reader, name), done, total)
+    _, stats, histogram = yield from scaled(read_with_statistics(reader, name), done, _HISTOGRAM_UNITS, total)
     return (stats, histogram) if histogram is not None else None

@@ -234,6 +234,18 @@ def test_cancelling_the_history_leaves_nothing(tmp_path, tf_ckpts):
     assert _hashes(folder) == before and not history.exists() and _staged(folder) == []
 
 
+def test_the_historys_progress_stays_within_its_total(tmp_path, tf_ckpts, monkeypatch):
+    """Each trajectory's phases (readers, the checkpoints read side by side in bytes, points) map onto its
+    share of the whole: the bar never passes its end."""
+    from core.analysis import grouped_metrics
+
+    monkeypatch.setattr(grouped_metrics, "groupable", lambda found: False)  # every variable read side by side
+    folder = _copy_run(tf_ckpts.tf1_run, tmp_path / "run")
+    seen = []
+    run_to_end(write_checkpoint_history(discover(folder)), seen.append)
+    assert seen and all(0 <= p.done <= p.total for p in seen) and seen[-1].done == seen[-1].total
+
+
 def test_a_cancelled_rewrite_keeps_the_previous_history(tmp_path, tf_ckpts):
     folder = _copy_run(tf_ckpts.tf1_run, tmp_path / "run")
     run_before = _hashes(folder)
