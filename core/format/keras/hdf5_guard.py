@@ -195,12 +195,18 @@ atexit.register(_WORKER.stop)
 # Layouts of files (a run's files share theirs: hdf5_templates), weighed by their nodes.
 _LAYOUTS = BoundedCache(1 << 20, weigh=lambda root: 1 + datasets_in(root))
 _TEMPLATES = Templates()
+# A file libhdf5 failed on, with why and when: asked again soon (recognising a file, then opening it, ask
+# three times), the same error comes at once, not after another deadline; later, the worker tries anew
+# (a deadline missed on a machine busy for a while).
+_FAILED_LAYOUTS = BoundedCache(256)
+FAILURE_KEPT_SECONDS = 60.0
 
 
 def forget_layouts() -> None:
-    """Forget every layout and template (a test or benchmark of a first open)."""
+    """Forget every layout, template and failure (a test or benchmark of a first open)."""
     _LAYOUTS.clear()
     _TEMPLATES.clear()
+    _FAILED_LAYOUTS.clear()
 
 
 def prestart(paths) -> None:
@@ -247,10 +253,17 @@ def layout(source: Hdf5Bytes) -> Group:
     cached = _LAYOUTS.get(key)
     if cached is not None:
         return cached
+    failed = _FAILED_LAYOUTS.get(key)
+    if failed is not None and time.monotonic() - failed[1] < FAILURE_KEPT_SECONDS:
+        raise CorruptCheckpointError(source.shown, failed[0])
     cached = _TEMPLATES.match(source.path, source.start, source.size)
     if cached is None:
-        report, content = _answer(source, {"op": "layout", "template": True}, METADATA_SECONDS,
-                                  "reading the metadata")
+        try:
+            report, content = _answer(source, {"op": "layout", "template": True}, METADATA_SECONDS,
+                                      "reading the metadata")
+        except CorruptCheckpointError as exc:
+            _FAILED_LAYOUTS.put(key, (exc.problem, time.monotonic()))
+            raise
         cached = build_tree(report)
         if content:
             _TEMPLATES.add(source.size, report.get("template") or [], bytes(content), cached)

@@ -249,3 +249,33 @@ def test_values_equal_h5py_bit_for_bit_contiguous_chunked_compressed_and_big_end
         for name in reader.names():
             _same_bits(reader, h5, name)
     reader.close()
+
+
+def test_a_file_libhdf5_failed_on_fails_again_at_once_then_is_tried_anew(keras_files, monkeypatch):
+    """Recognising a file and opening it ask for its layout three times: a file whose metadata took the
+    worker past its deadline cost three deadlines (12 s, a fuzz find), now one; later it is tried again."""
+    from core.errors import CorruptCheckpointError
+    from core.format.keras import hdf5_guard
+
+    hdf5_guard.forget_layouts()
+    asked = []
+
+    def missing_the_deadline(request, seconds, doing):
+        asked.append(request["op"])
+        raise hdf5_guard.WorkerFailed(f"libhdf5 did not finish {doing} within {seconds:g} s")
+
+    monkeypatch.setattr(hdf5_guard._WORKER, "ask", missing_the_deadline)
+    path = str(keras_files / "model.weights.h5")
+    stat = os.stat(path)
+    source = hdf5_guard.Hdf5Bytes(path, 0, stat.st_size, (stat.st_size, stat.st_mtime_ns, stat.st_ino), path)
+    messages = []
+    for _ in range(3):
+        with pytest.raises(CorruptCheckpointError) as raised:
+            hdf5_guard.layout(source)
+        messages.append(str(raised.value))
+    assert asked == ["layout"] and len(set(messages)) == 1 and "within 4 s" in messages[0] and path in messages[0]
+    monkeypatch.setattr(hdf5_guard, "FAILURE_KEPT_SECONDS", 0.0)
+    with pytest.raises(CorruptCheckpointError):
+        hdf5_guard.layout(source)
+    assert asked == ["layout", "layout"]
+    hdf5_guard.forget_layouts()
