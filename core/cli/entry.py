@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 
 from ..collector import collector_paused
 from ..errors import InspectorError, UsageError
 from ..storage.location import parse_location
+
+NUMPY_FLOATING_POINT_WARNINGS = r"(invalid value|overflow|divide by zero|underflow) encountered"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -282,7 +285,10 @@ def run(argv: list[str]) -> int:
     # collects on a timer of its own): start-up makes a few hundred thousand objects and a command as many
     # again that form no cycles, which collections finding nothing would scan two or three times (10% of a
     # whole-run command). Undone after, for a caller that runs commands in its own process (tests, fuzzer).
-    with collector_paused():  # from here on: the command's imports (numpy, the readers), then its work
+    with collector_paused(), warnings.catch_warnings():  # from here on: the command's imports, then its work
+        # numpy's floating-point warnings (a signalling NaN widened, Inf - Inf, a sum past float64's maximum)
+        # are never the person's business: the values are reported as NaN or Inf, or said to be unknown
+        warnings.filterwarnings("ignore", NUMPY_FLOATING_POINT_WARNINGS, RuntimeWarning)
         try:
             _prestart_hdf5_worker(argv[1:])  # before the parser, which imports the command's modules
             args = build_parser(argv[0] if argv else None).parse_args(argv)
