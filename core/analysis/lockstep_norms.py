@@ -80,16 +80,9 @@ def lockstep_sums(ranges: list[TensorRange], reference: str, pool, message: str 
     with one_blas_thread():  # np.dot of a long vector would start OpenBLAS threads beside our two
         for pair in (columns_of[i:i + 2] for i in range(0, len(columns_of), 2)):
             segments = [_Segment([ranges[c] for c in columns], reference) for columns in pair]
-            for low in range(0, elements, BAND):
-                high = min(low + BAND, elements)
-                other = pool.submit(segments[1].add, low, high) if len(segments) > 1 else None
-                try:
-                    segments[0].add(low, high)
-                finally:  # never leave the other thread reading behind a raised error
-                    if other is not None:
-                        other.result()
-                done += sum(segment.bytes_per_element for segment in segments) * (high - low)
-                yield Progress(min(done, total), total, message)
+            yield from _add_bands(segments, elements, pool, lambda count: Progress(min(done + count, total), total,
+                                                                                  message))
+            done += sum(segment.bytes_per_element for segment in segments) * elements
             for columns, segment in zip(pair, segments):
                 segment.check_checksums()
                 for index, column in enumerate(columns):
@@ -97,6 +90,24 @@ def lockstep_sums(ranges: list[TensorRange], reference: str, pool, message: str 
                     if index:
                         distances[column] = segment.distances[index]
     return LockstepSums(squares, distances)
+
+
+def _add_bands(segments: list, elements: int, pool, progress) -> Job[None]:
+    """Every band of elements into the segments (the second on `pool`); `progress(bytes done)` after each.
+    Their files are closed at the end, whatever happens."""
+    try:
+        for low in range(0, elements, BAND):
+            high = min(low + BAND, elements)
+            other = pool.submit(segments[1].add, low, high) if len(segments) > 1 else None
+            try:
+                segments[0].add(low, high)
+            finally:  # never leave the other thread reading behind a raised error
+                if other is not None:
+                    other.result()
+            yield progress(sum(segment.bytes_per_element for segment in segments) * high)
+    finally:
+        for segment in segments:
+            segment.shards.close()
 
 
 def _segments(count: int, reference: str) -> list[list[int]]:

@@ -86,9 +86,13 @@ def groupable(entry_range: TensorRange | None) -> bool:
 
 def group_piece(work: GroupWork) -> GroupResult:
     """Run on an executor (a thread, a Dask worker): see the module docstring."""
+    with DataShards() as shards:  # its files closed at the end, not whenever the collector finds them
+        return _group_values(work, shards)
+
+
+def _group_values(work: GroupWork, shards: DataShards) -> GroupResult:
     import numpy as np
 
-    shards = DataShards()
     kept: dict[int, object] = {}  # column -> its float64 array, while a later column compares with it
     wanted_later = {other for other in work.compare_with if other is not None}
     lengths = None

@@ -75,9 +75,10 @@ def plan_differences(ranges_a: dict, ranges_b: dict, names: list[str], atol: flo
 
 def difference_piece(work: DifferenceWork) -> dict[str, ValueDifference]:
     """Run on a thread (or any executor): each tensor's ValueDifference (see the module docstring)."""
-    shards, scratch = DataShards(), thread_scratch()
-    xs = read_tensors(work.a, shards, _gap(work.a), scratch, "group_read_a")
-    ys = read_tensors(work.b, shards, _gap(work.b), scratch, "group_read_b")
+    scratch = thread_scratch()
+    with DataShards() as shards:
+        xs = read_tensors(work.a, shards, _gap(work.a), scratch, "group_read_a")
+        ys = read_tensors(work.b, shards, _gap(work.b), scratch, "group_read_b")
     by_dtype: dict[object, list[int]] = {}
     for index, x in enumerate(xs):
         by_dtype.setdefault(x.dtype, []).append(index)

@@ -30,6 +30,20 @@ class DataShards:
         self._lock = threading.Lock()
         self._keep = keep
 
+    def close(self) -> None:
+        """Close every shard held open, for an owner no thread reads through any more (a piece at its end):
+        its descriptors are given back now, not whenever the collector finds them."""
+        with self._lock:
+            held, self._files = list(self._files.values()), OrderedDict()
+        for f, _ in held:
+            f.close()
+
+    def __enter__(self) -> "DataShards":
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+
     def open(self, path: str, entry):
         """The shard at `path`, checked to hold `entry`'s byte range (MissingShardError naming it if not)."""
         with self._lock:

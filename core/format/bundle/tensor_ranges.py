@@ -45,7 +45,10 @@ def stream_range(piece: TensorRange, chunk_bytes: int, shards: DataShards | None
 
     # Without a reader's shards (a piece on a thread or a worker), the shard is opened for this tensor and
     # closed after it: a process-wide cache would keep reading a file TensorFlow has since replaced.
-    shards = shards if shards is not None else DataShards()
+    if shards is None:
+        with DataShards() as own:
+            yield from stream_range(piece, chunk_bytes, own)
+        return
     dtype = dtypes.from_number(piece.dtype_number)
     numpy_dtype = dtype.numpy_dtype()
     swap = piece.big_endian and dtype.itemsize > 1
@@ -106,7 +109,9 @@ def read_range(piece: TensorRange, buffers: ReadBuffers | None = None, shards: D
     naming the shard, as CheckpointReader.read does); in memory from `buffers` when given."""
     import numpy as np
 
-    shards = shards if shards is not None else DataShards()
+    if shards is None:  # opened for this tensor alone, and closed after it
+        with DataShards() as own:
+            return read_range(piece, buffers, own)
     dtype = dtypes.from_number(piece.dtype_number)
     shards.open(piece.path, piece)  # the shard must hold the range before that much memory is taken
     buffer = buffers.take(piece.size) if buffers is not None else np.empty(piece.size, dtype=np.uint8)
