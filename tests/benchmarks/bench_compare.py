@@ -8,6 +8,8 @@ What it measures, all in one run, as medians over interleaved repetitions:
        a. ours, in process: `run_to_end(compare_checkpoints(open_reader(A), open_reader(B), values=True))`;
        b. raw read, the floor: both `.data-*` files read once, whole, with plain buffered file reads
           (`readinto` a reused 8 MB buffer), nothing computed;
+       b2. (information) the same reads with each piece's CRC32C taken, a thread a file: the floor of any
+          reader that checks the data's checksums, as TensorFlow's and ours do;
        c. the TF script, in process (TensorFlow already imported): `ra, rb = tf.train.load_checkpoint(A),
           tf.train.load_checkpoint(B)`, then `np.max(np.abs(ra.get_tensor(n) - rb.get_tensor(n)))` per name;
        d. ours, whole process: `python main.py diff A B --values --json > /dev/null` (information).
@@ -265,6 +267,21 @@ def diff_methods(prefix_a: Path = PREFIX_A, prefix_b: Path = PREFIX_B) -> dict[s
                     total += n
         return total
 
+    def raw_read_with_checksums():  # each file on a thread of its own, every piece's CRC32C taken
+        from concurrent.futures import ThreadPoolExecutor
+
+        from core.format.wire.checksum import crc32c
+
+        def read_one(path: str) -> int:
+            buffer, crc = bytearray(READ_PIECE), 0
+            with open(path, "rb") as f:
+                while n := f.readinto(buffer):
+                    crc = crc32c(memoryview(buffer)[:n], crc)
+            return crc
+
+        with ThreadPoolExecutor(2) as pool:
+            return list(pool.map(read_one, files))
+
     def tensorflow():  # every tensor but strings (a tf.train.Checkpoint's object graph)
         ra, rb = tf.train.load_checkpoint(a), tf.train.load_checkpoint(b)
         return {n: np.max(np.abs(ra.get_tensor(n) - rb.get_tensor(n)))
@@ -273,7 +290,7 @@ def diff_methods(prefix_a: Path = PREFIX_A, prefix_b: Path = PREFIX_B) -> dict[s
     def process():
         return run_process(main_py("diff", a, b, "--values", "--json"), ok=(1,))
 
-    return {"ours": ours, "raw": raw_read, "tf": tensorflow, "process": process,
+    return {"ours": ours, "raw": raw_read, "raw_crc": raw_read_with_checksums, "tf": tensorflow, "process": process,
             "raw_process": lambda: run_process([sys.executable, "-c", RAW_READ_PROCESS, *files]),
             "numpy_process": lambda: run_process([sys.executable, "-c", "import numpy"])}
 
@@ -498,10 +515,12 @@ def bench_big_diff(reps: int, diff_bytes: int) -> list[tuple[str, ...]]:
     print(f"    results: {check_diff_results(methods)}")
     bench_reader.warm_page_cache(data_files(PREFIX_A) + data_files(PREFIX_B))
     print("    page cache: both data files read once before timing: every method reads warm, from memory")
-    diff = interleaved({name: methods[name] for name in ("ours", "raw", "tf", "process", "raw_process")}, reps)
+    diff = interleaved({name: methods[name] for name in ("ours", "raw", "raw_crc", "tf", "process", "raw_process")},
+                       reps)
     rate = lambda t: f"{diff_bytes / t / MB:7,.0f} MB/s"  # noqa: E731
     print_line("ours  compare_checkpoints(values=True), in process", diff["ours"], rate(median(diff["ours"])))
     print_line("raw   readinto 8 MB pieces, both files (floor)", diff["raw"], rate(median(diff["raw"])))
+    print_line("raw   the same + CRC32C, a thread a file (info)", diff["raw_crc"], rate(median(diff["raw_crc"])))
     print_line("TF    load_checkpoint, get_tensor, max|a-b|", diff["tf"], rate(median(diff["tf"])))
     print_line("ours  main.py diff A B --values --json >/dev/null", diff["process"], "whole process")
     print_line("raw   python -c: read both files (process floor)", diff["raw_process"], "whole process")
@@ -519,6 +538,9 @@ def bench_big_diff(reps: int, diff_bytes: int) -> list[tuple[str, ...]]:
          f"ours/raw {d['ours'] / d['raw']:.2f}", f"<= {RAW_TARGET_RATIO}: {verdict(d['ours'] / d['raw'] <= RAW_TARGET_RATIO)}"),
         ("", "", "", "", f"TF/ours {d['tf'] / d['ours']:.2f}",
          f">= {TF_TARGET_SPEEDUP}: {verdict(d['tf'] / d['ours'] >= TF_TARGET_SPEEDUP)}"),
+        ("  raw read + CRC32C (the floor of a", f"{d['raw_crc']:.2f} s", "", "",
+         f"ours/it {d['ours'] / d['raw_crc']:.2f}", f"it/raw {d['raw_crc'] / d['raw']:.2f} (info)"),
+        ("  reader that checks, as TF's does)", "", "", "", "", ""),
     ]
     if cold_diff is not None:
         k = {name: median(times) for name, times in cold_diff.items()}
