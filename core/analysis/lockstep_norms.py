@@ -103,7 +103,10 @@ def _add_bands(segments: list, elements: int, pool, progress) -> Job[None]:
                 segments[0].add(low, high)
             finally:  # never leave the other thread reading behind a raised error
                 if other is not None:
-                    other.result()
+                    try:
+                        other.result()
+                    finally:  # its error's traceback holds this frame: no cycle back through the future,
+                        other = None  # which would keep the segments' buffers and files until a full collection
             yield progress(sum(segment.bytes_per_element for segment in segments) * high)
     finally:
         for segment in segments:

@@ -44,7 +44,7 @@ class _ThreadScratch(Scratch):
             pass
 
     def __del__(self):  # the thread ended and its thread-local data went with it
-        if len(_spare) < SPARE_KEPT:
+        if _spare is not None and len(_spare) < SPARE_KEPT:  # None: the interpreter is shutting down
             kept, size = {}, 0
             for key, buffer in sorted(self._buffers.items(), key=lambda item: item[1].nbytes):
                 size += buffer.nbytes

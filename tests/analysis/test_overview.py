@@ -300,3 +300,33 @@ def test_progress_only_goes_forward_and_says_what_it_reads(training_runs, side_b
     seen.clear()
     run_to_end(compute_trajectory(run.checkpoints, name, "update_ratio"), on_progress=seen.append)
     assert all(p.message for p in seen) and any(f"update_ratio of {name}" == p.message for p in seen)
+
+
+def test_a_segment_that_meets_damage_on_the_other_thread_is_freed_at_once(training_runs, side_by_side, tmp_path,
+                                                                          monkeypatch):
+    """Its error, raised again here from the other thread's future, must not hold the pass's frame in a
+    cycle: the segments' buffers and open files would wait for a full collection (a fuzz worker ran out
+    of address space that way)."""
+    import gc
+    import weakref
+
+    run_dir = tmp_path / "run"
+    shutil.copytree(training_runs.exploding_run, run_dir)
+    data = run_dir / "ckpt-500.data-00000-of-00001"  # in the first pair's second segment: the pool's
+    data.write_bytes(data.read_bytes()[:40])
+    made = []
+    real_init = lockstep_norms._Segment.__init__
+
+    def tracked(segment, *args):
+        real_init(segment, *args)
+        made.append(weakref.ref(segment))
+
+    monkeypatch.setattr(lockstep_norms._Segment, "__init__", tracked)
+    gc.collect()
+    gc.disable()
+    try:
+        found = run_to_end(compute_overview(discover(run_dir).checkpoints, "update_ratio"))
+        alive = sum(ref() is not None for ref in made)
+    finally:
+        gc.enable()
+    assert made and alive == 0 and list(found.problems) == [str(run_dir / "ckpt-500")]
