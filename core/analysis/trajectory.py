@@ -226,11 +226,8 @@ def _point(info: CheckpointInfo, name: str, metric: str, element: int, first, pr
         if metric == "element":
             value = cached(("element", identity, name, element),
                             lambda: float(_real(reader.read_element(name, element))))
-        elif metric == "l2" and single_metric and lookup(("stats", identity, name)) is None:
-            value = cached(("l2", identity, name), lambda: stream_l2(reader, name))
         elif metric in SINGLE_METRICS:
-            stats = cached(("stats", identity, name), lambda: stream_statistics(reader, name))
-            value = getattr(stats, STAT_FIELD[metric])
+            value = statistic_value(reader, identity, name, metric, single_metric)
         else:
             other = previous if metric == "update_ratio" else first
             if other is None:
@@ -269,6 +266,14 @@ def cached(key, compute):
         value = compute()
         CACHE.put(key, value)
     return value
+
+
+def statistic_value(reader: CheckpointSource, identity: tuple, name: str, metric: str, single_metric: bool = False):
+    """One of SINGLE_METRICS of `name` in one checkpoint, from the cache or one pass over its tensor: every
+    statistic at once, or (single_metric) l2 by a lighter pass of its own when no statistics are kept."""
+    if metric == "l2" and single_metric and lookup(("stats", identity, name)) is None:
+        return cached(("l2", identity, name), lambda: stream_l2(reader, name))
+    return getattr(cached(("stats", identity, name), lambda: stream_statistics(reader, name)), STAT_FIELD[metric])
 
 
 def holders(checkpoints: list[CheckpointInfo], name: str, readers: dict, problems: dict | None = None) -> list[tuple]:

@@ -24,8 +24,8 @@ from ..jobs import Job
 from . import trajectory
 from .metric_pieces import distance_of_chunks
 from .pair_norms import CHUNK, pair_sums, self_dot, squares_sum
-from .trajectory import (PAIR_METRICS, STAT_FIELD, SINGLE_METRICS, all_l2, cached, pair_sums_side_by_side, ratio,
-                         stream_l2, stream_statistics)
+from .trajectory import (PAIR_METRICS, SINGLE_METRICS, cached, known_l2, pair_sums_side_by_side, ratio,
+                         statistic_value)
 
 WHOLE_TENSOR_LIMIT = 256 << 20
 
@@ -95,10 +95,7 @@ def _statistic_row(held: list[tuple], name: str, metric: str, pool, problems: di
     cancel waits for two tensors, not the row."""
     def measure(reader, identity):
         try:
-            if metric == "l2" and single_metric and trajectory.lookup(("stats", identity, name)) is None:
-                return cached(("l2", identity, name), lambda: stream_l2(reader, name)), None
-            return getattr(cached(("stats", identity, name), lambda: stream_statistics(reader, name)),
-                           STAT_FIELD[metric]), None
+            return statistic_value(reader, identity, name, metric, single_metric), None
         except CheckpointError as exc:  # damaged here: a gap, as in trajectories
             return None, str(exc)
 
@@ -144,20 +141,19 @@ def _all_l2_of(holder, name: str, pool) -> float:
     import numpy as np
 
     reader, identity, _, tensor = holder
-    stats = trajectory.lookup(("stats", identity, name))
-    if stats is not None:
-        return all_l2(stats)
-
-    def norm() -> float:
-        if tensor is not None and tensor.dtype.kind != "c":
-            return squares_sum(tensor, pool) ** 0.5
+    known = known_l2(("all_l2", identity, name))
+    if known is not None:
+        return known
+    if tensor is not None and tensor.dtype.kind != "c":
+        norm = squares_sum(tensor, pool) ** 0.5
+    else:
         total = 0.0
         for chunk in _chunks(holder, name):
             wide = np.abs(chunk).astype(np.float64) if chunk.dtype.kind == "c" else chunk.astype(np.float64)
             total += self_dot(wide)
-        return total ** 0.5
-
-    return cached(("all_l2", identity, name), norm)
+        norm = total ** 0.5
+    trajectory.CACHE.put(("all_l2", identity, name), norm)
+    return norm
 
 
 def _chunks(holder, name: str):
@@ -181,7 +177,6 @@ def _read(reader, name: str, buffers: ReadBuffers | None = None):
         return reader.read(name), None
     except CheckpointError as exc:
         return None, str(exc)
-
 
 
 def _number(value) -> float:
