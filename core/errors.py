@@ -22,6 +22,7 @@ the GUI shows its message as is. Subclasses say the cause:
     │   └── PlanError              a remap plan that cannot be applied (or read)
     │       └── GraphEditError     renames the TF2 object graph cannot express
     ├── DestinationError           a place we were asked to write to is not acceptable
+    ├── ClosedError                a run or checkpoint of the Python API used after it was closed
     └── TensorBoardError           TensorBoard is missing or cannot serve a folder
 """
 from __future__ import annotations
@@ -131,6 +132,11 @@ class GraphEditError(PlanError):
 
 class DestinationError(InspectorError):
     """A place to write to is refused: the source itself, its files, an existing file not to be replaced."""
+
+
+class ClosedError(InspectorError, ValueError):
+    """A run or checkpoint opened with the Python API (checkpoint_inspector.open) was used after close()
+    or its `with` block: its readers are gone. A ValueError too, as reading a closed file is in Python."""
 
 
 class TensorBoardError(InspectorError):

@@ -16,7 +16,7 @@ import os
 import sys
 import time
 
-from core.storage.location import parse_location
+from checkpoint_inspector.core.storage.location import parse_location
 
 from .base.paths import APP_ID, ICON, SAMPLE_RUN
 

@@ -29,12 +29,12 @@ from typing import Callable
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QUndoCommand, QUndoGroup, QUndoStack
 
-from core.edit.operations import Operation, SetValues
-from core.edit.plan import RemapPlan
-from core.format.readers import main_file
-from core.run.loading import LoadedCheckpoint, open_checkpoint, open_run
-from core.storage import paths
-from core.storage.location import parse_location
+from checkpoint_inspector.core.edit.operations import Operation, SetValues
+from checkpoint_inspector.core.edit.plan import RemapPlan
+from checkpoint_inspector.core.format.readers import main_file
+from checkpoint_inspector.core.run.loading import LoadedCheckpoint, open_checkpoint, open_run
+from checkpoint_inspector.core.storage import paths
+from checkpoint_inspector.core.storage.location import parse_location
 
 from .base.jobs import JobSlot
 from .base.paths import SAMPLE_RUN

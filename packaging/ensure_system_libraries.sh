@@ -7,7 +7,7 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 [ "$(uname -s)" = Linux ] || exit 0
-packages="$(cd "$root" && "$root/.venv/bin/python" -m gui.base.system_libraries)"
+packages="$(cd "$root" && "$root/.venv/bin/python" -m checkpoint_inspector.gui.base.system_libraries)"
 [ -n "$packages" ] || exit 0
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
   echo "Installing the libraries Qt's window needs: $packages ..." >&2

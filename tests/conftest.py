@@ -1,6 +1,8 @@
 """Fixtures shared by the whole test suite."""
 
+import importlib.abc
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -8,6 +10,21 @@ import pytest
 from tests.tf_fixtures import Fixtures, write_all
 
 from tests.gui.screens import LAPTOP, offscreen_platform
+
+
+
+class _EngineOnlyInsideThePackage(importlib.abc.MetaPathFinder):
+    """The checkout's core/ and gui/ are importable as top-level packages (they sit on sys.path), but an
+    installed copy has only checkpoint_inspector.core and .gui: a test importing `core` would pass here and
+    load a second copy of every module beside the real one. Refused at once, naming the right import."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name in ("core", "gui"):
+            raise ImportError(f"import checkpoint_inspector.{name}, not {name} (no top-level {name} is installed)")
+        return None
+
+
+sys.meta_path.insert(0, _EngineOnlyInsideThePackage())
 
 # GUI tests run without a display, on a 1366x768 screen (the smallest the window is made for); set
 # before pytest-qt creates the QApplication.
@@ -73,9 +90,9 @@ def main_window(qtbot, tmp_path, monkeypatch, gc_in_gui_thread):
     `window.shown_errors` instead of shown; at the end no worker job may be left running."""
     from PySide6.QtCore import QSettings
 
-    from gui.base import dialogs, errors
-    from gui.window.main_window import MainWindow
-    from gui.base.settings import AppSettings
+    from checkpoint_inspector.gui.base import dialogs, errors
+    from checkpoint_inspector.gui.window.main_window import MainWindow
+    from checkpoint_inspector.gui.base.settings import AppSettings
 
     shown_errors = []
     monkeypatch.setattr(errors, "show_error",
@@ -106,7 +123,7 @@ def s3_server():
     """A real S3 server (moto in server mode, tests.remote_fixtures) for the session, with the standard
     AWS settings pointing at it for this process and its children."""
     pytest.importorskip("moto.server", reason="the S3 tests need moto[server] (requirements-dev.txt)")
-    from core.storage import remote
+    from checkpoint_inspector.core.storage import remote
     from tests.remote_fixtures import S3Server, s3_environment
 
     server = S3Server()
@@ -120,8 +137,8 @@ def s3_server():
 @pytest.fixture
 def remote_cache(tmp_path, monkeypatch):
     """An empty read-through cache folder, and no listing or index remembered from earlier tests."""
-    from core.format.bundle import index_cache
-    from core.run import variables
+    from checkpoint_inspector.core.format.bundle import index_cache
+    from checkpoint_inspector.core.run import variables
 
     monkeypatch.setenv("CHECKPOINT_INSPECTOR_CACHE_DIR", str(tmp_path / "remote-cache"))
     index_cache.forget_all()

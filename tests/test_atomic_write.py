@@ -5,8 +5,8 @@ import zipfile
 
 import pytest
 
-from core import atomic_write as atomic
-from core.atomic_write import AtomicFile, atomic_path, atomic_write
+from checkpoint_inspector.core import atomic_write as atomic
+from checkpoint_inspector.core.atomic_write import AtomicFile, atomic_path, atomic_write
 
 
 def test_the_old_content_stays_until_the_new_is_complete(tmp_path):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import gc
 import weakref
 
-from core import collector
+from checkpoint_inspector.core import collector
 
 
 class _Node:

@@ -5,12 +5,12 @@ import sys
 
 import pytest
 
-from core import errors
-from core.errors import (AmbiguousNameError, CorruptCheckpointError, DecodeError, InspectorError, PlanError,
+from checkpoint_inspector.core import errors
+from checkpoint_inspector.core.errors import (AmbiguousNameError, CorruptCheckpointError, DecodeError, InspectorError, PlanError,
                          VariableNotFoundError)
-from core.format.bundle.reader import CheckpointReader
-from core.format.wire.protowire import read_varint
-from core.run.names import resolve_name
+from checkpoint_inspector.core.format.bundle.reader import CheckpointReader
+from checkpoint_inspector.core.format.wire.protowire import read_varint
+from checkpoint_inspector.core.run.names import resolve_name
 from tests.locations import MAIN, ROOT, SAMPLE_RUN
 
 

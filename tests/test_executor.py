@@ -6,12 +6,12 @@ import time
 
 import pytest
 
-from core.analysis import trajectory as trajectory_module
-from core.analysis.trajectory import compute_trajectory
-from core.executor import DaskExecutor, SequentialExecutor, ThreadExecutor, executor_for
-from core.errors import InputError
-from core.jobs import run_to_end
-from core.run.discovery import discover
+from checkpoint_inspector.core.analysis import trajectory as trajectory_module
+from checkpoint_inspector.core.analysis.trajectory import compute_trajectory
+from checkpoint_inspector.core.executor import DaskExecutor, SequentialExecutor, ThreadExecutor, executor_for
+from checkpoint_inspector.core.errors import InputError
+from checkpoint_inspector.core.jobs import run_to_end
+from checkpoint_inspector.core.run.discovery import discover
 from tests.executor_pieces import fails_on_three, slow_square
 
 
@@ -93,7 +93,7 @@ def test_cancelling_a_threaded_job_runs_no_more_pieces():
 
 
 def test_executor_settings(monkeypatch):
-    from core import executor
+    from checkpoint_inspector.core import executor
 
     monkeypatch.setattr(executor, "SCHEDULER_TIMEOUT_S", 2)
     assert isinstance(executor_for(None), ThreadExecutor) and executor_for("threads:3").workers == 3
@@ -105,7 +105,7 @@ def test_executor_settings(monkeypatch):
 
 
 def test_a_piece_running_when_its_job_is_cancelled_stops_at_its_next_read():
-    from core.executor import piece_cancelled
+    from checkpoint_inspector.core.executor import piece_cancelled
 
     stopped, running = [], []
 

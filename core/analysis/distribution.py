@@ -6,7 +6,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import CheckpointError
-from ..format.readers import open_reader
 from ..jobs import Job, Progress
 from ..run.discovery import CheckpointInfo
 from .statistics import histogram_counts, histogram_edges
@@ -38,7 +37,7 @@ def compute_distribution(checkpoints: list[CheckpointInfo], name: str, bins: int
     for done, info in enumerate(checkpoints):
         yield Progress(done, 2 * len(checkpoints), f"{info.name}: range of {name}")
         try:
-            reader = open_reader(info.prefix)
+            reader = info.open_reader()
             if name in reader and reader.entry(name).is_numeric:
                 stats = cached(("stats", checkpoint_identity(info.prefix), name),
                                 lambda: stream_statistics(reader, name))
@@ -53,7 +52,7 @@ def compute_distribution(checkpoints: list[CheckpointInfo], name: str, bins: int
     percentiles, counts = [], []
     for done, (info, _) in enumerate(held):
         yield Progress(len(checkpoints) + done, 2 * len(checkpoints), f"{info.name}: distribution of {name}")
-        values = open_reader(info.prefix).read(name).reshape(-1)
+        values = info.open_reader().read(name).reshape(-1)
         values = (np.abs(values) if values.dtype.kind == "c" else values).astype(np.float64)
         values = values[np.isfinite(values)]
         percentiles.append(np.percentile(values, DISTRIBUTION_PERCENTILES))

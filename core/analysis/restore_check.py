@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from ..errors import InputError
 from ..format.checkpoint_keys import OBJECT_GRAPH_KEY, VARIABLE_VALUE_SUFFIX
-from ..format.keras.reader import is_keras_file
+from ..format.readers import KERAS, format_of
 from ..format.graph.meta_graph import read_meta_graph, read_saved_model_graph
 from ..run.loading import checkpoint_at
 from ..run.variables import VariableInfo, describe_variables, kind_of_name
@@ -114,7 +114,7 @@ def _checkpoint_target(path: str, kind: str | None, description: str) -> Restore
 
 def check_restore(prefix: str, found: list[VariableInfo], target: RestoreTarget) -> RestoreCheck:
     """Compare what a checkpoint holds (`found`, its described variables) with what `target` expects."""
-    keras_checkpoint = is_keras_file(prefix)
+    keras_checkpoint = format_of(prefix) is KERAS
     if (target.kind == "keras") != keras_checkpoint:
         target_is = "a Keras file" if target.kind == "keras" else "a TensorFlow program's expectations"
         checkpoint_is = "a Keras file" if keras_checkpoint else "a TensorFlow checkpoint"

@@ -130,13 +130,13 @@ def compute_trajectory(checkpoints: list[CheckpointInfo], name: str, metric: str
 def _open_readers(checkpoints: list[CheckpointInfo], readers: dict) -> Job[None]:
     """Every checkpoint's reader, opened in threads (remote indexes arrive together, not in turn); one
     that fails is left out, and its point says why."""
-    missing = [info.prefix for info in checkpoints if info.prefix not in readers]
+    missing = [info for info in checkpoints if info.prefix not in readers]
     if len(missing) < 2:
         return
     yield Progress(0, len(missing), f"opening {len(missing)} checkpoints")
-    for done, (index, outcome) in enumerate(ThreadExecutor().map_unordered(open_reader, missing), 1):
+    for done, (index, outcome) in enumerate(ThreadExecutor().map_unordered(CheckpointInfo.open_reader, missing), 1):
         if not isinstance(outcome, BaseException):
-            readers[missing[index]] = outcome
+            readers[missing[index].prefix] = outcome
         yield Progress(done, len(missing), f"opened {done} of {len(missing)} checkpoints")
 
 
@@ -215,7 +215,7 @@ def _point(info: CheckpointInfo, name: str, metric: str, element: int, first, pr
     try:
         reader = readers.get(info.prefix)
         if reader is None:
-            reader = readers[info.prefix] = open_reader(info.prefix)
+            reader = readers[info.prefix] = info.open_reader()
         if name not in reader:
             return Point(info.step, info.prefix, None, "not in this checkpoint"), None
         entry = reader.entry(name)

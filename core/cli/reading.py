@@ -82,23 +82,12 @@ def command_show(args) -> int:
     return 0
 
 
-def _shown_name(readers: dict[str, CheckpointSource], name: str) -> str:
-    """The name the window shows for stored key `name` (a Keras path, a TF1 name), from the first
-    checkpoint opened that holds it (the latest, as resolve_in_run looks there first)."""
-    from ..run.variables import describe_variables
-
-    for reader in readers.values():
-        if name in reader:
-            return next((v.display_name for v in describe_variables(reader) if v.name == name), name)
-    return name
-
-
 def command_trajectory(args) -> int:
     from ..analysis.trajectory import compute_trajectory
     from ..executor import executor_for
     from ..export.tables import write_csv
     from ..jobs import run_to_end
-    from ..run.names import resolve_in_run
+    from ..run.names import resolve_in_run, shown_name_in
 
     run = discover(args.path).single_run()
     readers: dict[str, CheckpointSource] = {}
@@ -106,7 +95,7 @@ def command_trajectory(args) -> int:
     with executor_for(args.dask) as executor:
         trajectory = run_to_end(compute_trajectory(run.checkpoints, name, args.metric, args.element, readers,
                                                    single_metric=True, executor=executor))
-    shown = _shown_name(readers, name)
+    shown = shown_name_in(readers, name)
     points = [{"step": p.step, "prefix": p.prefix, "value": p.value} | ({"reason": p.reason} if p.reason else {})
               for p in trajectory.points]
     if args.csv:

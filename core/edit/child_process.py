@@ -9,7 +9,6 @@ last_error from the stderr of a child that died with a traceback."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
@@ -17,7 +16,7 @@ from dataclasses import dataclass
 
 from ..jobs import Job, Progress
 
-_REPOSITORY = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from ..child_python import PACKAGE_PARENT, child_environment
 
 
 @dataclass
@@ -31,8 +30,8 @@ def run_module(module: str, arguments: list[str], doing: str) -> Job[Finished]:
     """Job: `python -m module *arguments` from the repository, TensorFlow's C++ logs quiet; `doing` is the
     progress line ("Keras is reloading it"), the seconds so far added."""
     process = subprocess.Popen([sys.executable, "-m", module, *arguments], stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True, cwd=_REPOSITORY,
-                               env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"})
+                               stderr=subprocess.PIPE, text=True, cwd=PACKAGE_PARENT,
+                               env=child_environment(TF_CPP_MIN_LOG_LEVEL="2"))
     started = time.monotonic()
     try:
         while process.poll() is None:

@@ -27,7 +27,7 @@ def convert(source: str, destination: str, model: str | None = None) -> Job[str]
     """Job: run the conversion in a child process; returns the destination."""
     if os.path.exists(destination) or os.path.exists(destination + ".index"):
         raise DestinationError(destination, "exists already: convert to a new place")
-    finished = yield from run_module("core.edit.keras_convert", [source, destination] + (
+    finished = yield from run_module(__name__, [source, destination] + (
         ["--model", model] if model else []), "Keras and TensorFlow are converting it")
     stderr = finished.stderr
     if finished.returncode != 0:

@@ -22,7 +22,6 @@ from ..errors import (CheckpointError, CorruptCheckpointError, DecodeError, Dest
                       InputError)
 from ..format import dtypes
 from ..format.bundle.reader import data_file_path
-from ..format.readers import open_reader
 from ..format.source import CheckpointSource, SourceKind
 from ..format.bundle.writer import BundleWriter
 from ..format.checkpoint_keys import OBJECT_GRAPH_KEY
@@ -235,7 +234,7 @@ def save_remapped_run(checkpoints: list[CheckpointInfo], plan: RemapPlan, destin
     for index, info in enumerate(checkpoints):
         yield Progress(index, len(checkpoints), f"Remapping {info.name}")
         target = os.path.join(destination_folder, info.name)
-        with open_reader(info.prefix) as reader:  # opened here, so closed here (a Keras file's HDF5 handle)
+        with info.open_reader() as reader:  # opened here, so closed here (a Keras file's HDF5 handle)
             checkpoints_written |= reader.kind.is_tensorflow  # a Keras file is saved as one, named by no state file
             reports.append((yield from save_remapped(reader, plan, target, overwrite, state_file=False)))
     if checkpoints_written:

@@ -61,8 +61,8 @@ def verify_saved(source_prefix: str, destination_prefix: str, result: Preview,
             expected.append(item)
         request = {"source": source_prefix, "destination": destination_prefix, "expected": expected}
         # A Keras file is loaded by Keras (core.edit.keras_verify_worker), a checkpoint by TensorFlow.
-        worker, who = (("core.edit.keras_verify_worker", "Keras") if kind.is_keras
-                       else ("core.edit.verify_worker", "TensorFlow"))
+        worker, who = ((f"{__package__}.keras_verify_worker", "Keras") if kind.is_keras
+                       else (f"{__package__}.verify_worker", "TensorFlow"))
         return (yield from _ask_child(worker, request, folder, f"{who} is reloading it", who, destination_prefix))
 
 
@@ -91,5 +91,5 @@ def verify_restore(checkpoint_prefix: str, target: RestoreTarget) -> Job[VerifyR
     who = "Keras" if target.kind == "keras" else "TensorFlow"
     into = os.path.basename(target.path.rstrip(os.sep))
     with tempfile.TemporaryDirectory(prefix="ckpt-restore-") as folder:
-        return (yield from _ask_child("core.edit.restore_verify_worker", request, folder,
+        return (yield from _ask_child(f"{__package__}.restore_verify_worker", request, folder,
                                       f"{who} is restoring it into {into}", who, checkpoint_prefix, into))

@@ -13,7 +13,6 @@ from typing import Iterable
 from ..analysis.statistics import StatisticsAccumulator
 from ..atomic_write import atomic_write
 from ..format.source import CheckpointSource
-from ..format.readers import open_reader
 from ..formatting import format_shape
 from ..jobs import Job, Progress
 from ..run.discovery import CheckpointInfo
@@ -63,7 +62,7 @@ def export_run_table(checkpoints: list[CheckpointInfo], path: str) -> Job[int]:
     rows = []
     for done, info in enumerate(checkpoints):
         yield Progress(done, len(checkpoints), f"Listing {info.name}")
-        for variable in describe_variables(open_reader(info.prefix)):
+        for variable in describe_variables(info.open_reader()):
             rows.append(["" if info.step is None else info.step, info.prefix] + table_row(variable))
     write_csv(path, ["step", "prefix"] + TABLE_COLUMNS, rows)
     yield Progress(len(checkpoints), len(checkpoints), f"Wrote {path}")

@@ -14,8 +14,7 @@ from ..errors import CheckpointError
 from ..format.bundle.v1_table import v1_files
 from ..format.checkpoint_keys import STEP_KEYS
 from ..format.keras.files import KERAS_SUFFIXES, has_keras_name
-from ..format.keras.reader import is_keras_file
-from ..format.readers import main_file, open_reader
+from ..format.readers import KERAS, V1_TABLE, V2_BUNDLE, format_named, open_reader
 from ..format.source import CheckpointSource
 from ..storage import files, paths
 
@@ -42,6 +41,9 @@ class CheckpointInfo:
     # Discovery opens the index of an unnumbered checkpoint to find its step; keep that reader so the
     # command or window that opens this checkpoint next does not parse the index a second time.
     _reader: CheckpointSource | None = field(default=None, repr=False, compare=False)
+    # The row of core.format.readers.FORMATS that discovery found this checkpoint to be: its reader, main
+    # file and problem are taken from it, never decided again.
+    format: str | None = None
 
     @property
     def name(self) -> str:
@@ -52,30 +54,36 @@ class CheckpointInfo:
 
     def open_reader(self) -> CheckpointSource:
         """The checkpoint's reader (parsing its index now unless discovery already did)."""
-        reader, self._reader = self._reader or open_reader(self.prefix), None
+        reader, self._reader = self._reader or open_reader(self.prefix, self.format), None
         return reader
 
 
 def describe_checkpoint(prefix: str, timestamp: float | None, listed: bool, is_latest: bool,
-                        data_files: list[str], warnings: list[str]) -> CheckpointInfo:
-    """The checkpoint at `prefix` (a TF prefix or a Keras file); what cannot be read goes to `warnings`."""
-    main = main_file(prefix)
+                        data_files: list[str], warnings: list[str], format_name: str | None = None) -> CheckpointInfo:
+    """The checkpoint at `prefix` (a TF prefix or a Keras file) of the format discovery found it to be
+    (`format_name`: a row of core.format.readers.FORMATS; looked up when not given); what cannot be read
+    goes to `warnings`."""
+    found = format_named(format_name, prefix) or V1_TABLE  # what is none is refused by the V1 reader, naming it
+    main = found.main_file(prefix)
     main_size, mtime = files.getsize(main), files.modified_time(main)
-    if files.exists(prefix + ".index"):
+    if found is V2_BUNDLE:
         size = main_size + sum(_size(p) for p in data_files)
-    elif is_keras_file(prefix):
+    elif found is KERAS:
         data_files, size = [prefix], main_size
-    else:
+    elif found is V1_TABLE:
         data_files = v1_files(prefix)
         size = sum(_size(p) for p in data_files)
+    else:  # a SavedModel that stores no variables: nothing stored
+        data_files, size = [], 0
     step, source = _step_from_name(prefix)
     reader = None
     if step is None and has_keras_name(prefix):  # ModelCheckpoint's epoch or batch number, else write time
         match = _STEP_IN_NAME.search(_keras_stem(prefix))
         step, source = (int(match.group(1)), "name") if match else (None, None)
     elif step is None:
-        step, source, reader = _step_from_variables(prefix, warnings)
-    return CheckpointInfo(prefix, step, source, listed, is_latest, timestamp, mtime, size, data_files, reader)
+        step, source, reader = _step_from_variables(prefix, found, warnings)
+    return CheckpointInfo(prefix, step, source, listed, is_latest, timestamp, mtime, size, data_files, reader,
+                          format=found.name)
 
 
 def _size(path: str) -> int:
@@ -104,12 +112,12 @@ def _step_from_name(prefix: str) -> tuple[int | None, str | None]:
     return (int(match.group(1)), "name") if match else (None, None)
 
 
-def _step_from_variables(prefix: str, warnings: list[str]) -> tuple[int | None, str | None, CheckpointSource | None]:
+def _step_from_variables(prefix: str, found, warnings: list[str]) -> tuple[int | None, str | None, CheckpointSource | None]:
     """A step counter stored in the checkpoint; else the optimizer's iteration count (a SavedModel has
     nothing better); else a number the name carries in another saver's pattern."""
     reader = None
     try:
-        reader = open_reader(prefix)
+        reader = open_reader(prefix, found.name)
         for names, source in ((STEP_KEYS, "variable"), (_ITERATION_KEYS, "optimizer iterations")):
             for name in names:
                 if name in reader and reader.entry(name).shape == () and reader.entry(name).dtype_name.startswith("int"):

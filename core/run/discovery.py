@@ -32,7 +32,7 @@ from ..format.bundle.commit import leftovers
 from ..format.foreign_files import foreign_file_error
 from ..format.keras.files import has_keras_name
 from ..format.keras.reader import is_keras_file
-from ..format.readers import keras_file_problem
+from ..format.readers import KERAS, SAVED_MODEL_WITHOUT_VARIABLES, V1_TABLE, V2_BUNDLE, format_of, keras_file_problem
 from ..format.saved_model import GRAPH_FILES, is_without_variables, misplaced_variables
 from ..format.wire.sstable import LFS_PROBLEM, is_lfs_pointer
 from ..format.bundle.v1_table import is_v1_file, v1_files, v1_prefix_of
@@ -155,15 +155,15 @@ def discover(path: str | os.PathLike) -> Run:
     recognise(path)
     if paths.basename(path) == STATE_FILE_NAME and files.isfile(path):
         return _with_checkpoints(_discover_folder(paths.dirname(path), selected=None, depth=0, state_path=path), path)
-    if files.isfile(path) and (has_keras_name(path) or is_keras_file(path)) and not path.endswith(".index"):
-        return _run_of_file(path)
+    if files.isfile(path) and not path.endswith(".index") and format_of(path) is KERAS:
+        return _run_of_file(path)  # (a file beside its own `.index` is TensorFlow's prefix: the table's order)
     if files.isfile(path) and paths.basename(path) in GRAPH_FILES:
         return _discover_folder_given(Location(paths.dirname(path)))  # a SavedModel's graph file: the SavedModel
     prefix = prefix_of_file(path) if files.isfile(path) else None
     if prefix is None:
         prefix = v1_prefix_of(path) if is_v1_file(path) else path
     prefix = Location(prefix)  # cut from the path's text (`x.index` -> `x`): parsed again, once, to carry on
-    if not files.exists(prefix + ".index") and not is_v1_file(v1_files(prefix)[0]):
+    if format_of(prefix) not in (V2_BUNDLE, V1_TABLE):
         if path.endswith(".meta") and files.isfile(path):
             raise NotACheckpointError(path, f"is a TF1 graph whose checkpoint data is not there (no "
                                             f"{paths.basename(prefix)}.index nor a V1 file {paths.basename(prefix)})")
@@ -193,10 +193,8 @@ def _discover_folder_given(path: str) -> Run:
 
 def _saved_model_without_variables(folder: str, warnings: list[str]) -> CheckpointInfo:
     """The one checkpoint of a SavedModel that stores no variables: the folder itself (core.format.saved_model),
-    the latest of its run, of size 0 (describe_checkpoint takes a prefix without `.index` for a V1 file)."""
-    info = describe_checkpoint(folder, None, False, True, [], warnings)
-    info.data_files, info.size_bytes = [], 0
-    return info
+    the latest of its run, of size 0."""
+    return describe_checkpoint(folder, None, False, True, [], warnings, SAVED_MODEL_WITHOUT_VARIABLES.name)
 
 
 def _serving_run(folder: str) -> Run | None:
@@ -222,7 +220,8 @@ def _serving_run(folder: str) -> Run | None:
         else:
             variables_folder = paths.dirname(prefix)
             data = _data_files_by_prefix(variables_folder, sorted(files.listdir(variables_folder)))
-            info = describe_checkpoint(prefix, None, False, version == newest, data.get(prefix, []), run.warnings)
+            info = describe_checkpoint(prefix, None, False, version == newest, data.get(prefix, []), run.warnings,
+                                       V2_BUNDLE.name)
         info.step, info.step_source = version, "version"
         run.checkpoints.append(info)
     sort_oldest_first(run.checkpoints)
@@ -271,6 +270,11 @@ def _discover_folder(folder: str, selected: str | None, depth: int, state_path: 
     listed = _listed_prefixes(state, folder)
     latest = resolve(state.latest, folder) if state and state.latest else None
     prefixes = list(dict.fromkeys(tensorflow + [k for k in keras if k in in_series]))
+    # Each checkpoint's row of the format table, known from the listing: an index makes a V2 bundle (even
+    # where a Keras file has the prefix's name: TensorFlow's rule), a table file V1, a Keras file Keras.
+    formats = {k: KERAS.name for k in keras}
+    formats.update({t: V1_TABLE.name for t in tensorflow})
+    formats.update({paths.join(folder, n[:-len(".index")]): V2_BUNDLE.name for n in names if n.endswith(".index")})
     for prefix in listed:
         if prefix not in prefixes:
             run.warnings.append(f"{state.path}: lists {paths.basename(prefix)}, which is not on disk")
@@ -278,8 +282,8 @@ def _discover_folder(folder: str, selected: str | None, depth: int, state_path: 
     data_files = _data_files_by_prefix(folder, names)
     timestamps = resolved_timestamps(state, folder) if state is not None else {}
     for prefix in prefixes:
-        run.checkpoints.append(describe_checkpoint(prefix, timestamps.get(prefix), prefix in listed,
-                                                   prefix == latest, data_files.get(prefix, []), run.warnings))
+        run.checkpoints.append(describe_checkpoint(prefix, timestamps.get(prefix), prefix in listed, prefix == latest,
+                                                   data_files.get(prefix, []), run.warnings, formats[prefix]))
         note = misplaced_variables(prefix)  # variables.* beside saved_model.pb: TensorFlow never loads them
         if note:
             run.warnings.append(note)
@@ -294,7 +298,7 @@ def _discover_folder(folder: str, selected: str | None, depth: int, state_path: 
                 run.subruns.append(sub)
     for path in loose:  # after the sub-folders, as a file manager lists them
         alone = Run(folder=folder, checkpoints=[], selected_prefix=path, single_file=paths.basename(path))
-        alone.checkpoints.append(describe_checkpoint(path, None, False, False, [], alone.warnings))
+        alone.checkpoints.append(describe_checkpoint(path, None, False, False, [], alone.warnings, KERAS.name))
         run.subruns.append(alone)
     return run
 
@@ -308,7 +312,7 @@ def _run_of_file(path: str) -> Run:
         if alone.path == path:  # a Keras file beside others of other names
             return alone
     mine = next((c for c in run.checkpoints if c.prefix == path), None)
-    if mine is None or has_keras_name(path) or is_keras_file(path):
+    if mine is None or mine.format == KERAS.name:
         return run
     template = name_template(paths.basename(path))
     if mine.listed or (len(run.checkpoints) == 1 and not run.subruns) or any(

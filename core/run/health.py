@@ -13,7 +13,7 @@ def check_checkpoints(checkpoints: list[CheckpointInfo]) -> Job[dict[str, str]]:
     problems = {}
     for done, info in enumerate(checkpoints):
         yield Progress(done, len(checkpoints), f"Checking {info.name}")
-        problem = checkpoint_problem(info.prefix)
+        problem = checkpoint_problem(info.prefix, info.format)
         if problem is not None:
             problems[info.prefix] = problem
     return problems

@@ -39,3 +39,12 @@ def resolve_in_run(run: Run, name: str, readers: dict[str, CheckpointSource]) ->
         except VariableNotFoundError as exc:
             first_error = first_error or exc
     raise first_error
+
+
+def shown_name_in(readers: dict[str, CheckpointSource], name: str) -> str:
+    """The name the window shows for stored key `name` (a Keras path, a TF1 name), from the first
+    checkpoint opened that holds it (the latest, as resolve_in_run looks there first)."""
+    for reader in readers.values():
+        if name in reader:
+            return next((v.display_name for v in describe_variables(reader) if v.name == name), name)
+    return name

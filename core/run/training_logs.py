@@ -50,6 +50,8 @@ class ScalarSeries:
     steps: "object"        # int64
     wall_times: "object"   # float64
     values: "object"       # float64 (NaN and Inf kept: a NaN loss is news)
+    run: str = ""          # the sub-folder its event files lie in ("" for the folder itself): TensorBoard's run
+    logged_tag: str = ""   # the tag as logged, without the run (`tag` is `run/logged_tag` when run is not "")
 
 
 @dataclass(frozen=True)
@@ -186,7 +188,7 @@ def read_training_logs(path: str | os.PathLike, tag: str | None = None, histogra
             steps = np.fromiter((p[0] for p in points), dtype=np.int64, count=len(points))
             walls = np.fromiter((p[1] for p in points), dtype=np.float64, count=len(points))
             values = np.fromiter((p[2] for p in points), dtype=np.float64, count=len(points))
-            logs.scalars[name] = ScalarSeries(name, steps, walls, values)
+            logs.scalars[name] = ScalarSeries(name, steps, walls, values, run, raw_tag)
         for raw_tag, items in stream.histograms().items():
             logs.histograms[_named(run, raw_tag)] = items
     logs.scalars = dict(sorted(logs.scalars.items()))

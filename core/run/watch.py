@@ -33,7 +33,7 @@ class RunWatcher:
             return None  # the folder is momentarily empty or unreadable: try again next time
         run.subruns = []  # only this folder's own checkpoints are watched
         arrived = [c for c in run.checkpoints if c.prefix not in self.known]
-        complete = [c for c in arrived if checkpoint_problem(c.prefix) is None]
+        complete = [c for c in arrived if checkpoint_problem(c.prefix, c.format) is None]
         run.checkpoints = [c for c in run.checkpoints if c.prefix in self.known or c in complete]
         current = {c.prefix for c in run.checkpoints}
         if current == self.known:

@@ -23,7 +23,6 @@ from ..analysis.grouped_metrics import precompute
 from ..analysis.trajectory import PAIR_METRICS, SINGLE_METRICS, compute_trajectory
 from ..errors import NotACheckpointError, VariableNotFoundError
 from ..format.source import CheckpointSource
-from ..format.readers import open_reader
 from ..jobs import Job, Progress, scaled
 from ..run.discovery import CheckpointInfo, Run
 from ..run.training_logs import HISTORY_FOLDER_NAME
@@ -61,7 +60,7 @@ def default_variables(run: Run) -> list[str]:
     slots, no bookkeeping, nothing without numbers."""
     if run.latest is None:
         raise NotACheckpointError(run.folder, "holds no checkpoint")
-    reader = open_reader(run.latest.prefix)
+    reader = run.latest.open_reader()
     return [v.name for v in describe_variables(reader) if v.kind == "variable" and v.entry.is_numeric]
 
 
@@ -103,7 +102,7 @@ def write_checkpoint_history(run: Run, names: Sequence[str] | None = None,
 # ---- choosing and naming -----------------------------------------------------------------------------
 
 def _plan(run: Run, names: list[str]) -> _Plan:
-    readers = {info.prefix: open_reader(info.prefix) for info in run.checkpoints}
+    readers = {info.prefix: info.open_reader() for info in run.checkpoints}
     for name in names:
         if not any(name in reader for reader in readers.values()):
             raise VariableNotFoundError(run.folder, f"no checkpoint of this run holds {name!r}")

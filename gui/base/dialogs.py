@@ -100,7 +100,7 @@ def save_output(session, title: str, name: str, pattern: str = "", what: str = "
     """Where to save `name` (a file, or a checkpoint prefix): asked in the last output folder, never in the
     run; a place inside the run (`session.run_folder`) only after saying what it adds there. `session`:
     anything with dialog_parent, settings and run_folder (gui.session.Session)."""
-    from core.run.outputs import suggested_path
+    from checkpoint_inspector.core.run.outputs import suggested_path
 
     suggestion = suggested_path(name, session.run_folder, session.settings.last_output_folder())
     path = save_file(session.dialog_parent, title, suggestion, pattern)
@@ -115,7 +115,7 @@ def save_output_folder(session, title: str, name: str, what: str) -> str | None:
 def _confirmed_output(session, path: str | None, what: str) -> str | None:
     import os
 
-    from core.run.outputs import writes_into
+    from checkpoint_inspector.core.run.outputs import writes_into
 
     if not path:
         return None

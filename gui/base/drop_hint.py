@@ -5,7 +5,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel
 
-from core.storage.location import parse_location
+from checkpoint_inspector.core.storage.location import parse_location
 
 
 def dropped_path(mime) -> str | None:

@@ -7,7 +7,7 @@ import traceback
 
 from PySide6.QtWidgets import QMessageBox
 
-from core.errors import InspectorError
+from checkpoint_inspector.core.errors import InspectorError
 
 
 def show_error(parent, title: str, message: str, details: str = "") -> None:

@@ -7,7 +7,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QStackedLayout, QVBoxLayout, QWidget
 
-from core.analysis.heatmap_reduction import REDUCTIONS, TITLES, block_factors, block_reduce, percentile_levels
+from checkpoint_inspector.core.analysis.heatmap_reduction import REDUCTIONS, TITLES, block_factors, block_reduce, percentile_levels
 
 
 class _MessageOr(QWidget):

@@ -7,7 +7,7 @@ import os
 
 from PySide6.QtCore import QByteArray, QSettings
 
-from core.storage.location import parse_location
+from checkpoint_inspector.core.storage.location import parse_location
 
 MAX_RECENT = 10
 

@@ -24,7 +24,7 @@ import re
 import sys
 import time
 
-from core.storage.location import parse_location
+from checkpoint_inspector.core.storage.location import parse_location
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtNetwork import QLocalServer, QLocalSocket

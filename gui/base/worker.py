@@ -12,7 +12,7 @@ from typing import Callable
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 
-from core.jobs import Progress
+from checkpoint_inspector.core.jobs import Progress
 
 
 class JobHandle(QObject):

@@ -9,9 +9,9 @@ import time
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt
 from PySide6.QtGui import QBrush, QColor, QFont
 
-from core.formatting import format_bytes
-from core.run.checkpoint_info import same_step_as
-from core.run.discovery import CheckpointInfo, Run
+from checkpoint_inspector.core.formatting import format_bytes
+from checkpoint_inspector.core.run.checkpoint_info import same_step_as
+from checkpoint_inspector.core.run.discovery import CheckpointInfo, Run
 
 COLUMNS = ("Step", "Written", "Size", "Checkpoint")  # the tooltip has the full path and date
 STEP_SOURCES = {"name": "step from the number in its name", "variable": "step read from its step counter variable",

@@ -3,8 +3,8 @@ the sort key of each. The item models (gui.browser.variable_model) and the visib
 (gui.browser.visible_set) both read them, so neither imports the other for them."""
 from __future__ import annotations
 
-from core.formatting import format_bytes, format_count, format_shape
-from core.run.variables import VariableInfo
+from checkpoint_inspector.core.formatting import format_bytes, format_count, format_shape
+from checkpoint_inspector.core.run.variables import VariableInfo
 
 COLUMNS = ("Name", "Shape", "Dtype", "Elements", "Bytes", "Stored key")
 NAME, SHAPE, DTYPE, ELEMENTS, BYTES, KEY = range(len(COLUMNS))

@@ -9,9 +9,9 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QAbstractItemView, QApplication, QMenu, QSplitter, QTableView, QVBoxLayout, QWidget
 
-from core.jobs import Progress
-from core.run.health import check_checkpoints
-from core.run.watch import LOCAL_INTERVAL_MS, RunWatcher
+from checkpoint_inspector.core.jobs import Progress
+from checkpoint_inspector.core.run.health import check_checkpoints
+from checkpoint_inspector.core.run.watch import LOCAL_INTERVAL_MS, RunWatcher
 
 from .checkpoint_list import CheckpointListModel
 from .run_tree import RunTree

@@ -7,8 +7,8 @@ from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QHBoxLayout, QLabel, QLineEdit, QSizePolicy, QStackedWidget,
                                QTableView, QTreeView, QVBoxLayout, QWidget)
 
-from core.errors import FilterError
-from core.run.variables import VariableInfo
+from checkpoint_inspector.core.errors import FilterError
+from checkpoint_inspector.core.run.variables import VariableInfo
 
 from ..base.overflow_toolbar import OverflowToolbar
 from .columns import BYTES, DTYPE, ELEMENTS, NAME, SHAPE, cell_text

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QAbstractItemModel, QAbstractTableModel, QModelIndex, Qt, Signal
 
-from core.run.variables import VariableInfo
+from checkpoint_inspector.core.run.variables import VariableInfo
 
 from .columns import BYTES, COLUMNS, ELEMENTS, KEY, NAME, cell_text
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 from functools import cached_property
 from itertools import compress, repeat
 
-from core.jobs import Progress
-from core.run.variable_filter import matching_indexes, search_texts
-from core.run.variables import VariableInfo
+from checkpoint_inspector.core.jobs import Progress
+from checkpoint_inspector.core.run.variable_filter import matching_indexes, search_texts
+from checkpoint_inspector.core.run.variables import VariableInfo
 
 from .columns import NAME, sort_key
 

@@ -12,9 +12,9 @@ from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QHeaderView, QLabel, QListWidget, QPushButton, QSplitter,
                                QTableWidget, QTableWidgetItem, QVBoxLayout)
 
-from core.edit.fix_plan import check_and_plan
-from core.edit.verify import verify_restore
-from core.formatting import format_shape
+from checkpoint_inspector.core.edit.fix_plan import check_and_plan
+from checkpoint_inspector.core.edit.verify import verify_restore
+from checkpoint_inspector.core.formatting import format_shape
 
 from ..base.jobs import JobSlot
 

@@ -16,10 +16,10 @@ from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QHBoxLayout, QLabel, QLineEdit, QMainWindow,
                                QPushButton, QSplitter, QTableView, QVBoxLayout, QWidget)
 
-from core.analysis.comparison import compare_checkpoints
-from core.analysis.tensor_slicing import SliceChoice, plottable
-from core.jobs import Progress
-from core.run.loading import checkpoint_at
+from checkpoint_inspector.core.analysis.comparison import compare_checkpoints
+from checkpoint_inspector.core.analysis.tensor_slicing import SliceChoice, plottable
+from checkpoint_inspector.core.jobs import Progress
+from checkpoint_inspector.core.run.loading import checkpoint_at
 
 from ..base import dialogs, errors
 from .comparison_model import DIFFERENT, ComparisonFilter, ComparisonModel, comparison_rows

@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QSortFilterProxyModel, Qt
 from PySide6.QtGui import QBrush, QColor
 
-from core.formatting import format_shape
+from checkpoint_inspector.core.formatting import format_shape
 
 COLUMNS = ("Status", "Name", "Kind", "A", "B", "Differing", "Max |a−b|", "Rel. L2", "Note")
 STATUS_TITLES = {"only_a": "only in A", "only_b": "only in B", "shape": "shape", "dtype": "dtype", "values": "values",

@@ -10,10 +10,10 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, QFormLayout, QFrame, QHeaderView, QLabel,
                                QLineEdit, QScrollArea, QTableWidget, QTableWidgetItem, QVBoxLayout)
 
-from core.edit.operations import Drop, DropRegex, Operation, RegexRename
-from core.edit.plan import RemapPlan, preview
-from core.edit.shown_names import RenameShown, shown_name_of
-from core.format.checkpoint_keys import OBJECT_GRAPH_KEY, object_path_of_key
+from checkpoint_inspector.core.edit.operations import Drop, DropRegex, Operation, RegexRename
+from checkpoint_inspector.core.edit.plan import RemapPlan, preview
+from checkpoint_inspector.core.edit.shown_names import RenameShown, shown_name_of
+from checkpoint_inspector.core.format.checkpoint_keys import OBJECT_GRAPH_KEY, object_path_of_key
 
 
 MAX_PROBLEM_LINES = 8  # a regex that clashes everywhere lists a few, not thousands (the dialog must fit)

@@ -10,7 +10,7 @@ from typing import Callable
 from PySide6.QtCore import QObject
 from PySide6.QtGui import QKeySequence
 
-from core.edit.operations import AddVariable, Cast, Drop, Operation, Rename, SetValues
+from checkpoint_inspector.core.edit.operations import AddVariable, Cast, Drop, Operation, Rename, SetValues
 
 from ..base import dialogs
 

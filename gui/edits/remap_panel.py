@@ -10,12 +10,12 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QCheckBox, QHBoxLayout, QHeaderView, QLabel, QListWidget, QPushButton, QTableWidget,
                                QTableWidgetItem, QVBoxLayout, QWidget)
 
-from core.edit.keras_load_check import keras_load_warnings
-from core.format.checkpoint_keys import object_path_of_key
-from core.edit.plan import RemapPlan, preview
-from core.run.discovery import keras_name_parts
-from core.atomic_write import atomic_write
-from core.errors import PlanError
+from checkpoint_inspector.core.edit.keras_load_check import keras_load_warnings
+from checkpoint_inspector.core.format.checkpoint_keys import object_path_of_key
+from checkpoint_inspector.core.edit.plan import RemapPlan, preview
+from checkpoint_inspector.core.run.discovery import keras_name_parts
+from checkpoint_inspector.core.atomic_write import atomic_write
+from checkpoint_inspector.core.errors import PlanError
 
 from ..base import dialogs, errors
 from ..base.jobs import JobSlot
@@ -212,7 +212,7 @@ class RemapPanel(QWidget):
     # ---- saving and verifying ----------------------------------------------------------------------------
     def save_to(self, destination: str, overwrite: bool = False) -> None:
         """Save the remapped checkpoint (or the whole run into the folder `destination`)."""
-        from core.edit.save import save_remapped, save_remapped_run  # the writers, imported when first saving
+        from checkpoint_inspector.core.edit.save import save_remapped, save_remapped_run  # the writers, imported when first saving
 
         current = self.session.current
         if current is None or self.slot.busy:
@@ -266,7 +266,7 @@ class RemapPanel(QWidget):
 
     def restore_code(self) -> str:
         """After a save: the Python that restores it (core.export.code_snippets)."""
-        from core.export.code_snippets import restore_mapping_code
+        from checkpoint_inspector.core.export.code_snippets import restore_mapping_code
 
         source, destination, result, kind = self.last_save
         current = self.session.current
@@ -294,7 +294,7 @@ class RemapPanel(QWidget):
         self.slot.cancel()
 
     def verify(self) -> None:
-        from core.edit.verify import verify_restore, verify_saved  # with the restore check, when first verifying
+        from checkpoint_inspector.core.edit.verify import verify_restore, verify_saved  # with the restore check, when first verifying
 
         if self.last_save is None or self.slot.busy:
             return

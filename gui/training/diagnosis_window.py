@@ -14,7 +14,7 @@ from PySide6.QtGui import QBrush, QColor, QKeySequence, QShortcut
 from PySide6.QtWidgets import (QHBoxLayout, QLabel, QMainWindow, QPushButton, QSplitter, QTextBrowser,
                                QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget)
 
-from core.analysis.diagnosis_findings import KINDS
+from checkpoint_inspector.core.analysis.diagnosis_findings import KINDS
 
 from ..base import errors
 from ..base.computed_window import ComputedWhenShown
@@ -81,7 +81,7 @@ class DiagnosisWindow(ComputedWhenShown, QMainWindow):
         self.inputs_changed()
 
     def compute(self) -> None:
-        from core.analysis.diagnosis import diagnose  # numpy's linear algebra loads when first asked for
+        from checkpoint_inspector.core.analysis.diagnosis import diagnose  # numpy's linear algebra loads when first asked for
 
         self.cancel()
         self.stale = False

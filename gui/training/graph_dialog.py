@@ -13,7 +13,7 @@ from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QHeaderView, QLabel, QPushButton, QTreeWidget,
                                QTreeWidgetItem, QVBoxLayout)
 
-from core.format.graph.summary import MISSING_MARK, TOP_LEVEL, GraphSummary, shape_text
+from checkpoint_inspector.core.format.graph.summary import MISSING_MARK, TOP_LEVEL, GraphSummary, shape_text
 
 MISSING_COLOUR = "#c0392b"
 SECTIONS = ("Ops by scope", "Collections", "Variables", "Saver", "Signatures")

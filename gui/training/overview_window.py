@@ -23,7 +23,7 @@ from PySide6.QtCore import QEvent, Qt, QTimer, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QMainWindow, QVBoxLayout, QWidget
 
-from core.analysis.overview import OVERVIEW_METRICS, compute_overview, side_by_side
+from checkpoint_inspector.core.analysis.overview import OVERVIEW_METRICS, compute_overview, side_by_side
 
 from ..base import errors
 from ..base.computed_window import ComputedWhenShown

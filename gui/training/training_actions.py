@@ -11,9 +11,9 @@ import os
 
 from PySide6.QtGui import QKeySequence
 
-from core.jobs import Progress
-from core.run.discovery import discover
-from core.storage.location import parse_location
+from checkpoint_inspector.core.jobs import Progress
+from checkpoint_inspector.core.run.discovery import discover
+from checkpoint_inspector.core.storage.location import parse_location
 
 from ..base import dialogs, errors
 from ..base.deferred import AFTER_FIRST_PAINT_MS
@@ -74,7 +74,7 @@ class TrainingActions:
             self.overview_window.set_runs(self.runs())
 
     def _read_logs(self, run) -> None:
-        from core.run.training_logs import read_training_logs  # after the first paint, as the logs are read
+        from checkpoint_inspector.core.run.training_logs import read_training_logs  # after the first paint, as the logs are read
 
         if self._logs_job is not None:
             self._logs_job.cancel()
@@ -111,7 +111,7 @@ class TrainingActions:
             return
         if self._comparison_job is not None:
             self._comparison_job.cancel()
-        from core.run.training_logs import read_training_logs
+        from checkpoint_inspector.core.run.training_logs import read_training_logs
 
         path = parse_location(path)
 
@@ -167,7 +167,7 @@ class TrainingActions:
         path = current.checkpoint.prefix  # a SavedModel's variables prefix finds its saved_model.pb
 
         def job():
-            from core.run.run_graph import graph_of  # here: protobuf and the graph reader load on first use
+            from checkpoint_inspector.core.run.run_graph import graph_of  # here: protobuf and the graph reader load on first use
 
             yield Progress(0, 0, f"Reading the graph of {path}")
             return graph_of(path)

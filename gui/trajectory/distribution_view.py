@@ -8,9 +8,9 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 
-from core.analysis.statistics import logged_percentiles
-from core.analysis.distribution import DISTRIBUTION_PERCENTILES, compute_distribution
-from core.run.training_logs import histogram_tag_of
+from checkpoint_inspector.core.analysis.statistics import logged_percentiles
+from checkpoint_inspector.core.analysis.distribution import DISTRIBUTION_PERCENTILES, compute_distribution
+from checkpoint_inspector.core.run.training_logs import histogram_tag_of
 
 from .logged_curves import LOGGED_COLOUR
 from .plot_frame import narrow_title, plain_axes

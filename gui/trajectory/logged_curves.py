@@ -11,7 +11,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QComboBox
 
-from core.run.epoch_alignment import align_keras_epochs
+from checkpoint_inspector.core.run.epoch_alignment import align_keras_epochs
 
 
 LOGGED_COLOUR = "#e5a50a"

@@ -3,7 +3,7 @@ CSV (a row per checkpoint, a column per variable), and the plot as PNG or SVG, e
 picks outside the run (gui.base.dialogs.save_output)."""
 from __future__ import annotations
 
-from core.export.tables import write_csv
+from checkpoint_inspector.core.export.tables import write_csv
 
 from ..base import dialogs
 from ..base.plots import export_plot_image

@@ -7,8 +7,8 @@ be reached is said in one message and the threads stay.
 """
 from __future__ import annotations
 
-from core.executor import Executor, ThreadExecutor
-from core.jobs import Progress
+from checkpoint_inspector.core.executor import Executor, ThreadExecutor
+from checkpoint_inspector.core.jobs import Progress
 
 from ..base import errors
 
@@ -33,7 +33,7 @@ class ComputeChoice:
             return
 
         def job():
-            from core.executor import executor_for
+            from checkpoint_inspector.core.executor import executor_for
 
             yield Progress(0, 0, f"Connecting to {setting}")
             return executor_for(setting)

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject, Signal
 
-from core.export import tables, tensors
-from core.formatting import format_bytes
-from core.export.tensors import HUGE_CSV_BYTES, csv_size_estimate
+from checkpoint_inspector.core.export import tables, tensors
+from checkpoint_inspector.core.formatting import format_bytes
+from checkpoint_inspector.core.export.tensors import HUGE_CSV_BYTES, csv_size_estimate
 
 from ..base import dialogs
 from ..base.jobs import JobSlot
@@ -45,7 +45,7 @@ class ExportActions(QObject):
         """Copy as Code: the Python that reads variable `name` of the open checkpoint, on the clipboard."""
         from PySide6.QtWidgets import QApplication
 
-        from core.export.code_snippets import reading_code
+        from checkpoint_inspector.core.export.code_snippets import reading_code
 
         current = self.session.current
         if current is None or name is None:

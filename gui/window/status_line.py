@@ -2,7 +2,7 @@
 and bytes they hold, and the checkpoint shown (or what to do when nothing is open)."""
 from __future__ import annotations
 
-from core.formatting import format_bytes, format_count
+from checkpoint_inspector.core.formatting import format_bytes, format_count
 
 
 class StatusLine:

@@ -14,7 +14,7 @@ from PySide6.QtCore import QObject, QTimer, QUrl, Signal
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QLabel
 
-from core.jobs import Progress
+from checkpoint_inspector.core.jobs import Progress
 
 from ..base import dialogs
 from ..base.jobs import JobSlot
@@ -57,7 +57,7 @@ class TensorBoardActions(QObject):
     def launch(self, shown_run: str | None = None) -> None:
         """TensorBoard on the open run; with `shown_run` (a run_logs name) the page opens once the board
         lists that run, so it shows what was just written."""
-        from core.tensorboard import launcher
+        from checkpoint_inspector.core.tensorboard import launcher
 
         current = self.session.require_current()
         if current is None or self.slot.busy:
@@ -78,7 +78,7 @@ class TensorBoardActions(QObject):
                         on_failed=self._failed, on_cancelled=lambda: self.state_label.setText(""))
 
     def _launched(self, board, page: str = "") -> None:
-        from core.tensorboard import launcher
+        from checkpoint_inspector.core.tensorboard import launcher
 
         self.board = board
         self.state_label.setText(f"TensorBoard: running at {board.url}")
@@ -95,8 +95,8 @@ class TensorBoardActions(QObject):
         """“Show graph in TensorBoard”: the graph written (as FileWriter.add_graph writes it) into the
         app's folder of the run's logs, then TensorBoard on the run, opened on its Graphs view once it
         lists the graph."""
-        from core.tensorboard import launcher, run_logs
-        from core.tensorboard.graph_events import write_graph_events
+        from checkpoint_inspector.core.tensorboard import launcher, run_logs
+        from checkpoint_inspector.core.tensorboard.graph_events import write_graph_events
 
         current = self.session.require_current()
         if current is None or self.slot.busy:
@@ -120,7 +120,7 @@ class TensorBoardActions(QObject):
                         on_failed=self._failed, on_cancelled=lambda: self.state_label.setText(""))
 
     def _check_alive(self) -> None:
-        from core.tensorboard.process import EXITED
+        from checkpoint_inspector.core.tensorboard.process import EXITED
 
         if self.board is not None and self.board.state == EXITED:
             lines = " | ".join(self.board.last_lines(3))
@@ -138,8 +138,8 @@ class TensorBoardActions(QObject):
         self.stopped.emit()
 
     def write_history(self, then_launch: bool = False) -> None:
-        from core.tensorboard import run_logs
-        from core.tensorboard.history import write_checkpoint_history
+        from checkpoint_inspector.core.tensorboard import run_logs
+        from checkpoint_inspector.core.tensorboard.history import write_checkpoint_history
 
         current = self.session.require_current()
         if current is None or self.slot.busy:

@@ -3,14 +3,14 @@ here from TensorFlow's own get_tensor."""
 import numpy as np
 import pytest
 
-from core.analysis.comparison import compare_checkpoints
-from core.analysis.value_difference import aligned_chunks
-from core.edit.operations import RegexRename
-from core.edit.plan import RemapPlan
-from core.edit.save import save_remapped
-from core.format.bundle.writer import encode_strings
-from core.format.readers import open_reader
-from core.jobs import run_to_end
+from checkpoint_inspector.core.analysis.comparison import compare_checkpoints
+from checkpoint_inspector.core.analysis.value_difference import aligned_chunks
+from checkpoint_inspector.core.edit.operations import RegexRename
+from checkpoint_inspector.core.edit.plan import RemapPlan
+from checkpoint_inspector.core.edit.save import save_remapped
+from checkpoint_inspector.core.format.bundle.writer import encode_strings
+from checkpoint_inspector.core.format.readers import open_reader
+from checkpoint_inspector.core.jobs import run_to_end
 
 
 def _tf():
@@ -118,7 +118,7 @@ def test_optimizer_state_is_kept_apart_from_the_weights(tf_ckpts):
     result = compare(run / "ckpt-2", run / "ckpt-4")
     kinds = {c.kind for c in result.changed}
     assert "variable" in kinds and kinds - {"variable"}, kinds
-    from core.run.variables import describe_variables
+    from checkpoint_inspector.core.run.variables import describe_variables
 
     truth = {v.name: v.kind for v in describe_variables(open_reader(run / "ckpt-4"))}
     assert all(truth[c.name] == c.kind for c in result.changed)
@@ -184,7 +184,7 @@ def test_string_tensors_are_settled_by_their_stored_checksums(tf_ckpts, tmp_path
     """Without --values, a string tensor's CRC32C and size decide like a number's, and the digest we
     compute from read strings is the one TensorFlow stores (so a V1 or Keras copy compares alike)."""
     tf = _tf()
-    from core.analysis.value_difference import content_digest
+    from checkpoint_inspector.core.analysis.value_difference import content_digest
 
     strings = {"words": np.array([b"alpha", b"", b"\x00\xff" * 40], dtype=object),
                "scalar": np.array(b"one", dtype=object), "kept": np.array([b"same"], dtype=object)}

@@ -8,10 +8,10 @@ import json
 
 import pytest
 
-from core.analysis.diagnosis import diagnose
-from core.cli.entry import run as cli_run
-from core.jobs import run_to_end
-from core.run.discovery import discover
+from checkpoint_inspector.core.analysis.diagnosis import diagnose
+from checkpoint_inspector.core.cli.entry import run as cli_run
+from checkpoint_inspector.core.jobs import run_to_end
+from checkpoint_inspector.core.run.discovery import discover
 from tests.diagnosis_fixtures import DEAD_COLUMNS, FIRST_BAD_STEP, SAVE_EVERY, STEPS, write_runs
 
 STEPS_SAVED = list(range(SAVE_EVERY, STEPS + 1, SAVE_EVERY))
@@ -113,8 +113,8 @@ def test_spectral_table_is_weightwatchers_metrics_of_each_judged_kernel(runs, pl
     eigenvalues is left out (NaN): the healthy MLP's 16-unit layers, so nothing of it is flagged."""
     import numpy as np
 
-    from core.analysis.diagnosis_tensors import SPECTRAL_MIN_EVALS
-    from core.analysis.spectral import eigenvalue_count, spectral_metrics, ww_analyses
+    from checkpoint_inspector.core.analysis.diagnosis_tensors import SPECTRAL_MIN_EVALS
+    from checkpoint_inspector.core.analysis.spectral import eigenvalue_count, spectral_metrics, ww_analyses
     from tests.tf_fixtures import _tf
 
     tf = _tf()
@@ -172,7 +172,7 @@ def test_a_diagnosis_asked_again_reads_no_kernel_again(runs, tmp_path, monkeypat
     none (the first, of a fresh copy whose checkpoints nothing has read, computes them)."""
     import shutil
 
-    from core.analysis import diagnosis_tensors, spectral
+    from checkpoint_inspector.core.analysis import diagnosis_tensors, spectral
 
     counted = {"units": 0, "spectra": 0}
 
@@ -230,7 +230,7 @@ def test_a_bad_batch_shows_in_adams_second_moment(runs):
 def test_a_heavy_tailed_kernel_is_a_spectral_finding(runs):
     """The only layer with enough eigenvalues to judge starts heavy-tailed: alpha below 2 at every checkpoint,
     over-trained by WeightWatcher's band, from the first checkpoint."""
-    from core.analysis.diagnosis_tensors import ALPHA_LOW
+    from checkpoint_inspector.core.analysis.diagnosis_tensors import ALPHA_LOW
 
     diagnosis = _diagnosis(runs, "heavy_tailed")
     finding = _only(diagnosis, "spectral")

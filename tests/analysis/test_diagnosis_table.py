@@ -11,10 +11,10 @@ import threading
 import numpy as np
 import pytest
 
-from core.analysis import diagnosis_data
-from core.analysis.blas_threads import _openblas, one_blas_thread
-from core.jobs import run_to_end
-from core.run.discovery import discover
+from checkpoint_inspector.core.analysis import diagnosis_data
+from checkpoint_inspector.core.analysis.blas_threads import _openblas, one_blas_thread
+from checkpoint_inspector.core.jobs import run_to_end
+from checkpoint_inspector.core.run.discovery import discover
 from tests.diagnosis_fixtures import write_run
 from tests.tf_fixtures import _tf
 

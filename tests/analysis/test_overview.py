@@ -6,13 +6,13 @@ import shutil
 import numpy as np
 import pytest
 
-from core.analysis import overview as overview_module
-from core.analysis import grouped_metrics, lockstep_norms, tensor_groups, trajectory, variable_rows
-from core.analysis.overview import OVERVIEW_METRICS, SPECTRAL_OVERVIEW_METRICS, compute_overview, overview_rows
-from core.analysis.trajectory import CACHE, compute_trajectory
-from core.executor import SequentialExecutor
-from core.jobs import run_to_end
-from core.run.discovery import discover
+from checkpoint_inspector.core.analysis import overview as overview_module
+from checkpoint_inspector.core.analysis import grouped_metrics, lockstep_norms, tensor_groups, trajectory, variable_rows
+from checkpoint_inspector.core.analysis.overview import OVERVIEW_METRICS, SPECTRAL_OVERVIEW_METRICS, compute_overview, overview_rows
+from checkpoint_inspector.core.analysis.trajectory import CACHE, compute_trajectory
+from checkpoint_inspector.core.executor import SequentialExecutor
+from checkpoint_inspector.core.jobs import run_to_end
+from checkpoint_inspector.core.run.discovery import discover
 from tests.training_fixtures import DEAD_LAYER, EXPLODING_LAYER, EXPLODING_SAVES
 
 # the metrics of values (the spectral ones have their oracle in tests/analysis/test_overview_spectral.py)
@@ -69,7 +69,7 @@ def test_a_dead_and_an_exploding_layer_stand_out(training_runs):
 def test_values_equal_the_trajectorys_and_share_its_cache(training_runs, monkeypatch):
     """The same numbers computed apart (the cache emptied in between), and a trajectory after the
     overview reads no tensor again."""
-    from core.format.bundle.reader import CheckpointReader
+    from checkpoint_inspector.core.format.bundle.reader import CheckpointReader
 
     run = discover(training_runs.tf2_run)
     CACHE.clear()
@@ -122,7 +122,7 @@ def _damage(path) -> None:
 
 
 def test_a_gap_is_no_jump():
-    from core.analysis.overview import Overview
+    from checkpoint_inspector.core.analysis.overview import Overview
 
     overview = Overview("zero_frac", [1, 2, 3], ["a", "b", "c"], ["gappy", "jumpy"], ["gappy", "jumpy"],
                         np.array([[0.0, np.nan, 0.0], [1.0, 5.0, 1.0]]))
@@ -226,7 +226,7 @@ def test_side_by_side_around_a_damaged_checkpoint_gives_the_tensor_by_tensor_gap
 
 def test_side_by_side_sums_are_kept_for_the_trajectory_and_the_next_overview(training_runs, side_by_side,
                                                                               monkeypatch):
-    from core.format.bundle.reader import CheckpointReader
+    from checkpoint_inspector.core.format.bundle.reader import CheckpointReader
 
     run = discover(training_runs.exploding_run)
     first = run_to_end(compute_overview(run.checkpoints, "update_ratio"))
@@ -251,7 +251,7 @@ def test_shares_of_the_checkpoints_each_start_at_their_reference():
 
 
 def test_cancelling_side_by_side_stops_between_bands(training_runs, side_by_side, monkeypatch):
-    from core.analysis import blas_threads
+    from checkpoint_inspector.core.analysis import blas_threads
 
     bands = []
     real_add = lockstep_norms._Segment.add

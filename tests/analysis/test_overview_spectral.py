@@ -12,13 +12,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from core.analysis.diagnosis import diagnose
-from core.analysis.overview import SPECTRAL_OVERVIEW_METRICS, compute_overview
-from core.analysis.diagnosis_tensors import SPECTRAL_MIN_EVALS
-from core.analysis.spectral import spectral_batch
-from core.executor import Executor, ThreadExecutor
-from core.jobs import run_to_end
-from core.run.discovery import discover
+from checkpoint_inspector.core.analysis.diagnosis import diagnose
+from checkpoint_inspector.core.analysis.overview import SPECTRAL_OVERVIEW_METRICS, compute_overview
+from checkpoint_inspector.core.analysis.diagnosis_tensors import SPECTRAL_MIN_EVALS
+from checkpoint_inspector.core.analysis.spectral import spectral_batch
+from checkpoint_inspector.core.executor import Executor, ThreadExecutor
+from checkpoint_inspector.core.jobs import run_to_end
+from checkpoint_inspector.core.run.discovery import discover
 from tests.diagnose_fixtures import restore_spectral_model, spectral_model
 from tests.tf_fixtures import _tf
 
@@ -113,8 +113,8 @@ def test_a_checkpoint_analysed_once_is_not_read_again(run, tmp_path):
 
 
 def _eigenvalues(checkpoints, name: str) -> int:
-    from core.analysis.spectral import eigenvalue_count, kind_of_shape
-    from core.format.readers import open_reader
+    from checkpoint_inspector.core.analysis.spectral import eigenvalue_count, kind_of_shape
+    from checkpoint_inspector.core.format.readers import open_reader
 
     with open_reader(checkpoints[-1].prefix) as reader:
         shape = tuple(reader.entry(name).shape)
@@ -139,7 +139,7 @@ def test_a_kernel_lapack_fails_on_is_a_problem_naming_its_checkpoint_and_variabl
     the checkpoint and the variable, as the CLI's warning line must; the other kernels are analysed."""
     import shutil
 
-    from core.analysis import spectral
+    from checkpoint_inspector.core.analysis import spectral
 
     folder = tmp_path / "copy"
     shutil.copytree(run[0], folder)

@@ -9,13 +9,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from core.analysis.spectral import (conv_sizes, eigenvalues, kind_of_shape, piece_for, spectral_batch,
+from checkpoint_inspector.core.analysis.spectral import (conv_sizes, eigenvalues, kind_of_shape, piece_for, spectral_batch,
                                     spectral_metrics, spectral_piece, ww_analyses)
-from core.errors import CheckpointError
-from core.analysis.spectral_fit import fit_power_law
-from core.executor import ThreadExecutor
-from core.format.readers import open_reader
-from core.run.variables import describe_variables
+from checkpoint_inspector.core.errors import CheckpointError
+from checkpoint_inspector.core.analysis.spectral_fit import fit_power_law
+from checkpoint_inspector.core.executor import ThreadExecutor
+from checkpoint_inspector.core.format.readers import open_reader
+from checkpoint_inspector.core.run.variables import describe_variables
 from tests.diagnose_fixtures import SPECTRAL_MODELS, restore_spectral_model, write_spectral_checkpoint
 
 ALPHA_RTOL = 1e-2   # the tolerance for alpha and what is computed from it

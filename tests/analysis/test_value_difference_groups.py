@@ -8,12 +8,12 @@ import shutil
 import numpy as np
 import pytest
 
-import core.analysis.comparison as comparison_module
-import core.analysis.value_difference_groups as groups_module
-from core.analysis.comparison import compare_checkpoints
-from core.errors import ChecksumMismatchError, MissingShardError
-from core.format.readers import open_reader
-from core.jobs import run_to_end
+import checkpoint_inspector.core.analysis.comparison as comparison_module
+import checkpoint_inspector.core.analysis.value_difference_groups as groups_module
+from checkpoint_inspector.core.analysis.comparison import compare_checkpoints
+from checkpoint_inspector.core.errors import ChecksumMismatchError, MissingShardError
+from checkpoint_inspector.core.format.readers import open_reader
+from checkpoint_inspector.core.jobs import run_to_end
 from tests.cli.test_cli import cli
 
 DTYPES = ["float16", "bfloat16", "float32", "float64", "int32", "int64", "uint8", "bool"]

@@ -248,9 +248,9 @@ def main_py(*args: str) -> list[str]:
 def diff_methods(prefix_a: Path = PREFIX_A, prefix_b: Path = PREFIX_B) -> dict[str, Callable[[], object]]:
     import tensorflow as tf
 
-    from core.analysis.comparison import compare_checkpoints
-    from core.format.readers import open_reader
-    from core.jobs import run_to_end
+    from checkpoint_inspector.core.analysis.comparison import compare_checkpoints
+    from checkpoint_inspector.core.format.readers import open_reader
+    from checkpoint_inspector.core.jobs import run_to_end
 
     a, b = str(prefix_a), str(prefix_b)
     files = data_files(prefix_a) + data_files(prefix_b)
@@ -270,7 +270,7 @@ def diff_methods(prefix_a: Path = PREFIX_A, prefix_b: Path = PREFIX_B) -> dict[s
     def raw_read_with_checksums():  # each file on a thread of its own, every piece's CRC32C taken
         from concurrent.futures import ThreadPoolExecutor
 
-        from core.format.wire.checksum import crc32c
+        from checkpoint_inspector.core.format.wire.checksum import crc32c
 
         def read_one(path: str) -> int:
             buffer, crc = bytearray(READ_PIECE), 0
@@ -368,7 +368,7 @@ def check_diff_results(methods) -> str:
 # ---- 2. check --against X.meta -------------------------------------------------------------------
 
 def check_methods() -> tuple[dict[str, Callable[[], object]], Callable[[], object]]:
-    from core.format.graph.meta_graph import read_meta_graph
+    from checkpoint_inspector.core.format.graph.meta_graph import read_meta_graph
 
     ckpt, meta = str(CHECK_PREFIX), str(CHECK_META)
     processes = {
@@ -414,7 +414,7 @@ def subset_readers(every: int):
     """Readers of A and B that hold only every `every`-th variable (in key order), so compare_checkpoints runs
     its real code on a subset. A benchmark's reach into the reader's entry table (`_entries`, what every
     listing method reads); the readers are opened as open_reader would, nothing else changes."""
-    from core.format.readers import open_reader
+    from checkpoint_inspector.core.format.readers import open_reader
 
     readers = []
     for prefix in (PREFIX_A, PREFIX_B):
@@ -425,10 +425,10 @@ def subset_readers(every: int):
 
 
 def run_profiles(every: int, skip: list[str], pairs: dict[str, tuple[Path, Path]]) -> None:
-    from core.analysis.comparison import compare_checkpoints
-    from core.format.graph.meta_graph import read_meta_graph
-    from core.format.readers import open_reader
-    from core.jobs import run_to_end
+    from checkpoint_inspector.core.analysis.comparison import compare_checkpoints
+    from checkpoint_inspector.core.format.graph.meta_graph import read_meta_graph
+    from checkpoint_inspector.core.format.readers import open_reader
+    from checkpoint_inspector.core.jobs import run_to_end
 
     if "big" not in skip:
         a, b = subset_readers(every)
@@ -460,8 +460,8 @@ def main() -> int:
 
     print("Checkpoint Inspector: compare benchmark (diff --values, check --against .meta)")
     bench_reader.import_tensorflow()
-    from core.format.graph.meta_graph import read_meta_graph
-    from core.format.readers import open_reader
+    from checkpoint_inspector.core.format.graph.meta_graph import read_meta_graph
+    from checkpoint_inspector.core.format.readers import open_reader
 
     fixtures = [(DIFF_DIR, diff_fingerprint(), "write_diff_pair", "diff checkpoints", "big"),
                 (CHECK_DIR, check_fingerprint(), "write_check_fixture", "TF1 graph", "check")]
@@ -558,7 +558,7 @@ def bench_big_diff(reps: int, diff_bytes: int) -> list[tuple[str, ...]]:
 
 def bench_pair(run: str, prefix_a: Path, prefix_b: Path, reps: int) -> list[tuple[str, ...]]:
     """Section 2: one many-small pair, in process and whole process; its summary rows."""
-    from core.format.readers import open_reader
+    from checkpoint_inspector.core.format.readers import open_reader
 
     files = data_files(prefix_a) + data_files(prefix_b)
     size = sum(os.path.getsize(p) for p in files)

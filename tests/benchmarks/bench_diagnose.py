@@ -201,7 +201,7 @@ LABELS = {
 
 
 def the_run():
-    from core.run.discovery import discover
+    from checkpoint_inspector.core.run.discovery import discover
 
     return discover(str(CACHE_DIR)).single_run()
 
@@ -254,9 +254,9 @@ def check_against_ww(ours: dict, ww: dict, kernels: list[dict], steps: int) -> s
 def profile_ours(top: int) -> None:
     """`main.py diagnose RUN --json` in this process under cProfile, then its phases timed one by one."""
     from bench_scalars import run_command_quietly
-    from core.analysis import diagnosis_data, diagnosis_tensors, metric_records, trajectory
-    from core.executor import executor_for
-    from core.jobs import run_to_end
+    from checkpoint_inspector.core.analysis import diagnosis_data, diagnosis_tensors, metric_records, trajectory
+    from checkpoint_inspector.core.executor import executor_for
+    from checkpoint_inspector.core.jobs import run_to_end
 
     def fresh() -> None:  # nothing kept from an earlier call: a fresh process has nothing either
         trajectory.CACHE.clear()

@@ -70,14 +70,14 @@ from PySide6.QtTest import QTest  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 from baseline import export_revision, label  # noqa: E402
 
-from core.format.bundle.entry import BundleEntry  # noqa: E402
-from core.jobs import run_to_end  # noqa: E402
-from core.run.variables import VariableInfo  # noqa: E402
-from gui.base.garbage_collection import GarbageCollection, settle  # noqa: E402
-from gui.window.main_window import MainWindow  # noqa: E402
-from gui.base.settings import AppSettings  # noqa: E402
-from gui.browser.variable_browser import VariableBrowser  # noqa: E402
-from gui.browser.visible_set import VisibleSet  # noqa: E402
+from checkpoint_inspector.core.format.bundle.entry import BundleEntry  # noqa: E402
+from checkpoint_inspector.core.jobs import run_to_end  # noqa: E402
+from checkpoint_inspector.core.run.variables import VariableInfo  # noqa: E402
+from checkpoint_inspector.gui.base.garbage_collection import GarbageCollection, settle  # noqa: E402
+from checkpoint_inspector.gui.window.main_window import MainWindow  # noqa: E402
+from checkpoint_inspector.gui.base.settings import AppSettings  # noqa: E402
+from checkpoint_inspector.gui.browser.variable_browser import VariableBrowser  # noqa: E402
+from checkpoint_inspector.gui.browser.visible_set import VisibleSet  # noqa: E402
 
 STARTUP_TARGET_S = 0.8
 STARTUP_TARGET_SPEEDUP = 5   # at least this many times faster than TF's whole-process listing

@@ -78,7 +78,7 @@ from bench_reader import MB, ROOT, median, print_table, verdict  # noqa: E402
 from bench_scalars import print_profile, print_runs  # noqa: E402
 from bench_trajectory import (CACHE_DIR, STEPS, ChildRun, cache_bytes, ensure_run, interleaved, launcher_rss,  # noqa: E402
                               machine_line, prefix_of, warm_page_cache)
-from core.format.bundle.reader import CheckpointReader  # noqa: E402
+from checkpoint_inspector.core.format.bundle.reader import CheckpointReader  # noqa: E402
 
 RAW_TARGET_RATIO = 1.3  # ours at most this many times the raw read of every tensor once
 AGREEMENT = 1e-6        # relative tolerance between the methods' values
@@ -161,14 +161,14 @@ LABELS = {
 # ---- the run and its byte ranges -----------------------------------------------------------------
 
 def the_run():
-    from core.run.discovery import discover
+    from checkpoint_inspector.core.run.discovery import discover
 
     return discover(str(CACHE_DIR)).single_run()
 
 
 def rows_and_sources(checkpoints) -> tuple[list[str], list[list], list[list]]:
     """(the overview's row names, in its order; per row the raw sources; per row the TF sources)."""
-    from core.analysis.overview import overview_rows
+    from checkpoint_inspector.core.analysis.overview import overview_rows
 
     names, _ = overview_rows(checkpoints)
     readers = [CheckpointReader(info.prefix) for info in checkpoints]
@@ -254,9 +254,9 @@ def check_agreement(first: dict[str, ChildRun], names: list[str]) -> str:
 def ours_in_process(checkpoints):
     """Our overview of update ratios as `main.py overview` computes it, trajectory's cache emptied first (it
     would otherwise hand back the values of the last call) and fresh readers."""
-    from core.analysis import trajectory
-    from core.analysis.overview import compute_overview
-    from core.jobs import run_to_end
+    from checkpoint_inspector.core.analysis import trajectory
+    from checkpoint_inspector.core.analysis.overview import compute_overview
+    from checkpoint_inspector.core.jobs import run_to_end
 
     trajectory.CACHE.clear()
     return run_to_end(compute_overview(checkpoints, "update_ratio"))

@@ -51,10 +51,10 @@ sys.path.insert(0, str(ROOT))  # run as a script, only tests/benchmarks/ would b
 
 import numpy as np  # noqa: E402
 
-from core.format.bundle.reader import CheckpointReader  # noqa: E402
-from core.format.wire.checksum import crc32c  # noqa: E402
-from core.run.variables import describe_variables, forget_listings  # noqa: E402
-from core.format.checkpoint_keys import OBJECT_GRAPH_KEY  # noqa: E402
+from checkpoint_inspector.core.format.bundle.reader import CheckpointReader  # noqa: E402
+from checkpoint_inspector.core.format.wire.checksum import crc32c  # noqa: E402
+from checkpoint_inspector.core.run.variables import describe_variables, forget_listings  # noqa: E402
+from checkpoint_inspector.core.format.checkpoint_keys import OBJECT_GRAPH_KEY  # noqa: E402
 import object_based_checkpoint  # noqa: E402
 from baseline import export_revision, seconds_in_tree  # noqa: E402
 from baseline import label as revision_label  # noqa: E402
@@ -276,8 +276,8 @@ def bench_listing_in_process(prefix: str, reps: int) -> dict[str, list[float]]:
     return times
 
 
-BEFORE_LISTING = ("from core.format.bundle.reader import CheckpointReader\n"
-                  "from core.run.variables import describe_variables", "describe_variables(CheckpointReader({prefix!r}))")
+BEFORE_LISTING = ("from checkpoint_inspector.core.format.bundle.reader import CheckpointReader\n"
+                  "from checkpoint_inspector.core.run.variables import describe_variables", "describe_variables(CheckpointReader({prefix!r}))")
 
 
 def bench_listing_before(tree: Path, prefix: str, reps: int) -> list[float]:

@@ -241,11 +241,11 @@ def profile_in_process(work: Path, top: int = 14) -> None:
     import cProfile
     import pstats
 
-    from core.format.bundle.reader import CheckpointReader
-    from core.jobs import run_to_end
-    from core.edit.save import save_remapped
-    from core.edit.operations import RegexRename
-    from core.edit.plan import RemapPlan
+    from checkpoint_inspector.core.format.bundle.reader import CheckpointReader
+    from checkpoint_inspector.core.jobs import run_to_end
+    from checkpoint_inspector.core.edit.save import save_remapped
+    from checkpoint_inspector.core.edit.operations import RegexRename
+    from checkpoint_inspector.core.edit.plan import RemapPlan
 
     plan = RemapPlan([RegexRename(pattern=RENAME_PATTERN, replacement=RENAME_REPLACEMENT)])
     out = fresh_output(work)

@@ -81,10 +81,10 @@ def upload(client, local: Path, key: str) -> None:
 
 
 def forget_process_caches(url_folder: str) -> None:
-    from core.analysis import trajectory
-    from core.format.bundle import index_cache
-    from core.run import variables
-    from core.storage import files
+    from checkpoint_inspector.core.analysis import trajectory
+    from checkpoint_inspector.core.format.bundle import index_cache
+    from checkpoint_inspector.core.run import variables
+    from checkpoint_inspector.core.storage import files
 
     index_cache.forget_all()
     variables.forget_listings()
@@ -93,9 +93,9 @@ def forget_process_caches(url_folder: str) -> None:
 
 
 def bench_listing(server: MotoProcess, client, reps: int) -> None:
-    from core.format.bundle.reader import CheckpointReader
-    from core.run.variables import describe_variables
-    from core.storage import read_cache
+    from checkpoint_inspector.core.format.bundle.reader import CheckpointReader
+    from checkpoint_inspector.core.run.variables import describe_variables
+    from checkpoint_inspector.core.storage import read_cache
 
     bench_reader.ensure_checkpoint(False)
     prefix = bench_reader.PREFIX
@@ -138,10 +138,10 @@ def bench_listing(server: MotoProcess, client, reps: int) -> None:
 
 
 def bench_trajectory_executors(client, count: int, reps: int) -> float:
-    from core.analysis.trajectory import compute_trajectory
-    from core.executor import DaskExecutor, SequentialExecutor, ThreadExecutor
-    from core.jobs import run_to_end
-    from core.run.discovery import discover
+    from checkpoint_inspector.core.analysis.trajectory import compute_trajectory
+    from checkpoint_inspector.core.executor import DaskExecutor, SequentialExecutor, ThreadExecutor
+    from checkpoint_inspector.core.jobs import run_to_end
+    from checkpoint_inspector.core.run.discovery import discover
 
     bench_trajectory.ensure_run(False)
     steps = bench_trajectory.STEPS[:count]

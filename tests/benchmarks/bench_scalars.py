@@ -270,8 +270,8 @@ def reference_points() -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
 
 
 def read_ours():
-    from core.jobs import run_to_end
-    from core.run.training_logs import read_training_logs
+    from checkpoint_inspector.core.jobs import run_to_end
+    from checkpoint_inspector.core.run.training_logs import read_training_logs
 
     return run_to_end(read_training_logs(str(LOGS), histograms=False))
 
@@ -333,7 +333,7 @@ def run_command_quietly(argv: list[str]) -> None:
     import contextlib
     import io
 
-    from core.cli.entry import run
+    from checkpoint_inspector.core.cli.entry import run
 
     with contextlib.redirect_stdout(io.StringIO()):
         run(argv)

@@ -59,7 +59,7 @@ sys.path.insert(0, str(ROOT))  # run as a script, only tests/benchmarks/ would b
 import numpy as np  # noqa: E402
 
 from bench_reader import cpu_and_nproc, import_tensorflow  # noqa: E402  (this folder is on the path)
-from core.format.bundle.reader import CheckpointReader  # noqa: E402
+from checkpoint_inspector.core.format.bundle.reader import CheckpointReader  # noqa: E402
 
 CACHE_DIR = ROOT / "tests" / "benchmarks" / ".cache" / "trajectory"
 MARKER = CACHE_DIR / "complete.json"
@@ -254,7 +254,7 @@ RAW_CRC_NORM = """\
 import json, sys
 sys.path.insert(0, sys.argv[2])
 import numpy as np
-from core.format.wire.checksum import crc32c
+from checkpoint_inspector.core.format.wire.checksum import crc32c
 def checked_norm(path, off, n):  # a function, so each tensor is freed before the next one is read
     values = np.fromfile(path, dtype=np.float32, count=n, offset=off)
     crc32c(values)
@@ -374,8 +374,8 @@ def profile_ours(top: int) -> None:
     import io
     import pstats
 
-    from core.analysis import trajectory
-    from core.cli.entry import run
+    from checkpoint_inspector.core.analysis import trajectory
+    from checkpoint_inspector.core.cli.entry import run
 
     trajectory.CACHE.clear()
     profiler = cProfile.Profile()

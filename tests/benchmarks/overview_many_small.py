@@ -59,9 +59,9 @@ print(json.dumps(norms))
 
 def _layout(run_dir):
     """(row names in the overview's order, TF's sources, the floor's sources), from our index reader."""
-    from core.analysis.overview import overview_rows
-    from core.format.bundle.reader import CheckpointReader
-    from core.run.discovery import discover
+    from checkpoint_inspector.core.analysis.overview import overview_rows
+    from checkpoint_inspector.core.format.bundle.reader import CheckpointReader
+    from checkpoint_inspector.core.run.discovery import discover
 
     run = discover(str(run_dir)).single_run()
     names, _ = overview_rows(run.checkpoints)

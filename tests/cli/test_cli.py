@@ -107,8 +107,8 @@ def test_bad_input_is_one_line_on_stderr_and_exit_2(tf_ckpts, tmp_path, args, me
 
 def test_the_command_names_main_py_knows_are_the_parsers():
     """main.py tells a command from a path by core.cli.COMMANDS without importing the commands."""
-    from core.cli import COMMANDS
-    from core.cli.entry import build_parser
+    from checkpoint_inspector.core.cli import COMMANDS
+    from checkpoint_inspector.core.cli.entry import build_parser
 
     parser = build_parser()
     choices = next(a for a in parser._actions if a.dest == "command").choices

@@ -33,9 +33,9 @@ import zlib
 import numpy as np
 import pytest
 
-from core.cli.entry import run as cli_run
-from core.errors import NotACheckpointError
-from core.run.discovery import discover
+from checkpoint_inspector.core.cli.entry import run as cli_run
+from checkpoint_inspector.core.errors import NotACheckpointError
+from checkpoint_inspector.core.run.discovery import discover
 from tests.bounded_cli import assert_one_error
 from tests.locations import SAMPLE_RUN
 
@@ -117,8 +117,8 @@ def foreign(tmp_path_factory):
 @pytest.fixture
 def no_children(monkeypatch):
     """A command that let a foreign file through must not start TensorBoard or a conversion's child."""
-    from core.edit import keras_convert
-    from core.tensorboard import launcher
+    from checkpoint_inspector.core.edit import keras_convert
+    from checkpoint_inspector.core.tensorboard import launcher
 
     def refuse(*_, **__):
         raise AssertionError("a foreign file got through to a child process")

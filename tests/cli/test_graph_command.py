@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from core.cli.graph_command import MISSING_MARK, add_parser
-from core.errors import InspectorError, NotACheckpointError
+from checkpoint_inspector.core.cli.graph_command import MISSING_MARK, add_parser
+from checkpoint_inspector.core.errors import InspectorError, NotACheckpointError
 from tests.graph_fixtures import PARTIAL_SAVED, cached_cases
 
 

@@ -8,7 +8,7 @@ import warnings
 import numpy as np
 import pytest
 
-from core.cli import entry
+from checkpoint_inspector.core.cli import entry
 
 SIGNALLING_NAN_32 = np.array([0x7F800001], np.uint32).view(np.float32)[0]
 SIGNALLING_NAN_64 = np.array([0x7FF0000000000001], np.uint64).view(np.float64)[0]
@@ -42,7 +42,7 @@ def odd_run(tmp_path_factory):
 
 def _quiet(argv, capsys) -> int:
     """The command's exit status, after checking it warned of nothing and printed nothing on stderr."""
-    from core.analysis.trajectory import CACHE
+    from checkpoint_inspector.core.analysis.trajectory import CACHE
 
     CACHE.clear()  # computed again, as by a process of its own
     capsys.readouterr()

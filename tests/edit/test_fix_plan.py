@@ -6,14 +6,14 @@ import os
 import numpy as np
 import pytest
 
-from core.analysis.restore_check import check_restore, read_target
-from core.edit.fix_plan import plan_fix
-from core.edit.plan import RemapPlan
-from core.edit.save import save_remapped
-from core.edit.verify import verify_restore
-from core.format.readers import open_reader
-from core.jobs import run_to_end
-from core.run.variables import describe_variables
+from checkpoint_inspector.core.analysis.restore_check import check_restore, read_target
+from checkpoint_inspector.core.edit.fix_plan import plan_fix
+from checkpoint_inspector.core.edit.plan import RemapPlan
+from checkpoint_inspector.core.edit.save import save_remapped
+from checkpoint_inspector.core.edit.verify import verify_restore
+from checkpoint_inspector.core.format.readers import open_reader
+from checkpoint_inspector.core.jobs import run_to_end
+from checkpoint_inspector.core.run.variables import describe_variables
 from tests.at_once import at_once
 from tests.compare_fixtures import KERAS_NEW, keras_model
 
@@ -164,7 +164,7 @@ def test_a_keras_weights_file_against_its_model(tf_ckpts):
 
 
 def test_a_keras_file_against_a_tensorflow_graph_is_refused_by_name(tf_ckpts, compare_cases):
-    from core.errors import InputError
+    from checkpoint_inspector.core.errors import InputError
 
     model = str(tf_ckpts.keras_files / "model.keras")
     with pytest.raises(InputError) as raised:

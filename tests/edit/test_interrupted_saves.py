@@ -13,15 +13,15 @@ import time
 import numpy as np
 import pytest
 
-from core.atomic_write import remove_stale_temporaries
-from core.edit.operations import RegexRename
-from core.edit.plan import RemapPlan
-from core.edit.save import save_remapped
-from core.errors import DestinationError, InspectorError
-from core.format.bundle.commit import recover
-from core.format.bundle.reader import CheckpointReader
-from core.jobs import run_to_end
-from core.run.discovery import discover
+from checkpoint_inspector.core.atomic_write import remove_stale_temporaries
+from checkpoint_inspector.core.edit.operations import RegexRename
+from checkpoint_inspector.core.edit.plan import RemapPlan
+from checkpoint_inspector.core.edit.save import save_remapped
+from checkpoint_inspector.core.errors import DestinationError, InspectorError
+from checkpoint_inspector.core.format.bundle.commit import recover
+from checkpoint_inspector.core.format.bundle.reader import CheckpointReader
+from checkpoint_inspector.core.jobs import run_to_end
+from checkpoint_inspector.core.run.discovery import discover
 from tests.locations import MAIN, ROOT
 
 _CHILD = """
@@ -41,15 +41,15 @@ def after(function):
 
 for name in ("fsync", "rename", "replace", "remove", "copy_file_range"):
     setattr(os, name, after(getattr(os, name)))
-from core.format.bundle import writer as bundle_writer
-from core.format.wire import sstable_writer
+from checkpoint_inspector.core.format.bundle import writer as bundle_writer
+from checkpoint_inspector.core.format.wire import sstable_writer
 bundle_writer.BundleWriter._append = after(bundle_writer.BundleWriter._append)
 sstable_writer.TableWriter.finish = after(sstable_writer.TableWriter.finish)
-from core.edit.operations import RegexRename
-from core.edit.plan import RemapPlan
-from core.edit.save import save_remapped
-from core.format.bundle.reader import CheckpointReader
-from core.jobs import run_to_end
+from checkpoint_inspector.core.edit.operations import RegexRename
+from checkpoint_inspector.core.edit.plan import RemapPlan
+from checkpoint_inspector.core.edit.save import save_remapped
+from checkpoint_inspector.core.format.bundle.reader import CheckpointReader
+from checkpoint_inspector.core.jobs import run_to_end
 plan = RemapPlan([RegexRename(pattern="^dense/", replacement="new/")])
 run_to_end(save_remapped(CheckpointReader(source), plan, destination, overwrite=overwrite))
 print("finished", count[0], flush=True)
@@ -168,7 +168,7 @@ def test_overwriting_another_checkpoint_of_the_source_run_is_refused(setting):
 
 
 def test_a_state_file_that_cannot_be_written_leaves_a_complete_checkpoint(setting, monkeypatch):
-    from core.edit import save
+    from checkpoint_inspector.core.edit import save
 
     def full_disk(folder, prefixes):
         raise OSError(28, "No space left on device")

@@ -6,8 +6,8 @@ import sys
 
 import numpy as np
 
-from core.format.keras.reader import KerasReader
-from core.run.variables import describe_variables
+from checkpoint_inspector.core.format.keras.reader import KerasReader
+from checkpoint_inspector.core.run.variables import describe_variables
 from tests.at_once import at_once
 from tests.locations import ROOT
 

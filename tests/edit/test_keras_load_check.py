@@ -8,15 +8,15 @@ import warnings
 
 import pytest
 
-from core.edit.keras_load_check import keras_load_warnings
-from core.edit.operations import Cast, DropRegex, SetValues
-from core.edit.plan import RemapPlan, preview
-from core.edit.save import save_remapped
-from core.edit.verify import verify_saved
-from core.format.keras.reader import KerasReader
-from core.format.readers import open_reader
-from core.jobs import run_to_end
-from core.run.variables import describe_variables
+from checkpoint_inspector.core.edit.keras_load_check import keras_load_warnings
+from checkpoint_inspector.core.edit.operations import Cast, DropRegex, SetValues
+from checkpoint_inspector.core.edit.plan import RemapPlan, preview
+from checkpoint_inspector.core.edit.save import save_remapped
+from checkpoint_inspector.core.edit.verify import verify_saved
+from checkpoint_inspector.core.format.keras.reader import KerasReader
+from checkpoint_inspector.core.format.readers import open_reader
+from checkpoint_inspector.core.jobs import run_to_end
+from checkpoint_inspector.core.run.variables import describe_variables
 from tests.locations import ROOT
 
 # The fixture model's last Dense with a bias is `hidden` (its `logits` has none): file key `dense`.
@@ -131,7 +131,7 @@ def test_the_cli_saves_with_a_note_per_layer_keras_would_refuse(tf_ckpts, tmp_pa
 
 
 def test_a_child_that_dies_with_a_traceback_is_told_by_its_own_line(tf_ckpts, tmp_path):
-    from core.edit.child_process import last_error
+    from checkpoint_inspector.core.edit.child_process import last_error
 
     source = KerasReader(str(tf_ckpts.keras_files / "model.keras"))
     run_to_end(save_remapped(source, RemapPlan([DropRegex(pattern=f"^{HIDDEN_BIAS}$")]), str(tmp_path / "x.keras")))
@@ -144,7 +144,7 @@ def test_a_child_that_dies_with_a_traceback_is_told_by_its_own_line(tf_ckpts, tm
 
 
 def test_an_error_line_follows_the_cause_but_not_an_unrelated_handled_error():
-    from core.edit.child_process import error_line
+    from checkpoint_inspector.core.edit.child_process import error_line
 
     def raised(outer, inner, explicit):
         try:

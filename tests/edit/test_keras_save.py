@@ -8,13 +8,13 @@ import sys
 import numpy as np
 import pytest
 
-from core.edit.operations import Cast, DropRegex, RegexRename, SetValues
-from core.edit.plan import RemapPlan
-from core.edit.save import save_remapped
-from core.errors import DestinationError, PlanError
-from core.format.keras.reader import KerasReader
-from core.jobs import run_to_end
-from core.run.variables import describe_variables
+from checkpoint_inspector.core.edit.operations import Cast, DropRegex, RegexRename, SetValues
+from checkpoint_inspector.core.edit.plan import RemapPlan
+from checkpoint_inspector.core.edit.save import save_remapped
+from checkpoint_inspector.core.errors import DestinationError, PlanError
+from checkpoint_inspector.core.format.keras.reader import KerasReader
+from checkpoint_inspector.core.jobs import run_to_end
+from checkpoint_inspector.core.run.variables import describe_variables
 from tests.at_once import at_once
 from tests.locations import ROOT
 
@@ -94,7 +94,7 @@ def test_what_a_keras_file_cannot_take_is_refused(tf_ckpts, tmp_path):
 
 
 def test_a_failing_save_leaves_nothing_behind(tf_ckpts, tmp_path, monkeypatch):
-    from core.edit import keras_save
+    from checkpoint_inspector.core.edit import keras_save
 
     def broken(reader, path, weights, config=None):
         open(path, "wb").write(b"half an archive")
@@ -119,8 +119,8 @@ def test_the_cli_saves_an_edited_keras_file(tf_ckpts, tmp_path):
 
 
 def test_verify_loads_the_saved_file_with_keras(tf_ckpts, tmp_path):
-    from core.edit.plan import preview
-    from core.edit.verify import verify_saved
+    from checkpoint_inspector.core.edit.plan import preview
+    from checkpoint_inspector.core.edit.verify import verify_saved
 
     source = tf_ckpts.keras_files / "model.keras"
     plan = RemapPlan([SetValues(name=HIDDEN_BIAS, constant=0.25), Cast(name=HIDDEN_KERNEL, dtype="float16")])
@@ -144,7 +144,7 @@ def test_verify_loads_the_saved_file_with_keras(tf_ckpts, tmp_path):
 def test_a_layer_renamed_by_its_shown_name_loads_in_keras_under_the_new_name(tf_ckpts, tmp_path):
     import keras
 
-    from core.edit.shown_names import RenameShown
+    from checkpoint_inspector.core.edit.shown_names import RenameShown
 
     source = tf_ckpts.keras_files / "model.keras"
     save(source, RemapPlan([RenameShown(pattern="^hidden/", replacement="head/")]), tmp_path / "renamed.keras")
@@ -155,8 +155,8 @@ def test_a_layer_renamed_by_its_shown_name_loads_in_keras_under_the_new_name(tf_
     assert np.array_equal(renamed.get_layer("head").kernel.numpy(), original.get_layer("hidden").kernel.numpy())
     shown = {v.variable_name for v in describe_variables(KerasReader(str(tmp_path / "renamed.keras")))}
     assert {"head/kernel", "head/bias"} <= shown and "hidden/kernel" not in shown
-    from core.edit.plan import preview
-    from core.edit.verify import verify_saved
+    from checkpoint_inspector.core.edit.plan import preview
+    from checkpoint_inspector.core.edit.verify import verify_saved
 
     plan = RemapPlan([RenameShown(pattern="^hidden/", replacement="head/")])
     reader = KerasReader(str(source))
@@ -169,7 +169,7 @@ def test_a_layer_renamed_by_its_shown_name_loads_in_keras_under_the_new_name(tf_
 
 
 def test_what_a_layer_rename_cannot_say_is_refused(tf_ckpts, tmp_path):
-    from core.edit.shown_names import RenameShown
+    from checkpoint_inspector.core.edit.shown_names import RenameShown
 
     source = tf_ckpts.keras_files / "model.keras"
     with pytest.raises(PlanError, match="not move or rename one weight"):

@@ -2,13 +2,13 @@
 object-graph rewrite share it), and each survives a plan file's JSON round trip."""
 import pytest
 
-from core.edit.shown_names import RenameShown
-from core.edit.operations import (OPERATION_TYPES, AddPrefix, AddVariable, Cast, Drop, DropRegex, RegexRename,
+from checkpoint_inspector.core.edit.shown_names import RenameShown
+from checkpoint_inspector.core.edit.operations import (OPERATION_TYPES, AddPrefix, AddVariable, Cast, Drop, DropRegex, RegexRename,
                                   Rename, SetValues, StripPrefix)
-from core.edit.plan import RemapPlan, preview
-from core.errors import PlanError
-from core.format.bundle.reader import CheckpointReader
-from core.run.variables import describe_variables
+from checkpoint_inspector.core.edit.plan import RemapPlan, preview
+from checkpoint_inspector.core.errors import PlanError
+from checkpoint_inspector.core.format.bundle.reader import CheckpointReader
+from checkpoint_inspector.core.run.variables import describe_variables
 
 
 @pytest.mark.parametrize("operation, path, expected", [

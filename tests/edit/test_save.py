@@ -9,14 +9,14 @@ import sys
 import numpy as np
 import pytest
 
-from core.format.bundle.reader import CheckpointReader
-from core.jobs import run_to_end
-from core.edit.save import save_remapped, save_remapped_run
-from core.edit.operations import OPERATION_TYPES
-from core.edit.plan import RemapPlan, preview
-from core.errors import DestinationError, PlanError
-from core.run.discovery import discover
-from core.run.variables import describe_variables
+from checkpoint_inspector.core.format.bundle.reader import CheckpointReader
+from checkpoint_inspector.core.jobs import run_to_end
+from checkpoint_inspector.core.edit.save import save_remapped, save_remapped_run
+from checkpoint_inspector.core.edit.operations import OPERATION_TYPES
+from checkpoint_inspector.core.edit.plan import RemapPlan, preview
+from checkpoint_inspector.core.errors import DestinationError, PlanError
+from checkpoint_inspector.core.run.discovery import discover
+from checkpoint_inspector.core.run.variables import describe_variables
 
 from tests.at_once import at_once
 from tests.locations import ROOT
@@ -225,7 +225,7 @@ def test_writing_onto_the_source_is_refused(tf_ckpts):
 
 
 def test_a_write_failing_halfway_leaves_nothing(tf_ckpts, tmp_path, monkeypatch, unchanged):
-    import core.format.bundle.writer as bundle_writer
+    import checkpoint_inspector.core.format.bundle.writer as bundle_writer
 
     source = unchanged(str(tf_ckpts.many_vars))
     real = bundle_writer.BundleWriter._copy_range
@@ -272,8 +272,8 @@ def test_cli_remap_dry_run_and_save(tf_ckpts, tmp_path):
 
 
 def test_verify_with_tensorflow_in_a_child_process(tf_ckpts, tmp_path):
-    from core.edit.verify import verify_saved
-    from core.format.source import SourceKind
+    from checkpoint_inspector.core.edit.verify import verify_saved
+    from checkpoint_inspector.core.format.source import SourceKind
 
     source = str(tf_ckpts.tf1_run / "model.ckpt-60")
     plan = plan_of(("regex_rename", {"pattern": "^dense/", "replacement": "layer/"}),

@@ -3,12 +3,12 @@ a TF2 object path, and a Keras 3 weight whose shown name is its own name (the ob
 `full_name`, which TF1's Saver restores by), with the preview showing shown names and keys both."""
 import numpy as np
 
-from core.edit.plan import RemapPlan, preview
-from core.edit.save import save_remapped
-from core.edit.shown_names import RenameShown, shown_name_of
-from core.format.bundle.reader import CheckpointReader
-from core.jobs import run_to_end
-from core.run.variables import describe_variables
+from checkpoint_inspector.core.edit.plan import RemapPlan, preview
+from checkpoint_inspector.core.edit.save import save_remapped
+from checkpoint_inspector.core.edit.shown_names import RenameShown, shown_name_of
+from checkpoint_inspector.core.format.bundle.reader import CheckpointReader
+from checkpoint_inspector.core.jobs import run_to_end
+from checkpoint_inspector.core.run.variables import describe_variables
 from tests.edit.test_save import digest
 
 

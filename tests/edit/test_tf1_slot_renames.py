@@ -11,10 +11,10 @@ from contextlib import nullcontext
 
 import pytest
 
-from core.edit.operations import Rename
-from core.edit.plan import RemapPlan, preview
-from core.format.bundle.reader import CheckpointReader
-from core.run.variables import describe_variables
+from checkpoint_inspector.core.edit.operations import Rename
+from checkpoint_inspector.core.edit.plan import RemapPlan, preview
+from checkpoint_inspector.core.format.bundle.reader import CheckpointReader
+from checkpoint_inspector.core.run.variables import describe_variables
 from tests.estimator_fixture import saved_key
 from tests.tf_fixtures import _tf, _tf1_session
 
@@ -109,8 +109,8 @@ def test_tensorflow_restores_the_renamed_graph_from_the_remapped_checkpoint(old_
     its old name."""
     import numpy as np
 
-    from core.edit.save import save_remapped
-    from core.jobs import run_to_end
+    from checkpoint_inspector.core.edit.save import save_remapped
+    from checkpoint_inspector.core.jobs import run_to_end
 
     prefix, old_slots = old_run
     new = NEW_NAMES["longer"]

@@ -13,13 +13,13 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pytest
 
-from core.edit.operations import RegexRename
-from core.edit.plan import RemapPlan, preview
-from core.export.code_snippets import reading_code, restore_mapping_code
-from core.format.readers import open_reader
-from core.format.source import SourceKind
-from core.run.loading import checkpoint_at
-from core.run.variables import describe_variables
+from checkpoint_inspector.core.edit.operations import RegexRename
+from checkpoint_inspector.core.edit.plan import RemapPlan, preview
+from checkpoint_inspector.core.export.code_snippets import reading_code, restore_mapping_code
+from checkpoint_inspector.core.format.readers import open_reader
+from checkpoint_inspector.core.format.source import SourceKind
+from checkpoint_inspector.core.run.loading import checkpoint_at
+from checkpoint_inspector.core.run.variables import describe_variables
 
 
 def _run_snippet(code: str, tmp_path) -> np.ndarray:

@@ -10,12 +10,12 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from core.export import tensors as export_module
-from core.export.tables import export_run_table, export_variable_table
-from core.export.tensors import export_hdf5, export_npz, export_tensor_csv, export_tensor_npy, hdf5_dataset_paths
-from core.format.bundle.reader import CheckpointReader
-from core.jobs import Cancelled, run_to_end
-from core.run.discovery import discover
+from checkpoint_inspector.core.export import tensors as export_module
+from checkpoint_inspector.core.export.tables import export_run_table, export_variable_table
+from checkpoint_inspector.core.export.tensors import export_hdf5, export_npz, export_tensor_csv, export_tensor_npy, hdf5_dataset_paths
+from checkpoint_inspector.core.format.bundle.reader import CheckpointReader
+from checkpoint_inspector.core.jobs import Cancelled, run_to_end
+from checkpoint_inspector.core.run.discovery import discover
 
 from tests.locations import ROOT
 
@@ -221,7 +221,7 @@ def test_a_stored_key_that_is_not_utf8_exports_escaped(tf_ckpts, tmp_path):
     TensorFlow's."""
     import shutil
 
-    from core.format.wire.sstable import read_table
+    from checkpoint_inspector.core.format.wire.sstable import read_table
     from tests.bounded_cli import run_cli
     from tests.fuzz.mutators import write_rows
 
@@ -246,7 +246,7 @@ def test_a_key_with_a_nul_byte_exports_escaped_and_quietly(tf_ckpts, tmp_path):
     NUL): it is written escaped, as `\\x00`."""
     import shutil
 
-    from core.format.wire.sstable import read_table
+    from checkpoint_inspector.core.format.wire.sstable import read_table
     from tests.bounded_cli import run_cli
     from tests.fuzz.mutators import write_rows
 

@@ -3,8 +3,8 @@ import os
 
 import pytest
 
-from core.format.checkpoint_state import read_state_file, resolve
-from core.errors import CorruptCheckpointError
+from checkpoint_inspector.core.format.checkpoint_state import read_state_file, resolve
+from checkpoint_inspector.core.errors import CorruptCheckpointError
 
 
 def test_fields_escapes_and_timestamps(tmp_path):

@@ -6,11 +6,11 @@ import shutil
 
 import pytest
 
-from core.format.bundle.reader import CheckpointReader
-from core.errors import (CheckpointError, ChecksumMismatchError, CorruptCheckpointError, MissingShardError,
+from checkpoint_inspector.core.format.bundle.reader import CheckpointReader
+from checkpoint_inspector.core.errors import (CheckpointError, ChecksumMismatchError, CorruptCheckpointError, MissingShardError,
                          NotACheckpointError, UnsupportedDtypeError)
-from core.format.wire.protowire import encode_varint
-from core.format.wire.sstable_writer import TableWriter
+from checkpoint_inspector.core.format.wire.protowire import encode_varint
+from checkpoint_inspector.core.format.wire.sstable_writer import TableWriter
 from tests.tf_fixtures import data_files
 
 
@@ -185,7 +185,7 @@ def test_every_single_byte_flip_in_an_index_is_caught(tf_ckpts, tmp_path):
 
 
 def test_a_partitioned_variable_with_a_damaged_huge_shape(tmp_path):
-    from core.format.wire.ordered_code import encode_slice_key
+    from checkpoint_inspector.core.format.wire.ordered_code import encode_slice_key
 
     whole_dim = b"\x0a\x00"  # extent {} = the whole dimension
     slice_proto = b"\x3a" + encode_varint(len(whole_dim)) + whole_dim

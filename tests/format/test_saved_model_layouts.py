@@ -16,11 +16,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from core.cli.entry import run as cli_run
-from core.format.saved_model import SavedModelWithoutVariables
-from core.format.source import SourceKind
-from core.run.discovery import discover
-from core.run.loading import checkpoint_at
+from checkpoint_inspector.core.cli.entry import run as cli_run
+from checkpoint_inspector.core.format.saved_model import SavedModelWithoutVariables
+from checkpoint_inspector.core.format.source import SourceKind
+from checkpoint_inspector.core.run.discovery import discover
+from checkpoint_inspector.core.run.loading import checkpoint_at
 
 WILL_NOT_LOAD = "TensorFlow will not load this SavedModel"
 

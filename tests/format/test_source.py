@@ -5,11 +5,11 @@ for Keras), and a reader class missing part of the protocol cannot be made at al
 import numpy as np
 import pytest
 
-from core.format.bundle.reader import CheckpointReader, EntryListing
-from core.format.bundle.v1_table import V1Reader
-from core.format.keras.reader import KerasReader
-from core.format.readers import open_reader
-from core.format.source import CheckpointSource, SourceKind
+from checkpoint_inspector.core.format.bundle.reader import CheckpointReader, EntryListing
+from checkpoint_inspector.core.format.bundle.v1_table import V1Reader
+from checkpoint_inspector.core.format.keras.reader import KerasReader
+from checkpoint_inspector.core.format.readers import open_reader
+from checkpoint_inspector.core.format.source import CheckpointSource, SourceKind
 
 # (how to find the file among the fixtures, the kind its reader must say)
 SOURCES = {

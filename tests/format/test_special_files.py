@@ -12,8 +12,8 @@ import socket
 
 import pytest
 
-from core.errors import NotACheckpointError
-from core.storage import files
+from checkpoint_inspector.core.errors import NotACheckpointError
+from checkpoint_inspector.core.storage import files
 from tests.bounded_cli import assert_one_error, run_cli
 from tests.tf_fixtures import _tf
 

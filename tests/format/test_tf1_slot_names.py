@@ -11,9 +11,9 @@ from contextlib import nullcontext
 
 import pytest
 
-from core.format.bundle.reader import CheckpointReader
-from core.format.checkpoint_keys import names_with_roles, slot_of_key
-from core.run.variables import describe_variables, kind_of_name
+from checkpoint_inspector.core.format.bundle.reader import CheckpointReader
+from checkpoint_inspector.core.format.checkpoint_keys import names_with_roles, slot_of_key
+from checkpoint_inspector.core.run.variables import describe_variables, kind_of_name
 from tests.estimator_fixture import saved_key
 from tests.tf_fixtures import _tf, _tf1_session
 
@@ -126,8 +126,8 @@ def test_classifying_many_keys_costs_a_walk_per_key_not_a_scan():
 @pytest.mark.parametrize("target, owner", [("OptimizeLoss/a/b/Adam", "a/b"),
                                            (f"{DNN_BIASES}/ases/part_1/Adagrad_4", DNN_BIASES)])
 def test_a_rename_into_a_slot_key_of_another_variable_is_a_problem(slot_run, target, owner):
-    from core.edit.operations import OPERATION_TYPES
-    from core.edit.plan import RemapPlan, preview
+    from checkpoint_inspector.core.edit.operations import OPERATION_TYPES
+    from checkpoint_inspector.core.edit.plan import RemapPlan, preview
 
     prefix, _, _ = slot_run
     plan = RemapPlan([OPERATION_TYPES["rename"](source="a/x/Adam", target=target)])
@@ -138,7 +138,7 @@ def test_a_rename_into_a_slot_key_of_another_variable_is_a_problem(slot_run, tar
 def test_a_slot_key_holding_one_partition_is_said_to_be_unreadable_whole_as_tensorflow_finds(slot_run):
     """A partition's slot made under an enclosing scope is stored as a key of its own holding just that
     partition: TensorFlow's get_tensor refuses it, and so do we, saying why rather than calling it damaged."""
-    from core.errors import CheckpointError
+    from checkpoint_inspector.core.errors import CheckpointError
 
     tf = _tf()
     prefix, slots, _ = slot_run

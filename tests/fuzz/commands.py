@@ -26,7 +26,7 @@ import warnings
 
 import numpy as np
 
-from core.cli.entry import run as cli_run
+from checkpoint_inspector.core.cli.entry import run as cli_run
 
 BUGS = ("traceback", "hang", "blow-up", "crash", "wrong-value", "noise")
 SECONDS_PER_COMMAND = 10.0   # the CLI tests' limit

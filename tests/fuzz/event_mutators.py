@@ -15,7 +15,7 @@ from __future__ import annotations
 import random
 import struct
 
-from core.format.wire.checksum import crc32c, mask
+from checkpoint_inspector.core.format.wire.checksum import crc32c, mask
 from tests.fuzz.mutators import INTERESTING_NUMBERS, _fields, _mutate_bytes, encode_fields, mutate_message
 
 

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import numpy as np
 
-from core.format.bundle.writer import encode_strings
-from core.format.wire.protowire import iter_fields
-from core.format.wire.sstable import read_table
+from checkpoint_inspector.core.format.bundle.writer import encode_strings
+from checkpoint_inspector.core.format.wire.protowire import iter_fields
+from checkpoint_inspector.core.format.wire.sstable import read_table
 from tests.fuzz.mutators import encode_fields, write_rows
 from tests.locations import SAMPLE_RUN
 
@@ -126,7 +126,7 @@ def _pair(rows, data) -> tuple[bytes, bytes]:
 
 
 def _partitioned_cases() -> None:
-    from core.format.wire.ordered_code import decode_slice_key, encode_slice_key
+    from checkpoint_inspector.core.format.wire.ordered_code import decode_slice_key, encode_slice_key
     from tests.tf_fixtures import write_partitioned
 
     folder = Path(tempfile.mkdtemp())

@@ -15,10 +15,10 @@ import random
 import struct
 from dataclasses import dataclass, field
 
-from core.format.wire.checksum import crc32c, mask
-from core.format.wire.protowire import encode_varint, iter_fields, read_varint
-from core.format.wire.sstable import FOOTER_SIZE, read_table
-from core.format.wire.sstable_writer import TableWriter
+from checkpoint_inspector.core.format.wire.checksum import crc32c, mask
+from checkpoint_inspector.core.format.wire.protowire import encode_varint, iter_fields, read_varint
+from checkpoint_inspector.core.format.wire.sstable import FOOTER_SIZE, read_table
+from checkpoint_inspector.core.format.wire.sstable_writer import TableWriter
 
 OBJECT_GRAPH_KEY = b"_CHECKPOINTABLE_OBJECT_GRAPH"
 # Contents the harness writes as special files instead (no real mutant is exactly these bytes).
@@ -70,7 +70,7 @@ def _keras_reader(name: str) -> str:
 
 
 def _is_keras(path: str) -> bool:
-    from core.format.keras.reader import is_keras_file
+    from checkpoint_inspector.core.format.keras.reader import is_keras_file
 
     return not os.path.exists(path + ".index") and is_keras_file(path)
 
@@ -294,7 +294,7 @@ def object_graph(seed, files, rng):
     """The graph's string rewritten with hostile content, stored with a valid CRC at the data's end."""
     import numpy as np
 
-    from core.format.bundle.writer import encode_strings
+    from checkpoint_inspector.core.format.bundle.writer import encode_strings
 
     rows = [list(r) for r in seed.rows]
     graph_row = next((r for r in rows if r[0] == OBJECT_GRAPH_KEY), None)

@@ -15,7 +15,7 @@ import struct
 import zipfile
 from pathlib import Path
 
-from core.format.wire.sstable import read_table
+from checkpoint_inspector.core.format.wire.sstable import read_table
 from tests.fuzz.mutators import Seed
 
 READERS = ("v2", "v1", "state", "keras_archive", "keras_weights", "keras_legacy_h5", "events", "graph_meta",

@@ -10,16 +10,16 @@ from __future__ import annotations
 
 import os
 
-from core.analysis.statistics import read_with_statistics
-from core.analysis.trajectory import compute_trajectory
-from core.errors import InspectorError
-from core.format.wire.sstable import read_table
-from core.jobs import run_to_end
-from core.run.discovery import discover
-from core.run.variables import describe_variables
-from core.format.bundle.reader import bundle_is_complete
-from core.format.source import SourceKind
-from core.run.watch import RunWatcher
+from checkpoint_inspector.core.analysis.statistics import read_with_statistics
+from checkpoint_inspector.core.analysis.trajectory import compute_trajectory
+from checkpoint_inspector.core.errors import InspectorError
+from checkpoint_inspector.core.format.wire.sstable import read_table
+from checkpoint_inspector.core.jobs import run_to_end
+from checkpoint_inspector.core.run.discovery import discover
+from checkpoint_inspector.core.run.variables import describe_variables
+from checkpoint_inspector.core.format.bundle.reader import bundle_is_complete
+from checkpoint_inspector.core.format.source import SourceKind
+from checkpoint_inspector.core.run.watch import RunWatcher
 
 
 class WrongValue(AssertionError):
@@ -36,7 +36,7 @@ def _same(a, b) -> bool:
 
 def pristine_values(prefix: str) -> dict:
     """The oracle of one undamaged checkpoint: per stored key, its raw index row and its values."""
-    from core.format.readers import main_file, open_reader
+    from checkpoint_inspector.core.format.readers import main_file, open_reader
 
     reader = open_reader(prefix)
     if reader.kind.is_keras:
@@ -100,7 +100,7 @@ _ROWS_CACHE: dict = {}
 
 
 def _rows(prefix: str) -> dict:
-    from core.format.readers import main_file
+    from checkpoint_inspector.core.format.readers import main_file
 
     path = main_file(prefix)
     if not os.path.isfile(path):  # missing, or a named pipe or folder put there (the oracle must not wait)

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from core.errors import InspectorError
-from core.run.discovery import discover
-from core.run.variables import describe_variables
+from checkpoint_inspector.core.errors import InspectorError
+from checkpoint_inspector.core.run.discovery import discover
+from checkpoint_inspector.core.run.variables import describe_variables
 from tests.fuzz.harness import Fuzzer, seeds_from
 from tests.fuzz.seeds import seeds_for
 from tests.fuzz.target import exercise

@@ -25,8 +25,8 @@ with s3_environment(server):
     from PySide6.QtCore import QSettings
     from PySide6.QtWidgets import QApplication, QInputDialog
     app = QApplication([])
-    from gui.window.main_window import MainWindow
-    from gui.base.settings import AppSettings
+    from checkpoint_inspector.gui.window.main_window import MainWindow
+    from checkpoint_inspector.gui.base.settings import AppSettings
     from tests.gui.views import _open, _wait, _drawn_over
     window = MainWindow(AppSettings(QSettings(tempfile.mktemp(suffix=".ini"), QSettings.IniFormat)))
     window.setGeometry(window.screen().availableGeometry())

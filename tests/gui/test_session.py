@@ -3,7 +3,7 @@ run B after working on run A (a variable selected and plotted, its values typed 
 plan, a save) leaves no panel showing anything of A, and A's saved edits come back, undoable, with A."""
 import numpy as np
 
-from core.edit.operations import RegexRename
+from checkpoint_inspector.core.edit.operations import RegexRename
 
 A_VARIABLE = "dense/kernel"
 
@@ -132,7 +132,7 @@ def test_the_values_shown_follow_the_plan_and_undo_shows_the_stored_ones_again(q
         session.undo_group.undo()
     assert np.array_equal(detail.array, stored) and detail.statistics.max == float(stored.max())
     assert "edit plan" not in detail.stats_note.text()
-    from core.edit.operations import Cast, Drop
+    from checkpoint_inspector.core.edit.operations import Cast, Drop
 
     with qtbot.waitSignal(detail.shown, timeout=20000):
         session.push(Cast(name=A_VARIABLE, dtype="float16"))

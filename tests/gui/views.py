@@ -64,12 +64,12 @@ def render(out: Path, many_vars: Path | None, views=VIEWS, keras_run: Path | Non
 
     if QApplication.instance() is None:
         _render.app = QApplication([])
-    from gui.base.garbage_collection import GarbageCollection
+    from checkpoint_inspector.gui.base.garbage_collection import GarbageCollection
 
     _render.collector = GarbageCollection()  # garbage collected in the GUI thread, as in the app
-    from gui.base import dialogs, errors
-    from gui.window.main_window import MainWindow
-    from gui.base.settings import AppSettings
+    from checkpoint_inspector.gui.base import dialogs, errors
+    from checkpoint_inspector.gui.window.main_window import MainWindow
+    from checkpoint_inspector.gui.base.settings import AppSettings
 
     out.mkdir(parents=True, exist_ok=True)
     (out / ENVIRONMENT).write_text(json.dumps(render_environment(), indent=1, sort_keys=True) + "\n")
@@ -218,8 +218,8 @@ def _check_view(window, scratch: Path, checkpoint: Path, meta: Path):
 def _training_copy(destination: Path, source: Path) -> Path:
     """A TensorFlow-written training run with fixed times: its state file written anew without the
     save times TensorFlow put in (the Run list shows them)."""
-    from core.format.checkpoint_state import write_state_file
-    from core.run.discovery import discover
+    from checkpoint_inspector.core.format.checkpoint_state import write_state_file
+    from checkpoint_inspector.core.run.discovery import discover
 
     shutil.copytree(source, destination)
     write_state_file(str(destination), [c.prefix for c in discover(str(destination)).checkpoints])
@@ -309,8 +309,8 @@ def _open(window, path) -> None:
 
 def _rename_dialog_over(window):
     """The Edits dock with a plan, and the regex rename dialog at its first size, drawn over the window."""
-    from core.edit.operations import Cast, RegexRename
-    from gui.edits.batch_rename_dialog import BatchRenameDialog
+    from checkpoint_inspector.core.edit.operations import Cast, RegexRename
+    from checkpoint_inspector.gui.edits.batch_rename_dialog import BatchRenameDialog
 
     window.session.push(RegexRename(pattern="^encoder/", replacement="model/encoder/"))
     window.session.push(Cast(pattern="layer_norm", dtype="bfloat16"))
@@ -387,7 +387,7 @@ def main(argv=None) -> int:
                             "--many-vars", str(many_vars), "--keras-run", str(keras_run),
                             "--renamed", *map(str, renamed), "--training", str(training)], check=True, cwd=ROOT)
         return 0
-    from gui.base.fonts import use_only_bundled_fonts
+    from checkpoint_inspector.gui.base.fonts import use_only_bundled_fonts
     from tests.gui.screens import offscreen_platform
 
     width, height, scale, views = SCREENS[args.size]

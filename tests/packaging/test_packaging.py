@@ -338,9 +338,9 @@ def test_spec_names_no_absolute_or_platform_specific_path():
 # ---- resource paths ---------------------------------------------------------------------------------
 
 def test_resources_resolve_from_the_checkout_and_from_a_bundle(monkeypatch, tmp_path):
-    from gui.base import paths
+    from checkpoint_inspector.gui.base import paths
 
-    assert paths.resource_root() == str(ROOT / "resources")
+    assert os.path.realpath(paths.resource_root()) == str(ROOT / "resources")  # through checkpoint_inspector/resources
     assert os.path.isdir(paths.SAMPLE_RUN) and os.path.isfile(paths.ICON)
     monkeypatch.setattr(sys, "frozen", True, raising=False)
     monkeypatch.setattr(sys, "_MEIPASS", str(tmp_path), raising=False)
@@ -385,7 +385,7 @@ def test_built_bundle_opens_a_tensorflow_run(tf_ckpts, tmp_path):
         {"target": name, "source": name, "dtype": dtype, "shape": shape}
         for name, dtype, shape in (("global_step", "int64", []), ("dense/kernel", "float32", [4, 3]),
                                    ("dense/bias", "float32", [3]))]}))
-    verify = [str(BUNDLE_PROGRAM), "-m", "core.edit.verify_worker", str(request)]
+    verify = [str(BUNDLE_PROGRAM), "-m", "checkpoint_inspector.core.edit.verify_worker", str(request)]
     missing = subprocess.run(verify, capture_output=True, text=True, env=env, timeout=60)
     assert missing.returncode != 0 and "CHECKPOINT_INSPECTOR_SITE_PACKAGES" in missing.stderr, missing.stderr
     # ... and with the venv's site-packages named, TensorFlow's check runs inside the bundle.

@@ -4,8 +4,8 @@ import shutil
 
 import pytest
 
-from core.errors import NotACheckpointError, SeveralRunsError
-from core.run.discovery import discover
+from checkpoint_inspector.core.errors import NotACheckpointError, SeveralRunsError
+from checkpoint_inspector.core.run.discovery import discover
 
 
 def _tf():

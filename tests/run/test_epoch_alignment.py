@@ -5,10 +5,10 @@ import dataclasses
 import numpy as np
 import pytest
 
-from core.jobs import run_to_end
-from core.run.discovery import discover
-from core.run.epoch_alignment import align_keras_epochs
-from core.run.training_logs import ScalarSeries, TrainingLogs, read_training_logs
+from checkpoint_inspector.core.jobs import run_to_end
+from checkpoint_inspector.core.run.discovery import discover
+from checkpoint_inspector.core.run.epoch_alignment import align_keras_epochs
+from checkpoint_inspector.core.run.training_logs import ScalarSeries, TrainingLogs, read_training_logs
 from tests.keras_fixtures import KERAS_LOGGED_EPOCHS
 
 

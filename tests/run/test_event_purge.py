@@ -17,7 +17,7 @@ import random
 
 import pytest
 
-from core.format.events.files import read_event_file
+from checkpoint_inspector.core.format.events.files import read_event_file
 from tests.bounded_cli import run_cli
 
 pea = pytest.importorskip("tensorboard.backend.event_processing.plugin_event_accumulator")
@@ -141,8 +141,8 @@ def test_scalars_of_an_event_file_named_bare_from_its_folder(tmp_path):
     import glob
     import os
 
-    from core.jobs import run_to_end
-    from core.run.training_logs import read_training_logs
+    from checkpoint_inspector.core.jobs import run_to_end
+    from checkpoint_inspector.core.run.training_logs import read_training_logs
 
     name = "events.out.tfevents.4.host"
     _write(tmp_path / name, [(1, [("loss", 1.5)]), (2, [("loss", 0.75)])])

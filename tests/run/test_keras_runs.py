@@ -12,9 +12,9 @@ import zipfile
 import numpy as np
 import pytest
 
-from core.analysis.trajectory import compute_trajectory
-from core.jobs import run_to_end
-from core.run.discovery import discover
+from checkpoint_inspector.core.analysis.trajectory import compute_trajectory
+from checkpoint_inspector.core.jobs import run_to_end
+from checkpoint_inspector.core.run.discovery import discover
 from tests.locations import ROOT
 from tests.keras_fixtures import KERAS_RUN_EPOCHS
 
@@ -122,8 +122,8 @@ def _rewritten_archive(source, destination, extra=()):
 
 
 def test_a_keras_archive_is_data_not_code(tf_ckpts, tmp_path):
-    from core.format.keras.files import KerasArchive
-    from core.format.keras.reader import KerasReader
+    from checkpoint_inspector.core.format.keras.files import KerasArchive
+    from checkpoint_inspector.core.format.keras.reader import KerasReader
 
     hostile = tmp_path / "hostile.keras"
     _rewritten_archive(tf_ckpts.keras_files / "model.keras", hostile,
@@ -146,7 +146,7 @@ def test_a_keras_archive_is_data_not_code(tf_ckpts, tmp_path):
 def test_a_compressed_archive_reads_the_same_values(tf_ckpts, tmp_path):
     """Keras stores its members uncompressed (read straight from their byte range); a .keras someone
     re-zipped with compression is read through the zip module instead, with the same values."""
-    from core.format.keras.reader import KerasReader
+    from checkpoint_inspector.core.format.keras.reader import KerasReader
 
     source = tf_ckpts.keras_files / "model.keras"
     squeezed = tmp_path / "squeezed.keras"
@@ -162,7 +162,7 @@ def test_a_compressed_archive_reads_the_same_values(tf_ckpts, tmp_path):
 def test_the_distribution_view_works_across_a_keras_run(tf_ckpts):
     import h5py
 
-    from core.analysis.distribution import compute_distribution
+    from checkpoint_inspector.core.analysis.distribution import compute_distribution
 
     run = discover(tf_ckpts.keras_run)
     distribution = run_to_end(compute_distribution(run.checkpoints, KERNEL))

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from core.run import outputs
+from checkpoint_inspector.core.run import outputs
 
 
 @pytest.fixture

@@ -11,11 +11,11 @@ import sys
 import numpy as np
 import pytest
 
-from core.errors import InspectorError, MissingShardError, NotACheckpointError
-from core.format.bundle.reader import CheckpointReader
-from core.format.readers import checkpoint_problem
-from core.run.discovery import discover
-from core.run.variables import describe_variables
+from checkpoint_inspector.core.errors import InspectorError, MissingShardError, NotACheckpointError
+from checkpoint_inspector.core.format.bundle.reader import CheckpointReader
+from checkpoint_inspector.core.format.readers import checkpoint_problem
+from checkpoint_inspector.core.run.discovery import discover
+from checkpoint_inspector.core.run.variables import describe_variables
 from tests.locations import MAIN, ROOT
 
 LFS_POINTER = (b"version https://git-lfs.github.com/spec/v1\n"

@@ -9,10 +9,10 @@ import shutil
 import numpy as np
 import pytest
 
-from core.errors import InputError, NotACheckpointError
-from core.format.events.files import read_event_file
-from core.jobs import run_to_end
-from core.run.training_logs import HISTORY_FOLDER_NAME, find_event_files, read_training_logs
+from checkpoint_inspector.core.errors import InputError, NotACheckpointError
+from checkpoint_inspector.core.format.events.files import read_event_file
+from checkpoint_inspector.core.jobs import run_to_end
+from checkpoint_inspector.core.run.training_logs import HISTORY_FOLDER_NAME, find_event_files, read_training_logs
 from tests.training_fixtures import NAN_STEP, TF1_STEPS, TF2_STEPS
 
 
@@ -189,7 +189,7 @@ def test_a_layout_learnt_for_one_width_never_reads_bytes_of_another(tmp_path):
 
     from tensorboard.compat.proto import tensor_pb2
 
-    from core.format.events import protos as event_protos
+    from checkpoint_inspector.core.format.events import protos as event_protos
 
     double = tensor_pb2.TensorProto(dtype=2, tensor_content=struct.pack("<d", 1.5)).SerializeToString()
     assert event_protos.tensor_scalar(double) == 1.5
@@ -206,7 +206,7 @@ def _session_start(step: int) -> bytes:
 
 
 def _record(data: bytes) -> bytes:
-    from core.format.wire.checksum import crc32c, mask
+    from checkpoint_inspector.core.format.wire.checksum import crc32c, mask
 
     header = len(data).to_bytes(8, "little")
     return (header + mask(crc32c(header)).to_bytes(4, "little") + data +
@@ -309,7 +309,7 @@ def test_every_scalar_encoding_equals_tensorboards_decoding(tmp_path):
 
 
 def test_a_variable_gets_its_own_logged_histogram():
-    from core.run.training_logs import histogram_tag_of
+    from checkpoint_inspector.core.run.training_logs import histogram_tag_of
 
     tags = ["train/encoder/dense/kernel", "train/decoder/dense/kernel", "train/kernel", "logs/train/hidden_1/kernel",
             "validation/decoder/dense/kernel", "train/head/bias_0"]
@@ -324,7 +324,7 @@ def test_a_variable_gets_its_own_logged_histogram():
 def test_percentiles_of_a_logged_histogram_equal_numpys_within_a_bucket(training_runs):
     import tensorflow as tf
 
-    from core.analysis.statistics import logged_percentiles
+    from checkpoint_inspector.core.analysis.statistics import logged_percentiles
 
     logs = run_to_end(read_training_logs(training_runs.tf2_run))
     histograms = logs.histograms["train/dense/kernel"]
@@ -339,7 +339,7 @@ def test_percentiles_of_a_logged_histogram_equal_numpys_within_a_bucket(training
 
 
 def test_histograms_are_thinned_evenly_beyond_the_limit(training_runs, tmp_path, monkeypatch):
-    from core.format.events import files as event_files
+    from checkpoint_inspector.core.format.events import files as event_files
 
     monkeypatch.setattr(event_files, "MAX_HISTOGRAMS_PER_TAG", 6)
     logs = run_to_end(read_training_logs(training_runs.tf2_run))
@@ -386,7 +386,7 @@ def test_a_scalar_whose_value_an_earlier_field_holds_is_never_read_from_its_last
     from tensorboard.compat.proto import tensor_pb2
     from tensorboard.util import tensor_util
 
-    from core.format.events import protos as event_protos
+    from checkpoint_inspector.core.format.events import protos as event_protos
 
     def tensor(trailing: float) -> bytes:
         proto = tensor_pb2.TensorProto(dtype=1, tensor_content=struct.pack("<f", 1.0))

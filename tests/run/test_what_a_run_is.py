@@ -7,13 +7,13 @@ import os
 import numpy as np
 import pytest
 
-from core.analysis.trajectory import compute_trajectory
-from core.errors import SeveralRunsError
-from core.jobs import run_to_end
-from core.run.checkpoint_info import same_step_as
-from core.run.discovery import discover
-from core.run.name_templates import name_template
-from core.run.training_logs import read_training_logs
+from checkpoint_inspector.core.analysis.trajectory import compute_trajectory
+from checkpoint_inspector.core.errors import SeveralRunsError
+from checkpoint_inspector.core.jobs import run_to_end
+from checkpoint_inspector.core.run.checkpoint_info import same_step_as
+from checkpoint_inspector.core.run.discovery import discover
+from checkpoint_inspector.core.run.name_templates import name_template
+from checkpoint_inspector.core.run.training_logs import read_training_logs
 from tests.run.runs_side_by_side import DUPLICATE_STEP, EPOCHS, RUN_A_STEPS
 from tests.run.runs_side_by_side import duplicate_run, side  # noqa: F401  (fixtures)
 from tests.run.test_training_logs import _tensorboard_points

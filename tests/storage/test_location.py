@@ -12,8 +12,8 @@ import sys
 
 import pytest
 
-from core.storage import files, paths
-from core.storage.location import Location, parse_location
+from checkpoint_inspector.core.storage import files, paths
+from checkpoint_inspector.core.storage.location import Location, parse_location
 from tests.locations import SAMPLE_RUN
 
 
@@ -171,10 +171,10 @@ def test_storage_files_take_a_location(tmp_path):
 
 
 def test_readers_discovery_and_open_run_take_a_location_and_hand_locations_down(tmp_path):
-    from core.format.readers import open_reader
-    from core.jobs import run_to_end
-    from core.run.discovery import discover
-    from core.run.loading import open_run
+    from checkpoint_inspector.core.format.readers import open_reader
+    from checkpoint_inspector.core.jobs import run_to_end
+    from checkpoint_inspector.core.run.discovery import discover
+    from checkpoint_inspector.core.run.loading import open_run
 
     shutil.copytree(SAMPLE_RUN, tmp_path / "run")
     location = Location(tmp_path / "run")
@@ -200,7 +200,7 @@ def test_remote_storage_takes_a_location(tmp_path, s3_server, remote_cache):
     assert sorted(files.listdir(run)) == sorted(files.listdir(base))
     assert files.getsize(index) == files.getsize(str(index)) == os.path.getsize(tmp_path / "run" / "ckpt-100.index")
     assert files.read_bytes(index, 0, 8) == (tmp_path / "run" / "ckpt-100.index").read_bytes()[:8]
-    from core.run.discovery import discover
+    from checkpoint_inspector.core.run.discovery import discover
 
     assert [c.step for c in discover(run).checkpoints] == [100, 150, 200, 250, 300]
 
@@ -211,7 +211,7 @@ def test_remote_storage_takes_a_location(tmp_path, s3_server, remote_cache):
 def counted_examinations():
     """Every text core.storage.paths.is_url had to look at (an argument that was no parsed Location),
     wherever in core it is called from; and how many Locations were parsed from text."""
-    from core.storage import location as location_module
+    from checkpoint_inspector.core.storage import location as location_module
 
     original_is_url, original_scheme_end = paths.is_url, location_module.url_scheme_end
     examined: list[str] = []
@@ -242,10 +242,10 @@ def counted_examinations():
 
 @pytest.mark.parametrize("given", ["run", "run/ckpt-300.index"])
 def test_list_of_a_local_run_parses_its_path_once(tmp_path, given):
-    from core.cli.entry import run as run_cli
-    from core.format.bundle import index_cache
-    from core.format.checkpoint_state import read_state_file
-    from core.run import variables
+    from checkpoint_inspector.core.cli.entry import run as run_cli
+    from checkpoint_inspector.core.format.bundle import index_cache
+    from checkpoint_inspector.core.format.checkpoint_state import read_state_file
+    from checkpoint_inspector.core.run import variables
 
     shutil.copytree(SAMPLE_RUN, tmp_path / "run")
     folder, argument = str(tmp_path / "run"), str(tmp_path / given)

@@ -6,14 +6,14 @@ import os
 import numpy as np
 import pytest
 
-from core.errors import MissingShardError, StorageError
-from core.format.bundle import index_cache
-from core.format.bundle.reader import CheckpointReader
-from core.format.readers import open_reader
-from core.run import variables
-from core.run.discovery import discover
-from core.run.variables import describe_variables
-from core.storage import files, paths, remote
+from checkpoint_inspector.core.errors import MissingShardError, StorageError
+from checkpoint_inspector.core.format.bundle import index_cache
+from checkpoint_inspector.core.format.bundle.reader import CheckpointReader
+from checkpoint_inspector.core.format.readers import open_reader
+from checkpoint_inspector.core.run import variables
+from checkpoint_inspector.core.run.discovery import discover
+from checkpoint_inspector.core.run.variables import describe_variables
+from checkpoint_inspector.core.storage import files, paths, remote
 from tests.format.bundle.test_bundle_reader import all_prefixes, assert_same_tensor
 
 

@@ -4,13 +4,13 @@ name first; the source objects are never touched."""
 import numpy as np
 import pytest
 
-from core.edit.operations import RegexRename
-from core.edit.plan import RemapPlan
-from core.edit.save import save_remapped, save_remapped_run
-from core.errors import DestinationError
-from core.format.readers import open_reader
-from core.jobs import run_to_end
-from core.run.discovery import discover
+from checkpoint_inspector.core.edit.operations import RegexRename
+from checkpoint_inspector.core.edit.plan import RemapPlan
+from checkpoint_inspector.core.edit.save import save_remapped, save_remapped_run
+from checkpoint_inspector.core.errors import DestinationError
+from checkpoint_inspector.core.format.readers import open_reader
+from checkpoint_inspector.core.jobs import run_to_end
+from checkpoint_inspector.core.run.discovery import discover
 
 
 def _tf():

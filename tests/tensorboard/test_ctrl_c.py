@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from core.tensorboard import process
+from checkpoint_inspector.core.tensorboard import process
 
 pytestmark = pytest.mark.skipif(not hasattr(signal, "pthread_kill"), reason="needs pthread_kill (POSIX)")
 

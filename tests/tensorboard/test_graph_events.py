@@ -11,10 +11,10 @@ import sys
 
 import pytest
 
-from core.errors import CheckpointError, DestinationError
-from core.tensorboard import event_folder
-from core.tensorboard.graph_events import write_graph_events
-from core.tensorboard.run_logs import graph_folder
+from checkpoint_inspector.core.errors import CheckpointError, DestinationError
+from checkpoint_inspector.core.tensorboard import event_folder
+from checkpoint_inspector.core.tensorboard.graph_events import write_graph_events
+from checkpoint_inspector.core.tensorboard.run_logs import graph_folder
 from tests.graph_fixtures import cached_cases
 from tests.locations import ROOT
 
@@ -156,7 +156,7 @@ def test_bad_input_is_named_and_writes_nothing(tmp_path):
 
 def test_writing_the_graph_imports_no_tensorflow(graphs, tmp_path):
     probe = ("import sys\n"
-             "from core.tensorboard.graph_events import write_graph_events\n"
+             "from checkpoint_inspector.core.tensorboard.graph_events import write_graph_events\n"
              f"write_graph_events({str(graphs.tf1_meta)!r}, {str(tmp_path)!r})\n"
              "print(sorted(m for m in sys.modules if m.split('.')[0] == 'tensorflow'))\n")
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, timeout=120)

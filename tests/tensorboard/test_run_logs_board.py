@@ -7,11 +7,11 @@ import sys
 
 import pytest
 
-from core.errors import TensorBoardError
-from core.jobs import run_to_end
-from core.run.discovery import discover
-from core.tensorboard import launcher, process, run_logs
-from core.tensorboard.history import write_checkpoint_history
+from checkpoint_inspector.core.errors import TensorBoardError
+from checkpoint_inspector.core.jobs import run_to_end
+from checkpoint_inspector.core.run.discovery import discover
+from checkpoint_inspector.core.tensorboard import launcher, process, run_logs
+from checkpoint_inspector.core.tensorboard.history import write_checkpoint_history
 
 from tests.locations import SAMPLE_RUN
 from tests.tensorboard.board_checks import copy_run as _copy_run, hashes as _hashes, wait_until as _wait_until

@@ -15,13 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from core.tensorboard import launcher, process, run_logs
-from core.errors import InspectorError
-from core.jobs import Cancelled, run_to_end
-from core.run.discovery import discover
-from core.errors import DestinationError, TensorBoardError
-from core.tensorboard.history import HISTORY_METRICS, scalar_tag, write_checkpoint_history
-from core.analysis.trajectory import compute_trajectory
+from checkpoint_inspector.core.tensorboard import launcher, process, run_logs
+from checkpoint_inspector.core.errors import InspectorError
+from checkpoint_inspector.core.jobs import Cancelled, run_to_end
+from checkpoint_inspector.core.run.discovery import discover
+from checkpoint_inspector.core.errors import DestinationError, TensorBoardError
+from checkpoint_inspector.core.tensorboard.history import HISTORY_METRICS, scalar_tag, write_checkpoint_history
+from checkpoint_inspector.core.analysis.trajectory import compute_trajectory
 
 from tests.locations import ROOT, SAMPLE_RUN
 from tests.tensorboard.board_checks import (HTTP as _HTTP, children as _children, copy_run as _copy_run, get as _get,
@@ -113,7 +113,7 @@ def test_stop_ends_tensorboard_and_its_data_server(history_run, board):
 _CHILD = textwrap.dedent("""
     import sys, threading, time
     sys.path.insert(0, {root!r})
-    from core.tensorboard import launcher, process
+    from checkpoint_inspector.core.tensorboard import launcher, process
 
     boards = []
     starter = threading.Thread(target=lambda: boards.append(launcher.launch(sys.argv[1])))
@@ -237,7 +237,7 @@ def test_cancelling_the_history_leaves_nothing(tmp_path, tf_ckpts):
 def test_the_historys_progress_stays_within_its_total(tmp_path, tf_ckpts, monkeypatch):
     """Each trajectory's phases (readers, the checkpoints read side by side in bytes, points) map onto its
     share of the whole: the bar never passes its end."""
-    from core.analysis import grouped_metrics
+    from checkpoint_inspector.core.analysis import grouped_metrics
 
     monkeypatch.setattr(grouped_metrics, "groupable", lambda found: False)  # every variable read side by side
     folder = _copy_run(tf_ckpts.tf1_run, tmp_path / "run")
@@ -286,9 +286,9 @@ def test_the_history_writer_never_imports_tensorflow(tmp_path):
     probe = textwrap.dedent(f"""
         import sys
         sys.path.insert(0, {str(ROOT)!r})
-        from core.jobs import run_to_end
-        from core.run.discovery import discover
-        from core.tensorboard.history import write_checkpoint_history
+        from checkpoint_inspector.core.jobs import run_to_end
+        from checkpoint_inspector.core.run.discovery import discover
+        from checkpoint_inspector.core.tensorboard.history import write_checkpoint_history
         result = run_to_end(write_checkpoint_history(discover({str(run)!r})))
         print(len(result.tags), len(result.steps))
         print(sorted(m for m in sys.modules if m.split('.')[0] in ('tensorflow', 'keras')))

@@ -25,6 +25,7 @@ import time
 from dataclasses import dataclass
 
 from ...caching import BoundedCache
+from ...child_python import PACKAGE_PARENT, child_environment
 from ...errors import CorruptCheckpointError
 from .hdf5_layout import Group, build_tree, datasets_in
 from .hdf5_templates import Templates
@@ -33,7 +34,6 @@ from .hdf5_worker import MEMORY_HEADROOM
 START_SECONDS = 30.0       # Python, numpy and h5py starting on a cold disk
 METADATA_SECONDS = 4.0     # a Keras file's tree and attributes take well under a second
 DECODE_BYTES_PER_SECOND = 50 << 20  # decompressing chunks: the deadline grows with the values asked for
-_REPOSITORY = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 
 @dataclass(frozen=True)
@@ -109,12 +109,11 @@ class _Worker:
         self._stop()
         # OPENBLAS_NUM_THREADS: the worker never multiplies matrices, and OpenBLAS's threads would spin at its
         # start on the core the command needs (main.py says more)
-        environment = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "PYTHONPATH": os.pathsep.join(
-            p for p in (_REPOSITORY, os.environ.get("PYTHONPATH", "")) if p)}
+        environment = child_environment(OPENBLAS_NUM_THREADS="1")
         try:
             self._process = subprocess.Popen(
-                [sys.executable, "-m", "core.format.keras.hdf5_worker", str(os.getpid())],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=_REPOSITORY,
+                [sys.executable, "-m", f"{__package__}.hdf5_worker", str(os.getpid())],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=PACKAGE_PARENT,
                 env=environment, bufsize=0, close_fds=True)
         except OSError as exc:
             raise WorkerFailed(f"the HDF5 worker could not start ({exc})") from None

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import numpy as np
 
-from core.format.bundle.reader import CheckpointReader
-from core.run.discovery import discover
-from core.run.variables import describe_variables
+from checkpoint_inspector.core.format.bundle.reader import CheckpointReader
+from checkpoint_inspector.core.run.discovery import discover
+from checkpoint_inspector.core.run.variables import describe_variables
 from tests.tf_fixtures import Fixtures
 
 
@@ -131,7 +131,7 @@ def test_plain_tf2_checkpoint_paths(tf_ckpts):
 
 def test_reading_touches_only_the_tensor_bytes(tf_ckpts, monkeypatch):
     """Lazy: opening reads the index only; a read asks the data file for exactly the tensor's bytes."""
-    from core.storage import files
+    from checkpoint_inspector.core.storage import files
 
     opened = []  # every local file is opened through files.open_local (it refuses pipes and devices)
     real_open = files.open_local

@@ -6,11 +6,11 @@ import shutil
 
 import pytest
 
-from core.errors import CorruptCheckpointError
-from core.format.bundle.entry import decode_entry
-from core.format.bundle.reader import CheckpointReader, bundle_problem
-from core.format.checkpoint_keys import names_with_roles
-from core.run.variables import VariableInfo, describe_variables, kind_of_name
+from checkpoint_inspector.core.errors import CorruptCheckpointError
+from checkpoint_inspector.core.format.bundle.entry import decode_entry
+from checkpoint_inspector.core.format.bundle.reader import CheckpointReader, bundle_problem
+from checkpoint_inspector.core.format.checkpoint_keys import names_with_roles
+from checkpoint_inspector.core.run.variables import VariableInfo, describe_variables, kind_of_name
 from tests.format.bundle.test_bundle_reader import all_prefixes
 from tests.format.test_corrupt_inputs import _entry_proto, _index_with
 from tests.tf_fixtures import data_files
@@ -127,7 +127,7 @@ def test_a_damaged_object_graph_is_seen_though_the_index_is_unchanged(tf_ckpts, 
 
 def test_a_listing_is_reused_only_for_the_same_bytes(tmp_path, monkeypatch):
     """Bytes that differ but collide on everything the key holds (CRC32C is easy to forge) are decoded."""
-    import core.format.bundle.reader as bundle_reader
+    import checkpoint_inspector.core.format.bundle.reader as bundle_reader
 
     monkeypatch.setattr(bundle_reader, "file_key", lambda path, data: ("one key for every file",))
     first = _index_of_one(tmp_path, "same", _entry_proto(1, [4], 0, 16))

@@ -14,17 +14,17 @@ import sys
 import numpy as np
 import pytest
 
-from core.analysis.comparison import compare_checkpoints
-from core.analysis.overview import overview_rows
-from core.analysis.trajectory import compute_trajectory
-from core.edit.plan import RemapPlan
-from core.edit.save import save_remapped
-from core.edit.shown_names import RenameShown
-from core.format.bundle.reader import CheckpointReader
-from core.jobs import run_to_end
-from core.run.discovery import discover
-from core.run.names import resolve_in_run
-from core.run.variables import describe_variables
+from checkpoint_inspector.core.analysis.comparison import compare_checkpoints
+from checkpoint_inspector.core.analysis.overview import overview_rows
+from checkpoint_inspector.core.analysis.trajectory import compute_trajectory
+from checkpoint_inspector.core.edit.plan import RemapPlan
+from checkpoint_inspector.core.edit.save import save_remapped
+from checkpoint_inspector.core.edit.shown_names import RenameShown
+from checkpoint_inspector.core.format.bundle.reader import CheckpointReader
+from checkpoint_inspector.core.jobs import run_to_end
+from checkpoint_inspector.core.run.discovery import discover
+from checkpoint_inspector.core.run.names import resolve_in_run
+from checkpoint_inspector.core.run.variables import describe_variables
 from tests.keras_tf_checkpoint_fixtures import FROZEN_LAYER, read_oracle, write_frozen_layer_run
 from tests.locations import MAIN
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import pytest
 
-from core.format.wire.ordered_code import encode_slice_key
-from core.format.wire.protowire import LENGTH_DELIMITED, encode_varint, iter_fields
-from core.format.wire.sstable import read_table
-from core.format.wire.sstable_writer import TableWriter
+from checkpoint_inspector.core.format.wire.ordered_code import encode_slice_key
+from checkpoint_inspector.core.format.wire.protowire import LENGTH_DELIMITED, encode_varint, iter_fields
+from checkpoint_inspector.core.format.wire.sstable import read_table
+from checkpoint_inspector.core.format.wire.sstable_writer import TableWriter
 from tests.bounded_cli import assert_one_error, run_cli
 
 

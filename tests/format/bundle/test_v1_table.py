@@ -10,13 +10,13 @@ import sys
 import numpy as np
 import pytest
 
-from core.analysis.trajectory import compute_trajectory
-from core.errors import CorruptCheckpointError, InspectorError
-from core.format.readers import open_reader
-from core.format.bundle.v1_table import V1Reader
-from core.format.source import SourceKind
-from core.jobs import run_to_end
-from core.run.discovery import discover
+from checkpoint_inspector.core.analysis.trajectory import compute_trajectory
+from checkpoint_inspector.core.errors import CorruptCheckpointError, InspectorError
+from checkpoint_inspector.core.format.readers import open_reader
+from checkpoint_inspector.core.format.bundle.v1_table import V1Reader
+from checkpoint_inspector.core.format.source import SourceKind
+from checkpoint_inspector.core.jobs import run_to_end
+from checkpoint_inspector.core.run.discovery import discover
 from tests.locations import MAIN, ROOT
 
 TF_CANNOT_READ_IN_V1 = {"float16", "complex64"}
@@ -110,9 +110,9 @@ def test_a_damaged_v1_file_is_one_clear_error(tf_ckpts, tmp_path):
 
 
 def test_v1_values_that_no_writer_could_have_written_are_damage(tf_ckpts, tmp_path):
-    from core.format.wire.ordered_code import encode_slice_key
-    from core.format.wire.protowire import encode_varint
-    from core.format.wire.sstable import read_table
+    from checkpoint_inspector.core.format.wire.ordered_code import encode_slice_key
+    from checkpoint_inspector.core.format.wire.protowire import encode_varint
+    from checkpoint_inspector.core.format.wire.sstable import read_table
     from tests.fuzz.mutators import encode_fields, write_rows
 
     source = tf_ckpts.v1_run / "model.ckpt-20"

@@ -10,8 +10,8 @@ from collections import Counter
 
 import pytest
 
-from core.errors import CheckpointError, InspectorError, NotACheckpointError
-from core.format.graph.summary import (checkpoint_names, find_graph_file, read_graph_def_bytes, read_graph_summary,
+from checkpoint_inspector.core.errors import CheckpointError, InspectorError, NotACheckpointError
+from checkpoint_inspector.core.format.graph.summary import (checkpoint_names, find_graph_file, read_graph_def_bytes, read_graph_summary,
                                        variables_missing_from)
 from tests.format.damage import damaged_versions
 from tests.graph_fixtures import PARTIAL_SAVED, PARTITIONED, cached_cases
@@ -157,8 +157,8 @@ def test_a_variable_its_saver_saves_under_another_name_is_compared_by_that_name(
 
 
 def test_a_saved_models_variables_are_found_by_the_object_graphs_names(graphs):
-    from core.format.readers import open_reader
-    from core.run.variables import describe_variables
+    from checkpoint_inspector.core.format.readers import open_reader
+    from checkpoint_inspector.core.run.variables import describe_variables
 
     summary = read_graph_summary(graphs.saved_model)
     reader = open_reader(str(graphs.saved_model / "variables" / "variables"))

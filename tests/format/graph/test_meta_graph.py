@@ -6,8 +6,8 @@ import time
 import numpy as np
 import pytest
 
-from core.errors import CheckpointError
-from core.format.graph.meta_graph import read_meta_graph
+from checkpoint_inspector.core.errors import CheckpointError
+from checkpoint_inspector.core.format.graph.meta_graph import read_meta_graph
 from tests.format.damage import damaged_versions
 
 
@@ -117,7 +117,7 @@ def test_a_pipe_in_place_of_a_file_is_refused_at_once(compare_cases, tmp_path):
 
 
 def test_a_git_lfs_pointer_and_a_graph_without_nodes_are_named_for_what_they_are(tmp_path):
-    from core.format.graph.protos import message_classes
+    from checkpoint_inspector.core.format.graph.protos import message_classes
 
     pointer = tmp_path / "model.meta"
     pointer.write_bytes(b"version https://git-lfs.github.com/spec/v1\noid sha256:" + b"0" * 64 + b"\nsize 123\n")

@@ -9,10 +9,10 @@ import struct
 import numpy as np
 import pytest
 
-from core.format.keras import hdf5_guard, hdf5_templates, hdf5_worker
-from core.format.keras.files import file_kind
-from core.format.keras.hdf5_layout import Dataset, Group, build_tree
-from core.format.keras.reader import KerasReader
+from checkpoint_inspector.core.format.keras import hdf5_guard, hdf5_templates, hdf5_worker
+from checkpoint_inspector.core.format.keras.files import file_kind
+from checkpoint_inspector.core.format.keras.hdf5_layout import Dataset, Group, build_tree
+from checkpoint_inspector.core.format.keras.reader import KerasReader
 
 FILES = 4
 KERNEL = "layers/dense/vars/0"  # the first Dense's kernel, (3, 5) float32

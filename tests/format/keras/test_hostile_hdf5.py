@@ -205,7 +205,7 @@ def _same_bits(reader, h5, name):
 def test_values_equal_h5py_bit_for_bit_contiguous_chunked_compressed_and_big_endian(keras_files, tmp_path):
     import h5py
 
-    from core.format.keras.reader import KerasReader
+    from checkpoint_inspector.core.format.keras.reader import KerasReader
 
     for file in ("model.keras", "model.weights.h5", "legacy.h5"):
         reader = KerasReader(str(keras_files / file))
@@ -254,8 +254,8 @@ def test_values_equal_h5py_bit_for_bit_contiguous_chunked_compressed_and_big_end
 def test_a_file_libhdf5_failed_on_fails_again_at_once_then_is_tried_anew(keras_files, monkeypatch):
     """Recognising a file and opening it ask for its layout three times: a file whose metadata took the
     worker past its deadline cost three deadlines (12 s, a fuzz find), now one; later it is tried again."""
-    from core.errors import CorruptCheckpointError
-    from core.format.keras import hdf5_guard
+    from checkpoint_inspector.core.errors import CorruptCheckpointError
+    from checkpoint_inspector.core.format.keras import hdf5_guard
 
     hdf5_guard.forget_layouts()
     asked = []

@@ -4,10 +4,10 @@ weight's name, shape, dtype and value of a .keras, a Keras 3 .weights.h5, Keras 
 import numpy as np
 import pytest
 
-from core.format.keras.reader import KerasReader
-from core.format.readers import open_reader
-from core.format.source import SourceKind
-from core.run.variables import describe_variables
+from checkpoint_inspector.core.format.keras.reader import KerasReader
+from checkpoint_inspector.core.format.readers import open_reader
+from checkpoint_inspector.core.format.source import SourceKind
+from checkpoint_inspector.core.run.variables import describe_variables
 
 
 def _keras():
@@ -126,7 +126,7 @@ def test_values_stream_in_chunks_and_single_elements_read_alone(tf_ckpts):
     ("my_custom_layer", 2, ["unnamed_0", "unnamed_1"]),
 ])
 def test_without_a_config_only_certain_names_are_given(layer_key, count, expected):
-    from core.format.keras.names import _variable_names
+    from checkpoint_inspector.core.format.keras.names import _variable_names
 
     assert _variable_names(layer_key, "layer", {}, count) == expected
 
@@ -156,8 +156,8 @@ def test_a_damaged_weights_member_is_refused_by_the_archive_s_crc(tf_ckpts, tmp_
     no signal stops; the archive's CRC-32 of the member is checked before h5py reads any of it."""
     import zipfile
 
-    from core.errors import CorruptCheckpointError
-    from core.format.keras.reader import KerasReader
+    from checkpoint_inspector.core.errors import CorruptCheckpointError
+    from checkpoint_inspector.core.format.keras.reader import KerasReader
 
     source = tf_ckpts.keras_files / "model.keras"
     with zipfile.ZipFile(source) as archive:

@@ -9,8 +9,8 @@ import zipfile
 import numpy as np
 import pytest
 
-from core.format.keras.reader import KerasReader
-from core.run.variables import describe_variables
+from checkpoint_inspector.core.format.keras.reader import KerasReader
+from checkpoint_inspector.core.run.variables import describe_variables
 from tests.bounded_cli import run_cli
 from tests.keras_subclassed_fixtures import ORACLE, RUN_EPOCHS, write_subclassed_files
 
@@ -140,9 +140,9 @@ def test_the_cli_lists_what_the_core_does(written, file):
 def test_a_run_of_such_files_gives_an_attribute_weight_s_trajectory_and_values(written, tmp_path):
     import h5py
 
-    from core.analysis.trajectory import compute_trajectory
-    from core.jobs import run_to_end
-    from core.run.discovery import discover
+    from checkpoint_inspector.core.analysis.trajectory import compute_trajectory
+    from checkpoint_inspector.core.jobs import run_to_end
+    from checkpoint_inspector.core.run.discovery import discover
 
     run_folder = written[0] / "run"
     files = sorted(run_folder.glob("*.weights.h5"))

@@ -20,8 +20,8 @@ import zlib
 import numpy as np
 import pytest
 
-from core.errors import CorruptCheckpointError
-from core.format.keras.files import MAX_EXPANSION, KerasArchive
+from checkpoint_inspector.core.errors import CorruptCheckpointError
+from checkpoint_inspector.core.format.keras.files import MAX_EXPANSION, KerasArchive
 from tests.bounded_cli import assert_one_error, run_cli
 
 BIG_KERNEL = "layers/dense/vars/0"
@@ -200,7 +200,7 @@ def test_the_decompressed_copy_of_a_weights_member_is_removed_closed_or_dropped(
     reader closes, and when a reader nobody closed is collected (a day of tests once left 1.1 GB behind)."""
     import gc
 
-    from core.format.readers import open_reader
+    from checkpoint_inspector.core.format.readers import open_reader
 
     reader = open_reader(str(small / "deflate.keras"))
     copy = reader.source.path

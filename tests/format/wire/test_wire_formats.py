@@ -9,14 +9,14 @@ import struct
 
 import pytest
 
-from core.format.wire import snappy
-from core.format.wire.checksum import crc32c, mask, unmask
-from core.errors import ChecksumMismatchError, CorruptCheckpointError, DecodeError, NotACheckpointError
-from core.format.wire.ordered_code import (decode_signed_num_increasing, decode_slice_key,
+from checkpoint_inspector.core.format.wire import snappy
+from checkpoint_inspector.core.format.wire.checksum import crc32c, mask, unmask
+from checkpoint_inspector.core.errors import ChecksumMismatchError, CorruptCheckpointError, DecodeError, NotACheckpointError
+from checkpoint_inspector.core.format.wire.ordered_code import (decode_signed_num_increasing, decode_slice_key,
                                            encode_signed_num_increasing, encode_slice_key)
-from core.format.wire.protowire import as_int64, encode_varint, iter_fields, read_varint
-from core.format.wire.sstable import SNAPPY_COMPRESSION, parse_table
-from core.format.wire.sstable_writer import TableWriter
+from checkpoint_inspector.core.format.wire.protowire import as_int64, encode_varint, iter_fields, read_varint
+from checkpoint_inspector.core.format.wire.sstable import SNAPPY_COMPRESSION, parse_table
+from checkpoint_inspector.core.format.wire.sstable_writer import TableWriter
 
 
 @pytest.mark.parametrize("value", [0, 1, 127, 128, 300, 2**32, 2**63 - 1])
@@ -134,7 +134,7 @@ def test_damaged_tables_raise_clear_errors():
 
 
 def test_entry_decoder_skips_fields_it_does_not_know():
-    from core.format.bundle.entry import decode_entry
+    from checkpoint_inspector.core.format.bundle.entry import decode_entry
 
     dims = b"\x12\x02\x08\x04" + b"\x12\x02\x08\x03"  # dim { size: 4 } dim { size: 3 }
     known = (b"\x08\x01" + b"\x12" + encode_varint(len(dims)) + dims + b"\x18\x00" + b"\x20" + encode_varint(300)
@@ -151,7 +151,7 @@ def test_entry_decoder_skips_fields_it_does_not_know():
 def test_a_hostile_object_graph_chain_costs_neither_depth_squared_time_nor_memory():
     import time
 
-    from core.format.bundle.object_graph import MAX_DEPTH, describe_keys
+    from checkpoint_inspector.core.format.bundle.object_graph import MAX_DEPTH, describe_keys
 
     def message(*fields):
         out = b""

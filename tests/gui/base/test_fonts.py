@@ -6,14 +6,14 @@ import subprocess
 import sys
 import textwrap
 
-from gui.base.fonts import GENERIC_FAMILIES
+from checkpoint_inspector.gui.base.fonts import GENERIC_FAMILIES
 from tests.locations import ROOT
 
 _PROBE = textwrap.dedent("""
     import json, os, sys
     from PySide6.QtGui import QFontDatabase, QFontInfo
     from PySide6.QtWidgets import QApplication
-    from gui.base.fonts import register_bundled_fonts
+    from checkpoint_inspector.gui.base.fonts import register_bundled_fonts
     app = QApplication([])
     before, font_before = sorted(QFontDatabase.families()), QFontInfo(app.font()).family()
     register_bundled_fonts(app)
@@ -27,7 +27,7 @@ def _probe(tmp_path, fontconfig: str | None, bundled_only: bool = False) -> dict
 
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
     if bundled_only:
-        from gui.base.fonts import use_only_bundled_fonts
+        from checkpoint_inspector.gui.base.fonts import use_only_bundled_fonts
 
         use_only_bundled_fonts(str(tmp_path / "bundled"), env)
     elif fontconfig is not None:

@@ -18,10 +18,10 @@ import pytest
 from PySide6.QtCore import QSettings
 from PySide6.QtNetwork import QLocalSocket
 
-from gui.base import single_instance
-from gui.app import Windows
-from gui.base.settings import AppSettings
-from gui.base.single_instance import SERVER_ENV, InstanceServer, send_paths
+from checkpoint_inspector.gui.base import single_instance
+from checkpoint_inspector.gui.app import Windows
+from checkpoint_inspector.gui.base.settings import AppSettings
+from checkpoint_inspector.gui.base.single_instance import SERVER_ENV, InstanceServer, send_paths
 
 from tests.locations import ROOT
 HAND_OVER_SECONDS = 5.0  # a forwarding start takes ~0.3 s here; a full start (Qt, windows) 1.5 s and more
@@ -182,7 +182,7 @@ def test_each_handed_over_path_opens_its_own_window_which_is_kept(qtbot, server,
 
 def test_a_handed_over_path_that_cannot_open_leaves_no_empty_window(qtbot, server, name, windows, tf_ckpts,
                                                                    tmp_path, monkeypatch):
-    from gui.base import errors
+    from checkpoint_inspector.gui.base import errors
 
     shown = []
     monkeypatch.setattr(errors, "show_error", lambda parent, title, message, details="": shown.append(message))
@@ -203,7 +203,7 @@ def test_a_handed_over_path_that_cannot_open_leaves_no_empty_window(qtbot, serve
 
 
 def test_the_only_window_stays_when_its_path_cannot_open(qtbot, windows, tmp_path, monkeypatch):
-    from gui.base import errors
+    from checkpoint_inspector.gui.base import errors
 
     shown = []
     monkeypatch.setattr(errors, "show_error", lambda parent, title, message, details="": shown.append(message))
@@ -260,7 +260,7 @@ def test_a_hand_over_builds_no_window(qtbot, server, name, tmp_path):
              f"    runpy.run_path({str(ROOT / 'main.py')!r}, run_name='__main__')\n"
              "except SystemExit as exit:\n"
              "    print('exit', exit.code)\n"
-             "print(sorted(m for m in sys.modules if m in ('PySide6.QtWidgets', 'pyqtgraph', 'gui.window.main_window')))\n")
+             "print(sorted(m for m in sys.modules if m in ('PySide6.QtWidgets', 'pyqtgraph', 'checkpoint_inspector.gui.window.main_window')))\n")
     with qtbot.waitSignal(server.paths_received, timeout=20000):
         child = subprocess.Popen([sys.executable, "-c", probe], cwd=ROOT, env=_child_env(name, tmp_path),
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from gui.base.system_libraries import debian_package, qt_pieces, x11_window_expected
+from checkpoint_inspector.gui.base.system_libraries import debian_package, qt_pieces, x11_window_expected
 from tests.locations import ROOT
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="X11 libraries are a Linux matter")
@@ -61,7 +61,7 @@ def test_missing_libraries_stop_the_app_with_one_line_naming_every_package(tmp_p
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].endswith("sudo apt-get install -y libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1")
-    listed = subprocess.run([sys.executable, "-m", "gui.base.system_libraries"], cwd=ROOT, env=env,
+    listed = subprocess.run([sys.executable, "-m", "checkpoint_inspector.gui.base.system_libraries"], cwd=ROOT, env=env,
                             capture_output=True, text=True, timeout=60)
     assert listed.stdout.split() == ["libxcb-cursor0", "libxcb-icccm4", "libxcb-keysyms1"]
 

@@ -32,8 +32,8 @@ from PySide6.QtCore import QSettings  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 app = QApplication([])
-from gui.base.settings import AppSettings  # noqa: E402
-from gui.window.main_window import MainWindow  # noqa: E402
+from checkpoint_inspector.gui.base.settings import AppSettings  # noqa: E402
+from checkpoint_inspector.gui.window.main_window import MainWindow  # noqa: E402
 
 window = MainWindow(AppSettings(QSettings(str(scratch / "settings.ini"), QSettings.IniFormat)))
 window.setGeometry(window.screen().availableGeometry())

@@ -5,7 +5,7 @@ deepest rows past its edge; the indentation now shrinks so the deepest row keeps
 import numpy as np
 import pytest
 
-from gui.browser.columns import NAME
+from checkpoint_inspector.gui.browser.columns import NAME
 
 DEPTH = 13  # scopes above the variable: model/level01/…/level12
 

@@ -7,7 +7,7 @@ from PySide6.QtCore import QItemSelectionModel, Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
-from gui.base import dialogs
+from checkpoint_inspector.gui.base import dialogs
 
 
 def _open(qtbot, window, path):

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from PySide6.QtCore import QPointF, Qt
 
-from core.analysis import trajectory as trajectory_module
+from checkpoint_inspector.core.analysis import trajectory as trajectory_module
 from tests.run.runs_side_by_side import duplicate_run, side  # noqa: F401  (fixtures)
 from tests.run.test_training_logs import _tensorboard_points
 
@@ -76,7 +76,7 @@ def test_a_folder_of_runs_is_a_tree_to_pick_a_run_from(qtbot, window, side, dupl
                                                          "logs/validation": side.root / "logs" / "validation"})
     assert shown == expected and not any(t.startswith(("run_", "other_logs")) for t in shown)
     assert tree.currentItem().text(0) == "single.keras" and tree.isVisibleTo(window)
-    from core.edit.operations import RegexRename
+    from checkpoint_inspector.core.edit.operations import RegexRename
 
     window.session.push(RegexRename(pattern="^x", replacement="y"))
     window.session.plan_saved(window.session.edits, window.session.plan.to_json())  # no question on leaving
@@ -130,8 +130,8 @@ def test_two_checkpoints_of_one_step_are_two_rows_and_two_points(qtbot, window, 
 
 
 def test_a_run_picked_in_the_tree_asks_about_unsaved_edits_first(qtbot, window, side, monkeypatch):
-    from core.edit.operations import RegexRename
-    from gui.base import dialogs
+    from checkpoint_inspector.core.edit.operations import RegexRename
+    from checkpoint_inspector.gui.base import dialogs
 
     with qtbot.waitSignal(window.session.checkpoint_loaded, timeout=30000):
         window.open_path(str(side.root))

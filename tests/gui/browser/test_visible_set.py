@@ -1,8 +1,8 @@
 """The browser's columns, made column by column for speed, equal what each variable's own names give:
 odd names included (empty parts, a leading or trailing slash, a newline, the same name shown twice)."""
-from core.format.bundle.entry import BundleEntry
-from core.run.variables import VariableInfo
-from gui.browser.visible_set import VisibleSet
+from checkpoint_inspector.core.format.bundle.entry import BundleEntry
+from checkpoint_inspector.core.run.variables import VariableInfo
+from checkpoint_inspector.gui.browser.visible_set import VisibleSet
 
 NAMES = ["a/b/kernel", "a//b", "/lead", "trail/", "/", "x\ny/z", "dense/kernel/Adam", "dense/kernel", "Ünï/cödé"]
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from PySide6.QtCore import QItemSelectionModel, Qt
 
-from gui.compare.comparison_model import STATUS_TITLES
+from checkpoint_inspector.gui.compare.comparison_model import STATUS_TITLES
 
 
 def _tf():
@@ -57,8 +57,8 @@ def test_two_checkpoints_of_the_run_list_are_compared(qtbot, run_window, tf_ckpt
 
 
 def test_a_drop_fills_b_and_the_status_filter_works(qtbot, tf_ckpts, gc_in_gui_thread, monkeypatch):
-    from gui.base import errors
-    from gui.compare.compare_window import CompareWindow
+    from checkpoint_inspector.gui.base import errors
+    from checkpoint_inspector.gui.compare.compare_window import CompareWindow
 
     failures = []
     monkeypatch.setattr(errors, "show_error", lambda *args, **kwargs: failures.append(args))

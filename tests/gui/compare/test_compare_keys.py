@@ -5,8 +5,8 @@ from PySide6.QtTest import QTest
 
 
 def _compare_window(qtbot, tf_ckpts):
-    from core.run.discovery import discover
-    from gui.compare.compare_window import CompareWindow
+    from checkpoint_inspector.core.run.discovery import discover
+    from checkpoint_inspector.gui.compare.compare_window import CompareWindow
 
     checkpoints = discover(str(tf_ckpts.tf1_run)).checkpoints
     window = CompareWindow(checkpoints[0].prefix, checkpoints[-1].prefix)

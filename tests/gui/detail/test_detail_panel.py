@@ -9,7 +9,7 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
-from gui.detail.name_label import BREAK
+from checkpoint_inspector.gui.detail.name_label import BREAK
 from tests.gui.detail.deep_fixture import BIG_NAME, BIG_SHAPE, DEEP_NAME, write_deep_and_big
 from tests.gui.trajectory.test_trajectory_panel import open_run
 
@@ -81,7 +81,7 @@ def test_the_heatmap_of_a_big_random_matrix_shows_its_texture(qtbot, main_window
 def test_a_name_label_wraps_where_unicode_would_not(qtbot):
     from PySide6.QtWidgets import QLabel
 
-    from gui.detail.name_label import NameLabel
+    from checkpoint_inspector.gui.detail.name_label import NameLabel
 
     numbered = "/".join(str(100 + depth) for depth in range(13)) + "/kernel"  # no break between "/" and a digit
     plain, label = QLabel(numbered), NameLabel(numbered)

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from core.edit.operations import RegexRename
-from gui.base import dialogs
+from checkpoint_inspector.core.edit.operations import RegexRename
+from checkpoint_inspector.gui.base import dialogs
 
 
 def _fingerprint(folder: Path) -> dict[str, str]:
@@ -119,8 +119,8 @@ def test_the_whole_run_is_never_saved_over_itself(qtbot, main_window, tf_ckpts, 
 
 
 def test_f2_on_a_scope_and_its_menu_rename_every_variable_under_it(qtbot, main_window, tf_ckpts, monkeypatch):
-    from gui.browser.scope_selection import scope_of
-    from gui.edits.batch_rename_dialog import BatchRenameDialog
+    from checkpoint_inspector.gui.browser.scope_selection import scope_of
+    from checkpoint_inspector.gui.edits.batch_rename_dialog import BatchRenameDialog
 
     window, session = main_window, main_window.session
     _open(qtbot, window, tf_ckpts.tf1_run)

@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 from PySide6.QtCore import Qt
 
-from core.edit.operations import Cast, Drop, RegexRename, Rename
-from gui.edits.batch_rename_dialog import BatchRenameDialog
-from gui.browser.columns import KEY
+from checkpoint_inspector.core.edit.operations import Cast, Drop, RegexRename, Rename
+from checkpoint_inspector.gui.edits.batch_rename_dialog import BatchRenameDialog
+from checkpoint_inspector.gui.browser.columns import KEY
 
 
 def _tf():
@@ -138,7 +138,7 @@ def test_preview_cells_show_where_keys_differ_and_the_whole_key_in_their_tooltip
 
 def test_unsaved_edits_ask_save_discard_or_cancel_before_another_run_and_before_closing(
         qtbot, window, tf_ckpts, monkeypatch, tmp_path):
-    from gui.base import dialogs
+    from checkpoint_inspector.gui.base import dialogs
 
     answers, questions = [], []
     monkeypatch.setattr(dialogs, "ask_save_discard_cancel",
@@ -177,8 +177,8 @@ def test_unsaved_edits_ask_save_discard_or_cancel_before_another_run_and_before_
 
 
 def test_the_rename_dialog_fits_the_screen_on_a_big_run(qtbot, main_window, tf_ckpts):
-    from core.format.bundle.reader import CheckpointReader
-    from core.run.variables import describe_variables
+    from checkpoint_inspector.core.format.bundle.reader import CheckpointReader
+    from checkpoint_inspector.core.run.variables import describe_variables
 
     variables = describe_variables(CheckpointReader(tf_ckpts.many_vars))  # 12,000 variables
     dialog = BatchRenameDialog(main_window.edits.plan, variables, main_window)

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from PySide6.QtCore import Qt
 
-from core.analysis.diagnosis import diagnose
-from core.jobs import run_to_end
-from core.run.discovery import discover
+from checkpoint_inspector.core.analysis.diagnosis import diagnose
+from checkpoint_inspector.core.jobs import run_to_end
+from checkpoint_inspector.core.run.discovery import discover
 from tests.diagnosis_fixtures import FIRST_BAD_STEP, write_run
 from tests.gui.trajectory.test_trajectory_panel import open_run
 

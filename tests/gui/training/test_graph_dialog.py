@@ -4,10 +4,10 @@ the signatures of a SavedModel, and its button calls whoever opened it."""
 import pytest
 from PySide6.QtCore import Qt
 
-from core.format.graph.summary import checkpoint_names, read_graph_summary
-from core.format.readers import open_reader
-from core.run.variables import describe_variables
-from gui.training.graph_dialog import MISSING_COLOUR, MISSING_MARK, GraphDialog
+from checkpoint_inspector.core.format.graph.summary import checkpoint_names, read_graph_summary
+from checkpoint_inspector.core.format.readers import open_reader
+from checkpoint_inspector.core.run.variables import describe_variables
+from checkpoint_inspector.gui.training.graph_dialog import MISSING_COLOUR, MISSING_MARK, GraphDialog
 from tests.graph_fixtures import PARTIAL_SAVED, cached_cases
 
 

@@ -9,12 +9,12 @@ import pytest
 from PySide6.QtCore import QEvent, QPointF, Qt
 from PySide6.QtWidgets import QApplication
 
-from core.analysis import overview as core_overview
-from core.analysis import tensor_groups
-from core.analysis import trajectory as trajectory_module
-from core.analysis.metric_records import RECORDS
-from core.jobs import run_to_end
-from core.run.discovery import discover
+from checkpoint_inspector.core.analysis import overview as core_overview
+from checkpoint_inspector.core.analysis import tensor_groups
+from checkpoint_inspector.core.analysis import trajectory as trajectory_module
+from checkpoint_inspector.core.analysis.metric_records import RECORDS
+from checkpoint_inspector.core.jobs import run_to_end
+from checkpoint_inspector.core.run.discovery import discover
 from tests.gui.trajectory.test_trajectory_panel import open_run
 
 
@@ -36,7 +36,7 @@ def _computed_overview(qtbot, window, training_runs):
 
 
 def test_the_picture_fills_in_row_by_row_and_ends_as_the_whole_overview(qtbot, window, training_runs, monkeypatch):
-    from gui.training import overview_window as overview_module
+    from checkpoint_inspector.gui.training import overview_window as overview_module
 
     real = core_overview.compute_overview
 

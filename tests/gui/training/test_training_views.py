@@ -10,11 +10,11 @@ import pytest
 from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
 from PySide6.QtGui import QDropEvent
 
-from core.analysis import trajectory as trajectory_module
-from core.analysis.overview import compute_overview
-from core.jobs import run_to_end
-from core.run.discovery import discover
-from core.tensorboard import run_logs
+from checkpoint_inspector.core.analysis import trajectory as trajectory_module
+from checkpoint_inspector.core.analysis.overview import compute_overview
+from checkpoint_inspector.core.jobs import run_to_end
+from checkpoint_inspector.core.run.discovery import discover
+from checkpoint_inspector.core.tensorboard import run_logs
 from tests.gui.trajectory.test_trajectory_panel import add_variable, open_run
 from tests.training_fixtures import EXPLODING_LAYER, TF2_SAVE_EVERY, TF2_STEPS
 
@@ -88,8 +88,8 @@ def test_hovering_the_loss_names_the_nearest_checkpoint_and_a_click_opens_it(qtb
 
 
 def test_logged_histograms_beside_the_distribution(qtbot, window, training_runs):
-    from core.analysis.statistics import logged_percentiles
-    from core.run.training_logs import histogram_tag_of, read_training_logs
+    from checkpoint_inspector.core.analysis.statistics import logged_percentiles
+    from checkpoint_inspector.core.run.training_logs import histogram_tag_of, read_training_logs
 
     open_run(qtbot, window, training_runs.tf2_run)
     _logs_shown(qtbot, window)
@@ -217,7 +217,7 @@ def test_graph_of_the_run_and_show_it_in_tensorboard(qtbot, window, training_run
 def test_copy_as_code_from_the_variables_and_after_a_saved_remap(qtbot, window, tf_ckpts, tmp_path):
     from PySide6.QtWidgets import QApplication
 
-    from core.edit.operations import RegexRename
+    from checkpoint_inspector.core.edit.operations import RegexRename
 
     open_run(qtbot, window, tf_ckpts.tf1_run)
     browser = window.browser
@@ -254,8 +254,8 @@ def test_log_y_is_the_metrics_axis_only(qtbot, window, training_runs):
 def test_the_overview_shows_progress_and_its_cancel_stops_it(qtbot, window, training_runs, monkeypatch):
     import threading
 
-    from core.jobs import Progress
-    from gui.training import overview_window as overview_module
+    from checkpoint_inspector.core.jobs import Progress
+    from checkpoint_inspector.gui.training import overview_window as overview_module
 
     released, closed = threading.Event(), threading.Event()
 
@@ -286,7 +286,7 @@ def test_an_overview_with_nothing_to_show_says_why_and_a_superseded_metric_never
                                                                                        tmp_path, gc_in_gui_thread):
     import shutil
 
-    from gui.training.overview_window import OverviewWindow
+    from checkpoint_inspector.gui.training.overview_window import OverviewWindow
 
     run_dir = tmp_path / "run"
     shutil.copytree(training_runs.exploding_run, run_dir)

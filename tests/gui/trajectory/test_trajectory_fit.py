@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from PySide6.QtWidgets import QApplication
 
-from core.analysis import trajectory as trajectory_module
-from core.run.training_logs import ScalarSeries, TrainingLogs
+from checkpoint_inspector.core.analysis import trajectory as trajectory_module
+from checkpoint_inspector.core.run.training_logs import ScalarSeries, TrainingLogs
 from tests.gui.trajectory.test_trajectory_panel import add_variable, open_run
 
 
@@ -39,8 +39,8 @@ def _losses(values):
 
 
 def test_every_control_is_reachable_at_800x500(qtbot, window, tf_ckpts, tmp_path, monkeypatch):
-    from gui.base import dialogs
-    from gui.base import overflow_toolbar
+    from checkpoint_inspector.gui.base import dialogs
+    from checkpoint_inspector.gui.base import overflow_toolbar
 
     open_run(qtbot, window, tf_ckpts.tf1_run)
     add_variable(qtbot, window, "dense/kernel")

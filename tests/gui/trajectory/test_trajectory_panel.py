@@ -6,7 +6,7 @@ import shutil
 import numpy as np
 import pytest
 
-from core.analysis import trajectory as trajectory_module
+from checkpoint_inspector.core.analysis import trajectory as trajectory_module
 
 
 def _tf():
@@ -136,8 +136,8 @@ def test_a_checkpoint_written_while_open_extends_the_plot(qtbot, window, tf_ckpt
 def test_a_distribution_shows_progress_and_can_be_cancelled(qtbot, window, tf_ckpts, monkeypatch):
     import threading
 
-    from core.jobs import Progress
-    from gui.trajectory import distribution_view as trajectory_panel  # where the distribution is computed
+    from checkpoint_inspector.core.jobs import Progress
+    from checkpoint_inspector.gui.trajectory import distribution_view as trajectory_panel  # where the distribution is computed
 
     open_run(qtbot, window, tf_ckpts.tf1_run)
     add_variable(qtbot, window, "dense/kernel")
@@ -170,7 +170,7 @@ def test_a_distribution_shows_progress_and_can_be_cancelled(qtbot, window, tf_ck
 
 
 def test_switching_plot_mode_supersedes_a_distribution_in_flight(qtbot, window, tf_ckpts, monkeypatch):
-    from gui.trajectory import distribution_view as trajectory_panel  # where the distribution is computed
+    from checkpoint_inspector.gui.trajectory import distribution_view as trajectory_panel  # where the distribution is computed
 
     open_run(qtbot, window, tf_ckpts.tf1_run)
     add_variable(qtbot, window, "dense/kernel")

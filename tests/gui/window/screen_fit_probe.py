@@ -21,8 +21,8 @@ def main(argv=None) -> int:
     from PySide6.QtWidgets import QApplication
 
     app = QApplication([])
-    from gui.base.settings import AppSettings
-    from gui.window.main_window import MainWindow
+    from checkpoint_inspector.gui.base.settings import AppSettings
+    from checkpoint_inspector.gui.window.main_window import MainWindow
 
     window = MainWindow(AppSettings(QSettings(args.settings, QSettings.IniFormat)))
     window.show()

@@ -7,9 +7,9 @@ import h5py
 import numpy as np
 import pytest
 
-from core.export import tensors as export_module
-from gui.base import dialogs
-from gui.window import export_actions
+from checkpoint_inspector.core.export import tensors as export_module
+from checkpoint_inspector.gui.base import dialogs
+from checkpoint_inspector.gui.window import export_actions
 
 
 def _tf_value(prefix, name):

@@ -7,8 +7,8 @@ import sys
 
 from PySide6.QtWidgets import QLabel
 
-from gui.base.deferred import Deferred
-from gui.base.garbage_collection import GarbageCollection, settle
+from checkpoint_inspector.gui.base.deferred import Deferred
+from checkpoint_inspector.gui.base.garbage_collection import GarbageCollection, settle
 from tests.gui.trajectory.test_trajectory_panel import open_run
 from tests.locations import ROOT
 
@@ -45,7 +45,7 @@ def test_a_deferred_tab_page_is_made_when_shown(qtbot):
 def test_no_plot_library_before_the_first_paint():
     probe = ("import sys\n"
              f"sys.path.insert(0, {str(ROOT)!r})\n"
-             "from gui import app\nfrom gui.window import main_window\n"
+             "from checkpoint_inspector.gui import app\nfrom checkpoint_inspector.gui.window import main_window\n"
              "print(sorted(m for m in ('pyqtgraph', 'numpy', 'h5py', 'ml_dtypes') if m in sys.modules))\n")
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT)
     assert result.stdout.strip().splitlines()[-1] == "[]", result.stderr

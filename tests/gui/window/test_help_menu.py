@@ -3,8 +3,8 @@ Shortcuts lists what the window's menus carry at the moment it opens, and the ke
 Manual opens resources/manual.md as formatted text; About names the version."""
 from PySide6.QtWidgets import QDialog, QMenu, QTableWidget, QTextBrowser
 
-from gui.base.paths import APP_VERSION
-from gui.window import help_menu
+from checkpoint_inspector.gui.base.paths import APP_VERSION
+from checkpoint_inspector.gui.window import help_menu
 
 
 def _help(window):

@@ -54,8 +54,8 @@ def test_a_damaged_keras_file_is_marked_in_the_run_list(qtbot, main_window, tf_c
 
 
 def test_an_edited_keras_file_is_saved_from_the_window(qtbot, main_window, tf_ckpts, tmp_path):
-    from core.edit.operations import SetValues
-    from core.format.keras.reader import KerasReader
+    from checkpoint_inspector.core.edit.operations import SetValues
+    from checkpoint_inspector.core.format.keras.reader import KerasReader
 
     drop(qtbot, main_window, tf_ckpts.keras_run / "epoch_03.keras")
     bias = next(v for v in main_window.session.current.variables if v.display_name == "hidden/bias")
@@ -74,7 +74,7 @@ def test_dropping_a_bias_warns_in_the_preview_and_verify_says_what_keras_said(qt
     possible), and Verify shows Keras's own words, not the repr of a layer."""
     import keras
 
-    from core.edit.operations import Drop
+    from checkpoint_inspector.core.edit.operations import Drop
 
     drop(qtbot, main_window, tf_ckpts.keras_run / "epoch_03.keras")
     bias = next(v for v in main_window.session.current.variables if v.display_name == "hidden/bias")

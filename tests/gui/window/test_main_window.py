@@ -11,10 +11,10 @@ from PySide6.QtCore import QMimeData, QPointF, QSettings, Qt, QTimer, QUrl
 from PySide6.QtGui import QDropEvent
 from PySide6.QtWidgets import QApplication
 
-from gui.base import errors
-from gui.window.main_window import MainWindow
-from gui.base.settings import MAX_RECENT, AppSettings
-from gui.browser.variable_model import VARIABLE_ROLE
+from checkpoint_inspector.gui.base import errors
+from checkpoint_inspector.gui.window.main_window import MainWindow
+from checkpoint_inspector.gui.base.settings import MAX_RECENT, AppSettings
+from checkpoint_inspector.gui.browser.variable_model import VARIABLE_ROLE
 
 
 def _tf():
@@ -166,8 +166,8 @@ def test_a_missing_shard_shows_in_the_detail_panel(qtbot, window, tf_ckpts, tmp_
 def test_the_window_stays_responsive_while_a_run_loads(qtbot, window, tf_ckpts, monkeypatch):
     """The load runs on a worker: the GUI thread's timers keep firing while it works (here the worker is
     slowed down as a slow network disk would, so the check does not depend on the machine's speed)."""
-    import core.run.loading as loading
-    import gui.session as session_module
+    import checkpoint_inspector.core.run.loading as loading
+    import checkpoint_inspector.gui.session as session_module
 
     worker_threads, working = [], []
     real_open_run = loading.open_run
@@ -196,8 +196,8 @@ def test_the_window_stays_responsive_while_a_run_loads(qtbot, window, tf_ckpts, 
 
 
 def test_cancel_a_load(qtbot, window, tf_ckpts, monkeypatch):
-    import core.run.loading as loading
-    import gui.session as session_module
+    import checkpoint_inspector.core.run.loading as loading
+    import checkpoint_inspector.gui.session as session_module
 
     real_open_run = loading.open_run
 
@@ -322,7 +322,7 @@ def test_steps_say_where_they_came_from_and_lfs_pointers_say_what_to_do(qtbot, w
 
 
 def test_renaming_in_place_starts_from_the_current_key(qtbot, window, tf_ckpts):
-    from gui.browser.columns import KEY
+    from checkpoint_inspector.gui.browser.columns import KEY
 
     open_and_wait(qtbot, window, tf_ckpts.tf1_run)
     window.browser.tree_box.setChecked(False)
@@ -342,8 +342,8 @@ def test_the_status_line_drops_a_finished_jobs_last_step(qtbot, window, tf_ckpts
 def test_quit_closes_every_window_and_drops_are_copies(qtbot, window, tmp_path):
     from PySide6.QtGui import QDragEnterEvent
 
-    from gui.window.help_menu import about_text
-    from gui.base.paths import APP_VERSION
+    from checkpoint_inspector.gui.window.help_menu import about_text
+    from checkpoint_inspector.gui.base.paths import APP_VERSION
 
     other = MainWindow(window.settings)
     qtbot.addWidget(other)

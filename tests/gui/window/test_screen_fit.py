@@ -13,7 +13,7 @@ import pytest
 
 from tests.locations import ROOT
 
-from gui.base.system_libraries import missing_packages
+from checkpoint_inspector.gui.base.system_libraries import missing_packages
 
 pytestmark = pytest.mark.skipif(not (shutil.which("Xvfb") and shutil.which("openbox")) or bool(missing_packages()),
                                 reason="needs Xvfb, openbox and Qt's X11 libraries (apt-get install xvfb openbox ...)")

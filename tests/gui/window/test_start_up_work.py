@@ -12,7 +12,7 @@ import sys
 import numpy as np
 import pytest
 
-from gui.edits import remap_panel as remap_module
+from checkpoint_inspector.gui.edits import remap_panel as remap_module
 from tests.locations import ROOT
 
 LAYERS = 400  # 800 weights: past the 300 rows under which the browser always expands everything
@@ -40,12 +40,12 @@ def wide_checkpoint(tmp_path_factory):
 
 
 def test_actions_import_their_modules_when_used_not_with_the_window():
-    lazy = ("core.tensorboard.launcher", "core.tensorboard.history", "core.tensorboard.graph_events",
-            "gui.compare.check_dialog", "core.analysis.restore_check", "core.edit.save", "core.edit.verify",
-            "core.run.training_logs", "gui.edits.batch_rename_dialog")
+    lazy = ("checkpoint_inspector.core.tensorboard.launcher", "checkpoint_inspector.core.tensorboard.history", "checkpoint_inspector.core.tensorboard.graph_events",
+            "checkpoint_inspector.gui.compare.check_dialog", "checkpoint_inspector.core.analysis.restore_check", "checkpoint_inspector.core.edit.save", "checkpoint_inspector.core.edit.verify",
+            "checkpoint_inspector.core.run.training_logs", "checkpoint_inspector.gui.edits.batch_rename_dialog")
     probe = ("import sys\n"
              f"sys.path.insert(0, {str(ROOT)!r})\n"
-             "from gui import app\nfrom gui.window import main_window\n"
+             "from checkpoint_inspector.gui import app\nfrom checkpoint_inspector.gui.window import main_window\n"
              f"print(sorted(m for m in {lazy!r} if m in sys.modules))\n")
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT)
     assert result.stdout.strip().splitlines()[-1] == "[]", result.stderr
@@ -92,7 +92,7 @@ def test_a_new_runs_load_previews_its_plan_once(qtbot, main_window, wide_checkpo
         window.open_path(wide_checkpoint)
     qtbot.waitUntil(lambda: bool(made), timeout=5000)
     assert made == [len(window.session.current.variables)]  # checkpoint_loaded and plan_changed: one preview
-    from core.edit.operations import Drop
+    from checkpoint_inspector.core.edit.operations import Drop
 
     window.session.push(Drop(names=[window.session.current.variables[0].name]))
     assert len(made) == 2  # a changed plan is previewed afresh

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from core.tensorboard import run_logs
-from gui.base import dialogs
+from checkpoint_inspector.core.tensorboard import run_logs
+from checkpoint_inspector.gui.base import dialogs
 
 _HTTP = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # 127.0.0.1 never via a proxy
 

@@ -4,10 +4,10 @@ screen, columns show their contents, long messages never widen the window, the l
 import pytest
 from PySide6.QtCore import QSettings, Qt
 
-from gui.window import window_layout
-from gui.window.main_window import MainWindow
-from gui.base.settings import AppSettings
-from gui.browser.columns import BYTES, DTYPE, ELEMENTS, NAME, SHAPE, cell_text
+from checkpoint_inspector.gui.window import window_layout
+from checkpoint_inspector.gui.window.main_window import MainWindow
+from checkpoint_inspector.gui.base.settings import AppSettings
+from checkpoint_inspector.gui.browser.columns import BYTES, DTYPE, ELEMENTS, NAME, SHAPE, cell_text
 from tests.keras_fixtures import CNN_LONG_LAYER
 
 

@@ -1,0 +1,17 @@
+"""The Python API: what `import checkpoint_inspector as ci` gives a notebook or a script.
+
+A face over the engine, beside the CLI and the window (the top floor of .importlinter's layers): it opens
+paths through the same opener (core.run.discovery and the format table of core.format.readers), computes
+with the same jobs, and raises the same error family (core.errors). Nothing here imports PySide6 or
+TensorFlow; pandas is imported only when a frame is asked for (core.api.frames).
+
+Rooms: runs (ci.open, Run: steps, checkpoints, trajectories, the overview, logged scalars, the diagnosis),
+checkpoints (Checkpoint, Variable: listing and values), comparing (diff, check, remap), frames (pandas).
+"""
+from __future__ import annotations
+
+from .checkpoints import Checkpoint, Variable
+from .comparing import Check, Difference, check, diff, remap
+from .runs import Finding, Run, open_run
+
+__all__ = ["Check", "Checkpoint", "Difference", "Finding", "Run", "Variable", "check", "diff", "open_run", "remap"]

@@ -1,0 +1,182 @@
+"""A run opened from Python: `ci.open(path)` (open_run) gives a Run, whose checkpoints, trajectories,
+overview, logged scalars and diagnosis are what the CLI's `steps`, `trajectory`, `overview`, `scalars` and
+`diagnose` print, computed by the same jobs on the same readers.
+
+The Run owns the readers it opens (one per checkpoint, opened when first needed) and closes them all in
+close() or at the end of its `with` block; anything asked of it afterwards is a ClosedError."""
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+from ..errors import ClosedError, InputError
+from ..jobs import run_to_end
+from ..run.discovery import CheckpointInfo, discover
+from .checkpoints import Checkpoint
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas
+
+    from ..analysis.diagnosis_findings import Finding
+    from ..format.source import CheckpointSource
+else:
+    from ..analysis.diagnosis_findings import Finding  # re-exported: what Run.diagnose returns
+
+
+def open_run(path: str | os.PathLike) -> "Run":
+    """Open what `path` names: a run folder, a checkpoint prefix, its `.index`/`.data-*`/`.meta` file, a
+    `checkpoint` state file, a V1 checkpoint, a SavedModel or TF Serving folder, a `.keras`/`.weights.h5`/
+    `.h5` file or a folder of them, locally or as a URL (s3://, gs://, ...: the [cloud] extra).
+
+    Returns a Run (a context manager: `with ci.open(p) as run:`). A folder holding several runs is a
+    SeveralRunsError naming them (open one of them); anything that is no checkpoint, a NotACheckpointError
+    naming the file, as the CLI says it. Only file names are read here; indexes are read when asked for."""
+    return Run(path)
+
+
+class Run:
+    """The checkpoints of one run, oldest first, with the work the CLI does on a whole run."""
+
+    def __init__(self, path: str | os.PathLike):
+        self._run = discover(path).single_run()
+        self._readers: dict[str, "CheckpointSource"] | None = {}
+
+    # ---- what it is --------------------------------------------------------------------------------------
+    @property
+    def path(self) -> str:
+        """The run's folder, or its one file when it is a file opened alone."""
+        return self._run.path
+
+    @property
+    def steps(self) -> list[int | None]:
+        """The global step of every checkpoint on disk, oldest first (None where a checkpoint has none),
+        as the CLI's `steps` lists them: state-file entries and prefixes the state file no longer lists."""
+        return [info.step for info in self._run.checkpoints]
+
+    @property
+    def checkpoints(self) -> list[Checkpoint]:
+        """Every checkpoint, oldest first (their indexes are read when first asked for)."""
+        self._open_readers()
+        return [Checkpoint(info, self._reader_of) for info in self._run.checkpoints]
+
+    @property
+    def warnings(self) -> list[str]:
+        """What discovery found wrong (a state file naming a missing checkpoint, an interrupted save)."""
+        return list(self._run.warnings)
+
+    def checkpoint(self, step: int | None = None, *, prefix: str | None = None) -> Checkpoint:
+        """The checkpoint at global `step`, or the one whose prefix (or file name) is `prefix`; without
+        either, the latest (the state file's, else the newest). NotACheckpointError when there is none."""
+        self._open_readers()
+        if prefix is not None:
+            for info in self._run.checkpoints:
+                if prefix in (info.prefix, info.name, os.path.basename(info.prefix)):
+                    return Checkpoint(info, self._reader_of)
+            names = ", ".join(info.name for info in self._run.checkpoints)
+            raise InputError(prefix, f"no checkpoint of {self.path} is named so (checkpoints: {names})")
+        return Checkpoint(self._run.find(step), self._reader_of)
+
+    def __repr__(self) -> str:
+        state = "closed" if self.closed else f"{len(self._run.checkpoints)} checkpoints"
+        return f"<Run {self.path!r} ({state})>"
+
+    # ---- whole-run work ----------------------------------------------------------------------------------
+    def trajectory(self, name: str, metric: str = "l2", element: int = 0, dask: str | None = None) -> "pandas.Series":
+        """One variable's `metric` at every checkpoint: a pandas Series indexed by step (name = the metric).
+        Metrics are the CLI's: mean, std, min, max, l2, abs_mean, zero_frac, nan_count, inf_count,
+        update_ratio, dist_from_first, element (the value at flat index `element`). NaN where a checkpoint
+        has no value; `series.attrs` holds the stored key, the shown name, the prefixes and the reasons.
+        `dask`: None (this process's threads), `local[N]` or a scheduler address."""
+        from ..analysis.trajectory import compute_trajectory
+        from ..executor import executor_for
+        from ..run.names import resolve_in_run, shown_name_in
+        from .frames import trajectory_series
+
+        readers = self._open_readers()
+        key = resolve_in_run(self._run, name, readers)
+        with executor_for(dask) as executor:
+            trajectory = run_to_end(compute_trajectory(self._run.checkpoints, key, metric, element, readers,
+                                                       single_metric=True, executor=executor))
+        return trajectory_series(trajectory, shown_name_in(readers, key))
+
+    def overview(self, metric: str = "update_ratio", weights_only: bool = True) -> "pandas.DataFrame":
+        """`metric` of every variable at every checkpoint: a DataFrame, a row per variable (indexed by the
+        name the window shows), a column per step; NaN where there is no value. `weights_only=False` adds
+        optimizer slots and bookkeeping. `frame.attrs["stored_names"]` are the rows' stored keys and
+        `frame.attrs["problems"]` says why values are missing, as the CLI's warnings do."""
+        from ..analysis.overview import compute_overview
+        from .frames import overview_frame
+
+        overview = run_to_end(compute_overview(self._run.checkpoints, metric, weights_only=weights_only,
+                                               readers=self._open_readers(), single_metric=True))
+        return overview_frame(overview)
+
+    def scalars(self, tag: str | None = None) -> "pandas.DataFrame":
+        """The curves training logged with tf.summary / Keras's TensorBoard callback in the run's event
+        files: a DataFrame with columns step, tag, value, wall_time, run (the sub-folder: `train`,
+        `validation`), in logged order; `tag` a regular expression to keep some. NotACheckpointError when
+        the run's folder holds no event file."""
+        from ..errors import NotACheckpointError
+        from ..run.training_logs import read_training_logs
+        from .frames import scalars_frame
+
+        self._open_readers()
+        logs = run_to_end(read_training_logs(self._run.folder, tag=tag, histograms=False))
+        if not logs.files:
+            raise NotACheckpointError(self._run.folder, "holds no TensorBoard event files (events.out.tfevents.*) "
+                                                        "in it or its sub-folders")
+        return scalars_frame(logs)
+
+    def diagnose(self, kinds: list[str] | None = None, dask: str | None = None) -> "Findings":
+        """What went wrong in training, from the checkpoints alone (the CLI's `diagnose`): a list of
+        Finding objects (kind, severity, variables, labels, first_step, last_step, evidence, summary,
+        advice), ranked; `.to_frame()` gives them as a DataFrame. `kinds` limits what is looked for."""
+        from ..analysis.diagnosis import diagnose
+        from ..executor import executor_for
+
+        readers = self._open_readers()
+        with executor_for(dask) as executor:
+            diagnosis = run_to_end(diagnose(self._run.checkpoints, kinds, None, executor, readers))
+        return Findings(diagnosis.findings)
+
+    # ---- its lifetime ------------------------------------------------------------------------------------
+    @property
+    def closed(self) -> bool:
+        return self._readers is None
+
+    def close(self) -> None:
+        """Close every reader the run opened (HDF5 handles, data shards). Safe to call twice."""
+        readers, self._readers = self._readers, None
+        for reader in (readers or {}).values():
+            reader.close()
+
+    def __enter__(self) -> "Run":
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+
+    def _open_readers(self) -> dict:
+        if self._readers is None:
+            raise ClosedError(self.path, "this run was closed; open it again with ci.open")
+        return self._readers
+
+    def _reader_of(self, info: CheckpointInfo) -> "CheckpointSource | None":
+        readers = self._readers
+        if readers is None:
+            return None
+        reader = readers.get(info.prefix)
+        if reader is None:
+            reader = readers[info.prefix] = info.open_reader()
+        return reader
+
+
+
+class Findings(list):
+    """The findings of Run.diagnose, ranked (severity, then the earliest first step)."""
+
+    def to_frame(self) -> "pandas.DataFrame":
+        """A row per finding: kind, severity, first_step, last_step, variables, labels, summary, advice."""
+        from .frames import findings_frame
+
+        return findings_frame(self)
