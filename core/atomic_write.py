@@ -16,10 +16,16 @@ for a real file.
 
 AtomicFile is the same thing held open across several steps (a bundle's data shard, written tensor by
 tensor, committed before its index).
+
+`make_folders=True` (every export, core.export) first makes the folders the path names that do not exist
+yet, as Save As makes a new prefix's (core.edit.save, as tf.train.Checkpoint.write does), and takes them
+away again when the write fails or is cancelled; a file where a folder should be is said in one sentence
+naming that file. An error names the file being written, never its hidden temporary name.
 """
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import re
 import time
@@ -84,36 +90,67 @@ class AtomicFile:
                 os.remove(self.tmp)
 
 
-def name_the_file(exc: BaseException, path: str) -> None:
-    """An OSError from a write (no space left, a quota) often names no file: name the one being written."""
-    if isinstance(exc, OSError) and exc.filename is None:
+def name_the_file(exc: BaseException, path: str, temporary: str | None = None) -> None:
+    """An OSError from a write (no space left, a quota) often names no file, or the temporary one a person
+    never chose: name the one being written."""
+    if isinstance(exc, OSError) and (exc.filename is None or (temporary and exc.filename == temporary)):
         exc.filename = os.fspath(path)
 
 
 @contextlib.contextmanager
-def atomic_write(path: str | os.PathLike, mode: str = "wb", **open_arguments):
-    """A file object whose content replaces `path` when the block ends without an exception."""
-    target = AtomicFile(path)
+def new_folders(path: str | os.PathLike):
+    """Make the missing folders above `path` (a file about to be written); if the block fails or is
+    cancelled, remove those it made again (while still empty), so a failed write leaves nothing behind."""
+    folder = os.path.dirname(os.path.abspath(os.fspath(path)))
+    missing = []
+    while not os.path.isdir(folder):
+        if os.path.lexists(folder):  # said here: makedirs would name the folder it tried, not the file in the way
+            raise NotADirectoryError(errno.ENOTDIR, "is a file, not a folder to save into", folder)
+        missing.append(folder)
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
+    if missing:
+        os.makedirs(missing[0], exist_ok=True)
     try:
-        yield target.open(mode, **open_arguments)
-        target.commit()
-    except BaseException as exc:
-        target.abort()
-        name_the_file(exc, target.path)
+        yield
+    except BaseException:
+        for made in missing:  # the deepest first; one another writer filled meanwhile is kept
+            try:
+                os.rmdir(made)
+            except OSError:
+                break
         raise
 
 
 @contextlib.contextmanager
-def atomic_path(path: str | os.PathLike):
+def atomic_write(path: str | os.PathLike, mode: str = "wb", *, make_folders: bool = False, **open_arguments):
+    """A file object whose content replaces `path` when the block ends without an exception;
+    `make_folders`: its missing folders made first (see new_folders)."""
+    with new_folders(path) if make_folders else contextlib.nullcontext():
+        target = AtomicFile(path)
+        try:
+            yield target.open(mode, **open_arguments)
+            target.commit()
+        except BaseException as exc:
+            target.abort()
+            name_the_file(exc, target.path, target.tmp)
+            raise
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike, *, make_folders: bool = False):
     """A temporary path to write (by any library); renamed onto `path` when the block ends cleanly."""
-    target = AtomicFile(path)
-    try:
-        yield target.tmp
-        target.commit()
-    except BaseException as exc:
-        target.abort()
-        name_the_file(exc, target.path)
-        raise
+    with new_folders(path) if make_folders else contextlib.nullcontext():
+        target = AtomicFile(path)
+        try:
+            yield target.tmp
+            target.commit()
+        except BaseException as exc:
+            target.abort()
+            name_the_file(exc, target.path, target.tmp)
+            raise
 
 
 _TEMPORARY = re.compile(r"^\.(?P<name>.+)\.(?P<pid>\d+)-[0-9a-f]{8}\.(?P<kind>partial|aside)$")

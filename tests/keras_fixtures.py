@@ -180,3 +180,98 @@ def write_keras_logged_run(folder: Path) -> tuple[Path, dict[int, tuple[str, flo
         keras.callbacks.TensorBoard(log_dir=str(folder / "logs"), histogram_freq=1),
         Recorder()])
     return folder, written
+
+
+def _subclassed_res_net():
+    """A Keras 3 Sequential `classifier` holding a subclassed model `res_net` (its sublayers made in its
+    `__init__`, called in its `call`) and a Dense `head`; compiled with Adam. Layers named explicitly: the
+    names do not hang on Keras's per-process counters."""
+    import keras
+
+    class ResNet(keras.Model):
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs)
+            self.conv = keras.layers.Conv2D(3, 3, name="conv2d")
+            self.norm = keras.layers.BatchNormalization(name="batch_normalization_1")
+            self.flat = keras.layers.Flatten(name="flatten")
+            self.dense = keras.layers.Dense(4, name="dense")
+
+        def call(self, x, training=False):
+            return self.dense(self.flat(self.norm(self.conv(x), training=training)))
+
+    model = keras.Sequential([keras.Input((6, 6, 2)), ResNet(name="res_net"), keras.layers.Dense(2, name="head")],
+                             name="classifier")
+    model.compile(optimizer=keras.optimizers.Adam(0.01), loss="mse")
+    return model
+
+
+def write_keras2_subclassed_h5(path: Path) -> tuple[Path, dict[str, np.ndarray]]:
+    """A whole-model .h5 as tf.keras 2 laid out a model holding a subclassed one, whose variables its
+    name scopes called `res_net//batch_normalization_1/beta:0` (an empty path part): each layer's
+    `weight_names` attribute lists those names, and each dataset is made as tf.keras 2's
+    `save_subset_weights_to_hdf5_group` made it, `layer_group.create_dataset(name, ...)`, which HDF5
+    resolves to `res_net/batch_normalization_1/beta:0` (empty parts dropped, intermediate groups made).
+    Written with h5py from a trained Keras 3 model's values, Adam's slots under tf.keras 2's names
+    (`Adam/res_net//batch_normalization_1/beta/m:0`). Returns the path and Keras's values by the name the
+    attributes give them (the oracle: the model's variables, the optimizer's slots)."""
+    import json
+
+    import h5py
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    model = _eager(_subclassed_res_net())
+    x, y = _keras_data(10)
+    model.fit(x, y, epochs=1, batch_size=8, verbose=0)
+    prefix = model.name + "/"
+
+    def tf_keras_2_name(variable) -> str:
+        layer, _, rest = variable.path.removeprefix(prefix).partition("/")
+        # A variable of a sublayer of the subclassed model gets the empty part after its model's name.
+        return f"{layer}//{rest}:0" if "/" in rest else f"{layer}/{rest}:0"
+
+    values: dict[str, np.ndarray] = {}
+    with h5py.File(path, "w") as h5:
+        h5.attrs["keras_version"] = b"2.11.0"
+        h5.attrs["backend"] = b"tensorflow"
+        h5.attrs["model_config"] = json.dumps({"class_name": "Sequential", "config": {"name": model.name}}).encode()
+        weights = h5.create_group("model_weights")
+        weights.attrs["layer_names"] = [layer.name.encode() for layer in model.layers]
+        for layer in model.layers:
+            group = weights.create_group(layer.name)
+            variables = layer.trainable_weights + layer.non_trainable_weights  # tf.keras 2's order
+            names = [tf_keras_2_name(v) for v in variables]
+            group.attrs["weight_names"] = [n.encode() for n in names]
+            for name, variable in zip(names, variables):
+                values[name] = variable.numpy()
+                group.create_dataset(name, data=values[name])
+        _require(any("//" in name for name in values), f"no empty path part in {sorted(values)}")
+        optimizer = h5.create_group("optimizer_weights")
+        names, slots = ["Adam/iter:0"], [np.int64(model.optimizer.iterations.numpy())]
+        for variable in model.trainable_weights:
+            for slot, kind in (("m", "momentum"), ("v", "velocity")):
+                names.append(f"Adam/{tf_keras_2_name(variable).removesuffix(':0')}/{slot}:0")
+                slots.append(_keras_slot(model.optimizer, variable, kind))
+        optimizer.attrs["weight_names"] = [n.encode() for n in names]
+        for name, value in zip(names, slots):
+            values[name] = np.asarray(value)
+            optimizer.create_dataset(name, data=value)
+    return path, values
+
+
+KERAS_RUNS_BESIDE_A_FILE = ("run_a", "run_b")
+
+
+def write_keras_runs_beside_a_file(folder: Path) -> Path:
+    """A folder as a person keeps Keras runs: two ModelCheckpoint runs in sub-folders (`run_a/`, `run_b/`,
+    `epoch_{epoch:02d}.keras` each, two epochs) and one loose legacy file, `model.save("loose.h5")`."""
+    import keras
+
+    folder.mkdir(parents=True, exist_ok=True)
+    for seed, run in enumerate(KERAS_RUNS_BESIDE_A_FILE):
+        model = _eager(_keras_cnn())
+        x, y = _keras_data(20 + seed)
+        (folder / run).mkdir(exist_ok=True)
+        model.fit(x, y, epochs=2, batch_size=8, verbose=0, callbacks=[
+            keras.callbacks.ModelCheckpoint(str(folder / run / "epoch_{epoch:02d}.keras"))])
+    model.save(folder / "loose.h5")
+    return folder

@@ -161,15 +161,17 @@ def remap(src, dst: str | os.PathLike, plan=None, *, rename: dict | None = None,
     the prefix written."""
     from ..edit.save import save_remapped
 
-    built = _plan_of(plan, rename or {}, drop or [], cast or {})
     with _opened(src, step) as (_, reader):
+        built = _plan_of(plan, rename or {}, drop or [], cast or {}, reader)
         report = run_to_end(save_remapped(reader, built, os.fspath(dst), overwrite))
     return report.prefix
 
 
-def _plan_of(plan, rename: dict, drop: list, cast: dict) -> "RemapPlan":
-    from ..edit.operations import Cast, DropRegex, RegexRename
+def _plan_of(plan, rename: dict, drop: list, cast: dict, reader) -> "RemapPlan":
+    from ..edit.operations import Cast, DropRegex
     from ..edit.plan import RemapPlan
+    from ..edit.shown_names import rename_by_name
+    from ..run.variables import describe_variables
 
     if plan is None:
         built = RemapPlan()
@@ -180,7 +182,8 @@ def _plan_of(plan, rename: dict, drop: list, cast: dict) -> "RemapPlan":
     else:
         with open(os.fspath(plan), encoding="utf-8") as f:
             built = RemapPlan.from_json(f.read(), os.fspath(plan))
-    built.operations += [RegexRename(pattern=p, replacement=r) for p, r in rename.items()]
+    variables = describe_variables(reader) if rename else []
+    built.operations += [rename_by_name(p, r, variables) for p, r in rename.items()]
     built.operations += [DropRegex(pattern=p) for p in drop]
     built.operations += [Cast(name=n, dtype=d) for n, d in cast.items()]
     return built

@@ -107,7 +107,9 @@ def _export_command(commands) -> None:
     export = commands.add_parser("export", help="tensors as .npz or .h5, or one tensor as .npy or .csv")
     export.add_argument("path", type=parse_location)
     export.add_argument("out", help="OUT.npz, OUT.h5 (all matching variables) or OUT.npy, OUT.csv (exactly one)")
-    export.add_argument("--name", metavar="REGEX", help="only variables whose stored name matches (search)")
+    export.add_argument("--name", metavar="REGEX", help="only variables whose name shown or stored key matches (search)")
+    export.add_argument("--stored-keys", action="store_true",
+                        help="write .npz members / HDF5 datasets under the stored keys, not the names shown")
     export.add_argument("--step", type=int)
     export.set_defaults(handler=writing.command_export)
 

@@ -15,6 +15,7 @@ def variable_record(info: VariableInfo) -> dict:
     entry = info.entry
     return {
         "name": info.name,
+        "shown_name": info.display_name,  # what the window shows and every option takes
         "dtype": entry.dtype_name,
         "shape": list(entry.shape),
         "elements": entry.num_elements,
@@ -62,16 +63,19 @@ def print_table(header: tuple[str, ...], rows: list[tuple[str, ...]], right=froz
         print(line(row))
 
 
-def checkpoint_record(info: CheckpointInfo) -> dict:
+def checkpoint_record(info: CheckpointInfo, problem: str | None = None) -> dict:
+    """A checkpoint as `steps --json` gives it; `problem`: what keeps it from being read whole, or None."""
     return {"prefix": info.prefix, "step": info.step, "step_source": info.step_source,
             "listed_in_state_file": info.listed, "latest": info.is_latest, "timestamp": info.timestamp,
-            "mtime": info.mtime, "size_bytes": info.size_bytes, "data_files": info.data_files}
+            "mtime": info.mtime, "size_bytes": info.size_bytes, "data_files": info.data_files, "problem": problem}
 
 
-def run_record(run: Run) -> dict:
+def run_record(run: Run, problems: dict[str, str] | None = None) -> dict:
+    """A run and its sub-runs as `steps --json` gives them; `problems`: {prefix: what is damaged}."""
+    problems = problems or {}
     return {"folder": run.folder, "path": run.path, "single_file": run.single_file, "state_file": run.state_file,
-            "checkpoints": [checkpoint_record(c) for c in run.checkpoints],
-            "warnings": run.warnings, "subruns": [run_record(s) for s in run.subruns]}
+            "checkpoints": [checkpoint_record(c, problems.get(c.prefix)) for c in run.checkpoints],
+            "warnings": run.warnings, "subruns": [run_record(s, problems) for s in run.subruns]}
 
 
 def written_time(info: CheckpointInfo) -> str:

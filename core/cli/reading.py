@@ -42,9 +42,14 @@ def command_list(args) -> int:
 
 
 def command_steps(args) -> int:
+    from ..jobs import run_to_end
+    from ..run.health import check_checkpoints
+
     run = discover(args.path)
+    # Each checkpoint's index and shard sizes checked, as the window's Run list marks a damaged one.
+    problems = run_to_end(check_checkpoints([c for r in run.all_runs() for c in r.checkpoints]))
     if args.json:
-        print(json.dumps(run_record(run)))
+        print(json.dumps(run_record(run, problems)))
         return 0
     for each in run.all_runs():
         if not each.checkpoints:
@@ -53,9 +58,10 @@ def command_steps(args) -> int:
         rows = []
         for c in each.checkpoints:
             marks = ("latest" if c.is_latest else "") + ("" if c.listed or not each.state_file else " not in state file")
+            marks += " DAMAGED" if c.prefix in problems else ""
             rows.append((c.name, "-" if c.step is None else str(c.step), written_time(c), format_bytes(c.size_bytes), marks.strip()))
         print_table(("checkpoint", "step", "written", "size", ""), rows)
-        for warning in each.warnings:
+        for warning in each.warnings + [problems[c.prefix] for c in each.checkpoints if c.prefix in problems]:
             print(f"warning: {warning}")
         print()
     return 0

@@ -34,17 +34,21 @@ def command_export(args) -> int:
 
     from ..export.tensors import export_hdf5, export_npz, export_tensor_csv, export_tensor_npy
     from ..jobs import run_to_end
+    from ..run.variables import export_keys
 
     _, reader = open_checkpoint(args.path, args.step)
     try:
         pattern = re.compile(args.name) if args.name else None
     except re.error as exc:
         raise UsageError("--name", f"invalid regular expression: {exc}") from None
-    names = [n for n in reader.names() if pattern is None or pattern.search(n)]
+    variables = describe_variables(reader)
+    # --name finds a variable by the name shown or by its stored key; written under the name shown.
+    keys = {v.name: v.name for v in variables} if args.stored_keys else export_keys(variables)
+    names = [v.name for v in variables if pattern is None or pattern.search(v.name) or pattern.search(v.display_name)]
     extension = os.path.splitext(args.out)[1].lower()
     if extension in (".npy", ".csv"):
         if len(names) != 1:
-            shown = ", ".join(names[:5]) + (" ..." if len(names) > 5 else "")
+            shown = ", ".join(keys[n] for n in names[:5]) + (" ..." if len(names) > 5 else "")
             raise UsageError(reader.prefix, f"{extension} holds one tensor, but {len(names)} variables match"
                              + (f": {shown}" if names else "") + " (narrow it with --name)")
         job = export_tensor_npy if extension == ".npy" else export_tensor_csv
@@ -53,7 +57,7 @@ def command_export(args) -> int:
         if not names:  # the error names the checkpoint, as every error of the CLI names its file
             raise UsageError(reader.prefix, f"no variable matches --name {args.name!r}" if pattern is not None
                              else "holds no variable to export")
-        run_to_end((export_npz if extension == ".npz" else export_hdf5)(reader, names, args.out))
+        run_to_end((export_npz if extension == ".npz" else export_hdf5)(reader, names, args.out, keys))
     else:
         raise UsageError(args.out, f"cannot export to {extension or 'a file without extension'}: use .npz, .h5, .npy or .csv")
     print(f"wrote {len(names)} variable(s) to {args.out}", file=sys.stderr)
@@ -120,17 +124,20 @@ def _stop_uninterrupted(board) -> None:
             signal.signal(signal.SIGINT, previous)
 
 
-def build_plan(args):
-    """A RemapPlan from --plan, then --rename, --rename-shown, --drop, --cast and --set in that order."""
-    from ..edit.operations import Cast, DropRegex, RegexRename, SetValues
+def build_plan(args, variables):
+    """A RemapPlan from --plan, then --rename, --rename-shown, --drop, --cast and --set in that order.
+    Variables are named as every door names them: by the names shown, stored keys also taken (`variables`,
+    those of the checkpoint remapped, tell which a --rename regex means: core.edit.shown_names)."""
+    from ..edit.operations import Cast, DropRegex, SetValues
     from ..edit.plan import RemapPlan
-    from ..edit.shown_names import RenameShown
+    from ..edit.shown_names import RenameShown, rename_by_name
 
     plan = RemapPlan()
     if args.plan:
         with open(args.plan, encoding="utf-8") as f:
             plan = RemapPlan.from_json(f.read(), args.plan)
-    for option, items, operation in (("--rename", args.rename, RegexRename),
+    by_name = lambda pattern, replacement: rename_by_name(pattern, replacement, variables)  # noqa: E731
+    for option, items, operation in (("--rename", args.rename, by_name),
                                      ("--rename-shown", args.rename_shown, RenameShown)):
         for item in items:
             pattern, separator, replacement = item.partition("=")
@@ -162,15 +169,16 @@ def command_remap(args) -> int:
     from ..edit.save import save_remapped, save_remapped_run
     from ..jobs import run_to_end
 
-    plan = build_plan(args)
     run = discover(args.src).single_run()
     if args.all_steps:
+        plan = build_plan(args, describe_variables(run.latest.open_reader()))
         if args.dry_run:
             _print_preview(preview(plan, describe_variables(run.latest.open_reader())))
             return 0
         reports = run_to_end(save_remapped_run(run.checkpoints, plan, args.dst, args.overwrite))
     else:
         reader = run.find(args.step).open_reader()
+        plan = build_plan(args, describe_variables(reader))
         if args.dry_run:
             result = preview(plan, describe_variables(reader))
             _print_preview(result)

@@ -97,6 +97,27 @@ class Draft:
         self.dropped: list[str] = []
         self.problems: list[str] = []
         self.tensorflow_names: set[str] = set()  # slot keys named by TF1's own rule (`V//bias/part_0/RMSProp`)
+        self._by_source = {v.name: v for v in variables}
+
+    def shown(self, target: str) -> str:
+        """The name the window shows for the variable now planned as `target` (after earlier renames)."""
+        planned = self.current[target]
+        if planned.variable_name is not None:
+            return planned.variable_name
+        info = self._by_source.get(planned.source or "")
+        return shown_name_of(info, target) if info is not None else target
+
+    def matching(self, compiled) -> list[str]:
+        """The planned names whose shown name or stored key the regex finds: what an edit by regex means
+        (the window and the CLI take names shown; stored keys work too)."""
+        return [t for t in self.current if compiled.search(t) or compiled.search(self.shown(t))]
+
+    def named(self, name: str) -> str | None:
+        """The planned name `name` is: a stored key, else the one variable shown by that name."""
+        if name in self.current:
+            return name
+        found = [t for t in self.current if self.shown(t) == name]
+        return found[0] if len(found) == 1 else None
 
     def problem(self, operation: Described, text: str) -> None:
         self.problems.append(f"{operation.describe()}: {text}")
@@ -165,4 +186,24 @@ def invalid_name(name: str) -> str | None:
         return "a name cannot start or end with `/` or hold an empty scope (`//`)"
     if name != name.strip():
         return "the name starts or ends with white space"
+    return None
+
+
+def shown_name_of(info, key: str) -> str:
+    """The name shown for a variable now stored under `key` (an earlier rename may have changed it)."""
+    if info.use_variable_name and info.variable_name:
+        return info.variable_name
+    suffix = key_suffix(info)
+    if suffix is None:
+        return info.object_path
+    return key[: len(key) - len(suffix)] if suffix and key.endswith(suffix) else key
+
+
+def key_suffix(info) -> str | None:
+    """What the stored key adds to the shown path (`/.ATTRIBUTES/VARIABLE_VALUE`; "" when the key is the
+    name shown), or None when the key does not contain the object path shown."""
+    if not info.object_path:
+        return ""
+    if info.name.startswith(info.object_path + "/"):
+        return info.name[len(info.object_path):]
     return None

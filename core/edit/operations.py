@@ -194,7 +194,7 @@ class DropRegex(Operation):
         compiled = draft.compile(self, self.pattern)
         if compiled is None:
             return
-        doomed = {n for n in draft.current if compiled.search(n)}
+        doomed = set(draft.matching(compiled))
         if not doomed:
             draft.problem(self, "the regex matches no variable")
         draft.drop(doomed)
@@ -218,12 +218,12 @@ class Cast(Operation):
             draft.problem(self, f"{self.dtype!r} is not a numeric dtype TensorFlow saves")
             return
         if self.name:
-            targets = [self.name] if self.name in draft.current else []
+            targets = [t for t in [draft.named(self.name)] if t is not None]
             if not targets:
                 draft.problem(self, f"no variable named {self.name!r}")
         else:
             compiled = draft.compile(self, self.pattern or "")
-            targets = [n for n in draft.current if compiled.search(n)] if compiled else []
+            targets = draft.matching(compiled) if compiled else []
             if compiled and not targets:
                 draft.problem(self, "the regex matches no variable")
         for name in targets:

@@ -17,8 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..format.checkpoint_keys import OBJECT_GRAPH_KEY
-from .draft import Draft, invalid_name
-from .operations import Operation
+from .draft import Draft, invalid_name, key_suffix, shown_name_of
+from .operations import Operation, RegexRename
 
 
 @dataclass
@@ -64,7 +64,9 @@ class RenameShown(Operation):
             except (re.error, IndexError) as exc:
                 draft.problem(self, f"bad replacement ({exc})")
                 return
-            suffix = _key_suffix(info)
+            if new == shown:
+                continue  # matched, but the replacement leaves the name as it is: nothing changes
+            suffix = key_suffix(info)
             if info.use_variable_name and info.variable_name:
                 planned.variable_name = new
                 renamed[info.name] = (shown, new)
@@ -114,21 +116,16 @@ def _keras_slots_follow(draft: Draft, by_source, renamed: dict[str, tuple[str, s
             planned.variable_name = f"{optimizer}/{new}{rest[len(old):]}"
 
 
-def shown_name_of(info, key: str) -> str:
-    """The name shown for a variable now stored under `key` (an earlier rename may have changed it)."""
-    if info.use_variable_name and info.variable_name:
-        return info.variable_name
-    suffix = _key_suffix(info)
-    if suffix is None:
-        return info.object_path
-    return key[: len(key) - len(suffix)] if suffix and key.endswith(suffix) else key
+def rename_by_name(pattern: str, replacement: str, variables) -> Operation:
+    """A rename by regex as the CLI's --rename and the API's `rename=` take it: over the names shown (what
+    every door shows), or over stored keys and object paths when the regex finds no name shown."""
+    import re
 
-
-def _key_suffix(info) -> str | None:
-    """What the stored key adds to the shown path (`/.ATTRIBUTES/VARIABLE_VALUE`; "" when the key is the
-    name shown), or None when the key does not contain the object path shown."""
-    if not info.object_path:
-        return ""
-    if info.name.startswith(info.object_path + "/"):
-        return info.name[len(info.object_path):]
-    return None
+    try:
+        compiled = re.compile(pattern)
+    except re.error:
+        return RenameShown(pattern=pattern, replacement=replacement)  # which says the regex is invalid
+    draft = Draft(variables, slots_follow=True)
+    if any(compiled.search(draft.shown(target)) for target in draft.current if target != OBJECT_GRAPH_KEY):
+        return RenameShown(pattern=pattern, replacement=replacement)
+    return RegexRename(pattern=pattern, replacement=replacement)

@@ -26,7 +26,9 @@ CHUNK_BYTES = 8 << 20
 def write_csv(path: str, header: list[str], rows) -> None:
     # A stored key that is not UTF-8 (its bytes kept as surrogates) is written with those bytes escaped
     # (`\udcff`), as the CLI prints it: one rule for every text we write (core.export.tensors.text_name).
-    with atomic_write(path, "w", newline="", encoding="utf-8", errors="backslashreplace") as f:
+    # A missing folder is made, as Save As makes one (core.atomic_write.new_folders): `export-csv`, the
+    # commands' --csv and the window's exports write through here.
+    with atomic_write(path, "w", make_folders=True, newline="", encoding="utf-8", errors="backslashreplace") as f:
         writer = csv.writer(f)
         writer.writerow(header)
         writer.writerows(rows)

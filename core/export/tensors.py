@@ -1,8 +1,9 @@
 """Tensors in other formats: one tensor as CSV or .npy, a selection or a whole checkpoint as .npz or HDF5.
 
 Every export is a job (core.jobs) that reports progress and can be cancelled, and writes atomically
-(core.atomic_write), so a cancelled or failed export leaves nothing behind. Tensors stream in chunks
-where the format allows (.npy, CSV, HDF5), so a huge tensor never needs a second full-size copy.
+(core.atomic_write), so a cancelled or failed export leaves nothing behind; a folder of the path that does
+not exist yet is made, as Save As makes one (and taken away again if the export fails). Tensors stream in
+chunks where the format allows (.npy, CSV, HDF5), so a huge tensor never needs a second full-size copy.
 Formats:
 - CSV: UTF-8, a header row, the csv module's quoting (odd names survive); 1-D as one column, 2-D as a
   matrix, higher ranks one row per value with its index.
@@ -10,7 +11,7 @@ Formats:
   name, as raw void values of their width: bit-exact, `.view(ml_dtypes.bfloat16)` restores them);
   strings as numpy bytes arrays (object arrays, needing allow_pickle, only when a string ends in a NUL
   byte that fixed-width bytes would drop).
-- HDF5: one dataset per variable at its name's path (scopes become groups; a variable whose name is
+- HDF5: one dataset per variable at its key's path (the name shown; scopes become groups; a variable whose key is
   also a scope of others is stored as `<name>/.value`), with attributes `name` (the stored key),
   `dtype` (TensorFlow's name), `shape` and `source` (the checkpoint prefix). HDF5 has no bfloat16 or
   float8: those are stored as their raw uint16 / uint8 bits with the `dtype` attribute saying so.
@@ -53,7 +54,8 @@ def export_tensor_csv(reader: CheckpointSource, name: str, path: str) -> Job[Non
     entry = reader.entry(name)
     shape = entry.shape
     total = max(entry.num_elements, 1)
-    with atomic_write(path, "w", newline="", encoding="utf-8", errors="backslashreplace") as f:  # as tables.write_csv
+    with atomic_write(path, "w", make_folders=True, newline="", encoding="utf-8",
+                      errors="backslashreplace") as f:  # as tables.write_csv
         import csv
 
         writer = csv.writer(f)
@@ -142,7 +144,7 @@ def save_npy(path: str, array) -> None:
     import numpy as np
 
     array = saveable(array)
-    with atomic_write(path, "wb") as f:
+    with atomic_write(path, "wb", make_folders=True) as f:
         np.save(f, array, allow_pickle=array.dtype == object)
 
 
@@ -154,7 +156,7 @@ def export_tensor_npy(reader: CheckpointSource, name: str, path: str) -> Job[Non
     if entry.dtype is None or entry.dtype.is_string or entry.is_partitioned:
         save_npy(path, reader.read(name))
     else:
-        with atomic_write(path, "wb") as f:
+        with atomic_write(path, "wb", make_folders=True) as f:
             dtype = saveable(np.empty((0,), dtype=entry.dtype.numpy_dtype())).dtype
             header = np.lib.format.header_data_from_array_1_0(np.empty((0,), dtype=dtype))
             header["shape"] = tuple(entry.shape)
@@ -170,19 +172,20 @@ def export_tensor_npy(reader: CheckpointSource, name: str, path: str) -> Job[Non
 
 # ---- many tensors -------------------------------------------------------------------------------------
 
-def export_npz(reader: CheckpointSource, names: list[str], path: str) -> Job[int]:
-    """Job: the chosen tensors into one .npz (keys are the stored names), written member by member."""
+def export_npz(reader: CheckpointSource, names: list[str], path: str, keys: dict[str, str] | None = None) -> Job[int]:
+    """Job: the chosen tensors into one .npz, written member by member; each under `keys[name]` (the name
+    shown: core.run.variables.export_keys) or, without `keys`, its stored name."""
     import zipfile
 
     import numpy as np
 
     names = list(dict.fromkeys(names))  # a key an index holds twice is one member (zipfile warns on a second)
-    with atomic_path(path) as tmp:
+    with atomic_path(path, make_folders=True) as tmp:
         with zipfile.ZipFile(tmp, "w", zipfile.ZIP_STORED, allowZip64=True) as archive:
             for done, name in enumerate(names):
                 yield Progress(done, len(names), f"Writing {name}")
                 array = saveable(reader.read(name))
-                with archive.open(text_name(name) + ".npy", "w", force_zip64=True) as member:
+                with archive.open(text_name((keys or {}).get(name, name)) + ".npy", "w", force_zip64=True) as member:
                     np.lib.format.write_array(member, array, allow_pickle=array.dtype == object)
     yield Progress(len(names), len(names), f"Wrote {path}")
     return len(names)
@@ -195,28 +198,30 @@ def text_name(name: str) -> str:
     return name.encode("utf-8", "backslashreplace").decode("utf-8").replace("\x00", "\\x00")
 
 
-def hdf5_dataset_paths(names: list[str]) -> dict[str, str]:
-    """Where each variable goes in the HDF5 file: its name, or `<name>/.value` when the name is also a
-    scope holding other variables (a dataset cannot hold children)."""
+def hdf5_dataset_paths(names: list[str], keys: dict[str, str] | None = None) -> dict[str, str]:
+    """Where each variable goes in the HDF5 file: its key (`keys[name]`, else its name), or `<key>/.value`
+    when the key is also a scope holding other variables (a dataset cannot hold children)."""
+    keyed = {name: (keys or {}).get(name, name) for name in names}
     scopes = set()
-    for name in names:
-        parts = name.split("/")
+    for key in keyed.values():
+        parts = key.split("/")
         for depth in range(1, len(parts)):
             scopes.add("/".join(parts[:depth]))
-    return {name: text_name(f"{name}/.value" if name in scopes else name) for name in names}
+    return {name: text_name(f"{key}/.value" if key in scopes else key) for name, key in keyed.items()}
 
 
-def export_hdf5(reader: CheckpointSource, names: list[str], path: str) -> Job[int]:
-    """Job: one dataset per variable (see the module docstring for the layout and attributes)."""
+def export_hdf5(reader: CheckpointSource, names: list[str], path: str, keys: dict[str, str] | None = None) -> Job[int]:
+    """Job: one dataset per variable at its key's path (`keys[name]`: the name shown; without `keys`, the
+    stored name), its stored name in the attribute `name` (see the module docstring)."""
     import h5py
     import numpy as np
 
     names = list(dict.fromkeys(names))  # a key an index holds twice is one dataset
-    locations = hdf5_dataset_paths(names)
+    locations = hdf5_dataset_paths(names, keys)
     entries = {name: reader.entry(name) for name in names}
     total = max(sum(e.size for e in entries.values()), 1)
     done_bytes = 0
-    with atomic_path(path) as tmp:
+    with atomic_path(path, make_folders=True) as tmp:
         with h5py.File(tmp, "w") as h5:
             # Plain text: h5py stores only an exact `str` as a string; a Location (core.storage.location) is not one.
             h5.attrs["source"] = str(reader.prefix)

@@ -9,9 +9,11 @@ variables (core.format.saved_model: TensorFlow's loader's rule).
 - A folder's own run: its TensorFlow checkpoints (the prefixes its state file lists, relative or stale
   absolute paths, plus every prefix on disk: kept-every-N-hours ones the state file dropped, unnumbered
   ones, a copy saved beside them) and its Keras files that share a ModelCheckpoint name template with
-  another (core.run.name_templates); a folder whose only checkpoint is one Keras file is that file's run.
-- A Keras file beside others of other names (`single.weights.h5`, `legacy.h5` beside `single.keras`) is a
-  run of one checkpoint of its own, listed under its folder as a sub-run.
+  another (core.run.name_templates); a folder whose only checkpoint is one Keras file is that file's run,
+  unless its sub-folders hold runs.
+- A Keras file beside others of other names (`single.weights.h5`, `legacy.h5` beside `single.keras`), or
+  alone beside runs in sub-folders, is a run of one checkpoint of its own, listed under its folder as a
+  sub-run.
 - Sub-folders that hold checkpoints are runs of their own, found a few levels down: a folder of runs is a
   tree (Run.subruns), from which a command or the window takes one (Run.single_run).
 - A file opened alone is a run of one checkpoint unless its folder is a run of the file's kind: a state
@@ -265,8 +267,12 @@ def _discover_folder(folder: str, selected: str | None, depth: int, state_path: 
     in_series = {paths.join(folder, n) for members in series_of([paths.basename(k) for k in keras]).values()
                  for n in members}
     loose = [k for k in keras if k not in in_series]
-    if not tensorflow and not in_series and len(loose) == 1:
-        in_series, loose = set(loose), []  # a folder whose one checkpoint is a Keras file: that file's run
+    # Sub-folders first: whether they hold runs decides what a loose Keras file is.
+    subruns = _subfolder_runs(folder, names, depth, budget) if scan_subruns and depth < _MAX_SUBRUN_DEPTH else []
+    if not tensorflow and not in_series and len(loose) == 1 and not subruns:
+        # A folder whose one checkpoint is a Keras file is that file's run; beside runs in sub-folders the
+        # file is one run among them (below), or a command would quietly take it and hide them.
+        in_series, loose = set(loose), []
     listed = _listed_prefixes(state, folder)
     latest = resolve(state.latest, folder) if state and state.latest else None
     prefixes = list(dict.fromkeys(tensorflow + [k for k in keras if k in in_series]))
@@ -279,6 +285,7 @@ def _discover_folder(folder: str, selected: str | None, depth: int, state_path: 
         if prefix not in prefixes:
             run.warnings.append(f"{state.path}: lists {paths.basename(prefix)}, which is not on disk")
     _report_interrupted_saves(folder, names, run)
+    _report_files_named_as_prefixes(folder, names, run)
     data_files = _data_files_by_prefix(folder, names)
     timestamps = resolved_timestamps(state, folder) if state is not None else {}
     for prefix in prefixes:
@@ -288,14 +295,7 @@ def _discover_folder(folder: str, selected: str | None, depth: int, state_path: 
         if note:
             run.warnings.append(note)
     sort_oldest_first(run.checkpoints)
-    if scan_subruns and depth < _MAX_SUBRUN_DEPTH:
-        for name in names:
-            child = paths.join(folder, name)
-            if name.startswith(".") or not files.isdir(child) or files.islink(child) or budget[0] <= 0:
-                continue
-            sub = _discover_folder(child, None, depth + 1, budget=budget)
-            if sub.checkpoints or sub.subruns:
-                run.subruns.append(sub)
+    run.subruns.extend(subruns)
     for path in loose:  # after the sub-folders, as a file manager lists them
         alone = Run(folder=folder, checkpoints=[], selected_prefix=path, single_file=paths.basename(path))
         alone.checkpoints.append(describe_checkpoint(path, None, False, False, [], alone.warnings, KERAS.name))
@@ -303,15 +303,36 @@ def _discover_folder(folder: str, selected: str | None, depth: int, state_path: 
     return run
 
 
+def _subfolder_runs(folder: str, names: list[str], depth: int, budget: list[int], first: bool = False) -> list[Run]:
+    """The runs in the folder's sub-folders (`names` its listing), in its order; `first`: stop at one."""
+    found = []
+    for name in names:
+        child = paths.join(folder, name)
+        if name.startswith(".") or not files.isdir(child) or files.islink(child) or budget[0] <= 0:
+            continue
+        sub = _discover_folder(child, None, depth + 1, budget=budget)
+        if sub.checkpoints or sub.subruns:
+            found.append(sub)
+            if first:
+                break
+    return found
+
+
 def _run_of_file(path: str) -> Run:
     """A checkpoint file or prefix opened alone: its folder's own run, opened at it, when the folder is a
     run of its kind (a Keras file in a ModelCheckpoint series; a prefix its state file names, or whose name
     template another prefix shares; the folder's one checkpoint); else a run of that file alone."""
-    run = _discover_folder(paths.dirname(path), selected=path, depth=0, scan_subruns=False)
+    folder = paths.dirname(path)
+    run = _discover_folder(folder, selected=path, depth=0, scan_subruns=False)
     for alone in run.subruns:
         if alone.path == path:  # a Keras file beside others of other names
             return alone
     mine = next((c for c in run.checkpoints if c.prefix == path), None)
+    if mine is not None and mine.format == KERAS.name and len(run.checkpoints) == 1 and _subfolder_runs(
+            folder, sorted(files.listdir(folder)), 0, [_MAX_FOLDERS_SCANNED], first=True):
+        # The folder's one Keras file beside runs in sub-folders: a run of its own, as the folder lists it.
+        return Run(folder=run.folder, checkpoints=[mine], selected_prefix=path, single_file=paths.basename(path),
+                   warnings=run.warnings)
     if mine is None or mine.format == KERAS.name:
         return run
     template = name_template(paths.basename(path))
@@ -332,6 +353,18 @@ def _report_interrupted_saves(folder: str, names: list[str], run: Run) -> None:
     if stale:
         run.warnings.append(f"{folder}: {len(stale)} temporary file(s) of interrupted saves ({stale[0]}); the next "
                             f"save into this folder removes them")
+
+
+def _report_files_named_as_prefixes(folder: str, names: list[str], run: Run) -> None:
+    """A file whose name is a checkpoint's prefix (`cp.ckpt` beside `cp.ckpt.index`: an HDF5 model saved
+    there before Keras 2's `save_weights("cp.ckpt")` wrote TensorFlow's format) is not the checkpoint:
+    TensorFlow's `load_checkpoint("cp.ckpt")` reads the prefix. Said, so the file is not taken for it."""
+    present = set(names)
+    for name in names:
+        if name.endswith(".index") and name[:-len(".index")] in present:
+            run.warnings.append(f"{paths.join(folder, name[:-len('.index')])}: a file of this name lies beside the "
+                                 f"checkpoint {name[:-len('.index')]} (its .index); TensorFlow reads the checkpoint, "
+                                 f"as this run does: open the file by itself to see it")
 
 
 def _read_state(folder: str, state_path: str | None, run: Run) -> CheckpointState | None:

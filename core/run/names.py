@@ -3,7 +3,7 @@ names one, or failing those a unique tail of one of these names (`hidden_1/kerne
 and `trajectory` accept all of these; a name that fits no variable, or several, says so."""
 from __future__ import annotations
 
-from ..errors import AmbiguousNameError, VariableNotFoundError
+from ..errors import AmbiguousNameError, CorruptCheckpointError, VariableNotFoundError
 from ..format.source import CheckpointSource
 from .discovery import Run
 from .variables import describe_variables
@@ -24,7 +24,23 @@ def resolve_name(reader: CheckpointSource, name: str) -> str:
         return matches[0]
     if len(matches) > 1:
         raise AmbiguousNameError(reader.prefix, f"{name!r} names several variables: {', '.join(matches)}")
+    # A damaged checkpoint loses the names its object graph gives (the graph lives in a data shard): the
+    # answer is the damage, as reading the variable by its stored key would say, not "no such variable".
+    problem = _damage_of(reader)
+    if problem is not None:
+        raise CorruptCheckpointError(reader.prefix, f"is damaged, so {name!r} cannot be looked up by the names "
+                                                    f"shown ({problem})")
     raise VariableNotFoundError(reader.prefix, f"no variable named {name!r} (see `main.py list`)")
+
+
+def _damage_of(reader: CheckpointSource) -> str | None:
+    """What keeps the checkpoint from being read whole (core.format.readers.checkpoint_problem), asked only
+    when a name is not found and the listing warned of something."""
+    from ..format.readers import checkpoint_problem
+
+    if not reader.warnings:
+        return None
+    return checkpoint_problem(reader.prefix)
 
 
 def resolve_in_run(run: Run, name: str, readers: dict[str, CheckpointSource]) -> str:

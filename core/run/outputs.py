@@ -3,8 +3,9 @@ unless they picked that exact place.
 
 - What a person saves (an edited copy, an export, a plan) goes, by default, to their outputs folder:
   `$CHECKPOINT_INSPECTOR_OUTPUTS`, else the desktop's documents folder (`$XDG_DOCUMENTS_DIR`, else
-  `~/Documents`) under "Checkpoint Inspector". Suggestions are made there (or in the last folder a
-  person chose, when that is not inside the run), never inside the run.
+  `~/Documents`) under "Checkpoint Inspector". Every save and export dialog starts there, made when first
+  needed, or in the last folder a person saved to outside the runs (`save_dialog_folder`); never inside
+  an open run or the app's own folder.
 - What the app writes for itself about a run (TensorBoard's checkpoint history and graph) lives in the
   app's data folder: `$CHECKPOINT_INSPECTOR_DATA`, else `$XDG_DATA_HOME` (`~/.local/share`) under
   `checkpoint-inspector`, one folder per run, named by the run's path, so TensorBoard is shown it beside
@@ -17,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+from typing import Iterable
 
 from ..storage import paths
 
@@ -82,18 +84,36 @@ def _resolved(path: str) -> str:
     return os.path.join(os.path.realpath(path), *reversed(rest))
 
 
-def suggested_folder(run_folder: str | None, last_folder: str | None = None) -> str:
-    """Where a save or export dialog starts: the last folder a person chose, unless it is inside the
-    run; else the outputs folder, unless the run is that folder or holds it (a checkpoint saved there
-    and opened again), then the folder beside the run."""
-    if last_folder and not writes_into(last_folder, run_folder):
+def outside(folder: str, avoided: Iterable[str | None]) -> bool:
+    """Whether `folder` is in none of the `avoided` folders' trees (links resolved; None and "" skipped):
+    a place a save dialog may start in, and a save folder worth remembering (gui.base.dialogs)."""
+    return not any(writes_into(folder, place) for place in avoided if place)
+
+
+def save_dialog_folder(last_folder: str | None, avoided: Iterable[str | None] = ()) -> str:
+    """Where every save and export dialog starts: `last_folder` (where the person last saved) when it
+    still exists outside the `avoided` folders (the open runs', the app's own), else the outputs folder,
+    made now. An existing folder, because Qt opens a dialog given one that is not there wherever its last
+    dialog was: inside a run a person double-clicked into, or the app's working folder."""
+    avoided = list(avoided)
+    if last_folder and os.path.isdir(last_folder) and outside(last_folder, avoided):
         return last_folder
-    folder = user_outputs_folder()
-    if writes_into(folder, run_folder):
-        folder = os.path.dirname(os.path.realpath(os.path.abspath(os.path.expanduser(str(run_folder)))))
+    folder = _outputs_outside(avoided)
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except OSError:  # an outputs folder that cannot be made (read-only documents): the home folder instead
+        home = os.path.expanduser("~")
+        return home if outside(home, avoided) else folder
     return folder
 
 
-def suggested_path(name: str, run_folder: str | None, last_folder: str | None = None) -> str:
-    """A file name suggested for a save or export: `name` in the suggested folder."""
-    return os.path.join(suggested_folder(run_folder, last_folder), name)
+def _outputs_outside(avoided: list) -> str:
+    """The outputs folder; when an avoided folder is it or holds it (a checkpoint saved into the outputs
+    folder and opened again makes it the run), the nearest folder above that is outside them all."""
+    folder = user_outputs_folder()
+    if outside(folder, avoided):
+        return folder
+    folder = _resolved(folder)
+    while not outside(folder, avoided) and os.path.dirname(folder) != folder:
+        folder = os.path.dirname(folder)
+    return folder

@@ -154,6 +154,15 @@ def _unreadable_graph(reader: CheckpointSource, exc: CheckpointError) -> dict[st
     return {}
 
 
+def export_keys(variables: list[VariableInfo]) -> dict[str, str]:
+    """{stored key: the name an export writes it under}: the name shown, as every door speaks of it, or the
+    stored key where two variables would share a name shown (an export's keys must be distinct)."""
+    counts: dict[str, int] = {}
+    for info in variables:
+        counts[info.display_name] = counts.get(info.display_name, 0) + 1
+    return {info.name: info.display_name if counts[info.display_name] == 1 else info.name for info in variables}
+
+
 def kind_of_name(name: str, names) -> tuple[str, str | None]:
     """(kind, the variable it is a slot of) of a name known only by itself and its neighbours `names`
     (a graph's restore list, where no object graph tells more)."""

@@ -3,9 +3,10 @@
 Every one returns the answer, or None (False for yes/no) when the person cancels, so callers read the
 same whichever way it was answered, and tests replace a function here to answer without a modal dialog.
 Open dialogs start in the folder given (the open run's), else where the person last picked a file.
-What a person saves goes through `save_output`/`save_output_folder`: they start in the last output
-folder (else the outputs folder of core.run.outputs), never in the run, and a place inside the run is
-written only after a question that says what changes there (No is the default).
+What a person saves goes through `save_output`/`save_output_folder`, and every such dialog starts where
+`save_start_folder` says: the last folder saved to outside the open runs, else the outputs folder of
+core.run.outputs (made then); never in a run or the app's own folder. A place inside the run is written
+only after a question that says what changes there (No is the default), and is not remembered.
 Callers use them as `dialogs.ask_text(...)` (not imported by name) so a replaced function is seen.
 """
 from __future__ import annotations
@@ -37,9 +38,22 @@ def ask_yes_no(parent, title: str, question: str, default_yes: bool = True) -> b
 
 def ask_save_discard_cancel(parent, title: str, question: str) -> str:
     """"save", "discard" or "cancel" (Esc and closing the box cancel)."""
-    answer = QMessageBox.question(parent, title, question, QMessageBox.Save | QMessageBox.Discard | QMessageBox.Cancel,
-                                  QMessageBox.Save)
+    box = save_discard_cancel_box(parent, title, question)
+    box.exec()
+    answer = box.standardButton(box.clickedButton()) if box.clickedButton() is not None else QMessageBox.Cancel
     return {QMessageBox.Save: "save", QMessageBox.Discard: "discard"}.get(answer, "cancel")
+
+
+def save_discard_cancel_box(parent, title: str, question: str) -> QMessageBox:
+    """The box of ask_save_discard_cancel: Save the default, Esc cancels, and each button has its Alt key
+    (Alt+S, Alt+D, Alt+C): Qt's standard Discard button has none (nor "Close without Saving")."""
+    box = QMessageBox(QMessageBox.Question, title, question,
+                      QMessageBox.Save | QMessageBox.Discard | QMessageBox.Cancel, parent)
+    for which, text in ((QMessageBox.Save, "&Save"), (QMessageBox.Discard, "&Discard"), (QMessageBox.Cancel, "&Cancel")):
+        box.button(which).setText(text)
+    box.setDefaultButton(QMessageBox.Save)
+    box.setEscapeButton(QMessageBox.Cancel)
+    return box
 
 
 def offer_history(parent, folder: str) -> bool:
@@ -84,10 +98,8 @@ def open_file(parent, title: str, pattern: str, folder: str = "") -> str | None:
 
 
 def save_file(parent, title: str, suggestion: str, pattern: str = "") -> str | None:
-    import os
-
-    if not os.path.dirname(suggestion) and last_folder:
-        suggestion = os.path.join(last_folder, suggestion)
+    """A save dialog at `suggestion` (a full path: save_output gives one; the Open dialogs' folder is not
+    for saves)."""
     path, _ = QFileDialog.getSaveFileName(parent, title, suggestion, pattern)
     return _remember(path)
 
@@ -96,13 +108,31 @@ def choose_folder(parent, title: str, folder: str = "") -> str | None:
     return _remember(QFileDialog.getExistingDirectory(parent, title, folder or last_folder))
 
 
-def save_output(session, title: str, name: str, pattern: str = "", what: str = "a file") -> str | None:
-    """Where to save `name` (a file, or a checkpoint prefix): asked in the last output folder, never in the
-    run; a place inside the run (`session.run_folder`) only after saying what it adds there. `session`:
-    anything with dialog_parent, settings and run_folder (gui.session.Session)."""
-    from checkpoint_inspector.core.run.outputs import suggested_path
+def save_start_folder(session) -> str:
+    """Where every save and export dialog starts (core.run.outputs.save_dialog_folder): the last folder
+    saved to, if it exists outside the open runs and the app's own folder, else the outputs folder."""
+    from checkpoint_inspector.core.run.outputs import save_dialog_folder
 
-    suggestion = suggested_path(name, session.run_folder, session.settings.last_output_folder())
+    return save_dialog_folder(session.settings.last_output_folder(), _not_to_save_in(session))
+
+
+def _not_to_save_in(session) -> list[str]:
+    """The open runs' folders (the one shown, the one plotted beside it) and the app's own folder: the
+    sample run and the icons live there, and a bundle's folder may be read-only or replaced on update."""
+    from .paths import bundle_root, resource_root
+
+    comparison = getattr(session, "comparison", None)
+    runs = [session.run_folder, comparison[0].folder if comparison is not None else None]
+    return [folder for folder in runs if folder] + [bundle_root(), resource_root()]
+
+
+def save_output(session, title: str, name: str, pattern: str = "", what: str = "a file") -> str | None:
+    """Where to save `name` (a file, or a checkpoint prefix): asked in save_start_folder, never in the
+    run; a place inside the run (`session.run_folder`) only after saying what it adds there. `session`:
+    anything with dialog_parent, settings, run_folder and comparison (gui.session.Session)."""
+    import os
+
+    suggestion = os.path.join(save_start_folder(session), name)
     path = save_file(session.dialog_parent, title, suggestion, pattern)
     return _confirmed_output(session, path, what)
 
@@ -115,7 +145,7 @@ def save_output_folder(session, title: str, name: str, what: str) -> str | None:
 def _confirmed_output(session, path: str | None, what: str) -> str | None:
     import os
 
-    from checkpoint_inspector.core.run.outputs import writes_into
+    from checkpoint_inspector.core.run.outputs import outside, writes_into
 
     if not path:
         return None
@@ -125,5 +155,7 @@ def _confirmed_output(session, path: str | None, what: str) -> str | None:
             f"to the run: its checkpoints, trajectories and TensorBoard will see it. Write it there anyway?",
             default_yes=False):
         return None
-    session.settings.set_last_output_folder(os.path.dirname(os.path.abspath(path)))
+    folder = os.path.dirname(os.path.abspath(path))
+    if outside(folder, _not_to_save_in(session)):  # a Yes to one write into a run is not a place to start
+        session.settings.set_last_output_folder(folder)
     return path

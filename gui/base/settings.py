@@ -40,8 +40,8 @@ class AppSettings:
         self.qsettings.setValue("compute/executor", setting)
 
     def last_output_folder(self) -> str:
-        """Where the person last saved something (an edited copy, an export, a plan): the next save starts
-        there (core.run.outputs.suggested_folder keeps it out of the run)."""
+        """Where the person last saved something (an edited copy, an export, a plan) outside the open runs:
+        the next save starts there while it exists and is in no open run (gui.base.dialogs.save_start_folder)."""
         return str(self.qsettings.value("outputs/last_folder", "") or "")
 
     def set_last_output_folder(self, folder: str) -> None:

@@ -274,7 +274,20 @@ class VariableBrowser(QWidget):
             if event.type() == QEvent.KeyPress:
                 self.copy_names()
             return True
+        if watched in (self.flat_view, self.tree_view) and event.type() == QEvent.KeyPress and _asks_for_menu(event):
+            self.keyboard_context_menu(watched)
+            return True
         return super().eventFilter(watched, event)
+
+    def keyboard_context_menu(self, view) -> None:
+        """The Menu key and Shift+F10: the context menu of the selected row (what the menu acts on), opened
+        beside it; the keyboard-current row only when nothing is selected."""
+        rows = view.selectionModel().selectedRows() if view.selectionModel() is not None else []
+        index = min(rows, key=lambda i: view.visualRect(i).top()) if rows else view.currentIndex()
+        if not index.isValid():
+            return
+        view.scrollTo(index)
+        self._context_menu(view, view.visualRect(index).center())
 
     def copy_names(self) -> None:
         names = copied_names(self, self.view)
@@ -343,4 +356,10 @@ class VariableBrowser(QWidget):
             if width > 0:
                 self.tree_view.setColumnWidth(c, width)
                 self.flat_view.setColumnWidth(c, width)
+
+
+def _asks_for_menu(event) -> bool:
+    """Shift+F10 or the Menu key: the keyboard's ways to a context menu (Qt maps neither to one here)."""
+    key, modifiers = event.key(), event.modifiers() & ~Qt.KeypadModifier
+    return key == Qt.Key_Menu or (key == Qt.Key_F10 and modifiers == Qt.ShiftModifier)
 

@@ -11,6 +11,7 @@ from PySide6.QtCore import QObject
 from PySide6.QtGui import QKeySequence
 
 from checkpoint_inspector.core.edit.operations import AddVariable, Cast, Drop, Operation, Rename, SetValues
+from checkpoint_inspector.core.edit.shown_names import RenameShown
 
 from ..base import dialogs
 
@@ -51,17 +52,31 @@ class EditActions(QObject):
             self.push(Rename(source=old, target=new))
 
     def rename_selected_dialog(self) -> None:
-        """F2: the variable shown gets a new stored name; a scope row current in the tree, every variable
-        under it (the regex dialog, prefilled with the scope)."""
+        """F2: the variable gets a new name, asked and given in the names the tree shows (what that means
+        in the saved file, a key, an object path or a Keras weight's own name, is core.edit.shown_names');
+        a scope row current in the tree, every variable under it (the regex dialog, prefilled)."""
         if self.session.scope:
             self.batch_rename_dialog(self.session.scope)
             return
         info = self.session.require_selected()
         if info is None:
             return
-        new = dialogs.ask_text(self.session.dialog_parent, "Rename", f"New stored name for\n{info.name}:", info.name)
-        if new is not None:
-            self.rename_variable(info.name, new)
+        shown = self._shown_now(info)
+        new = dialogs.ask_text(self.session.dialog_parent, "Rename", f"New name for\n{shown}:", shown)
+        if new and new != shown:
+            self.push(RenameShown(pattern=f"^{re.escape(shown)}$", replacement=new.replace("\\", "\\\\")))
+
+    def _shown_now(self, info) -> str:
+        """The name shown for the variable after the plan's edits so far (an earlier rename of it counts)."""
+        from checkpoint_inspector.core.edit.draft import shown_name_of
+        from checkpoint_inspector.core.edit.plan import preview
+
+        current = self.session.current
+        planned = next((p for p in preview(self.session.plan, current.variables).planned if p.source == info.name),
+                       None) if current is not None else None
+        if planned is None:
+            return info.display_name
+        return planned.variable_name if planned.variable_name is not None else shown_name_of(info, planned.target)
 
     def batch_rename_dialog(self, scope: tuple[str, ...] = ()) -> None:
         from .batch_rename_dialog import BatchRenameDialog  # its module when first asked for, not with the window

@@ -11,7 +11,6 @@ from PySide6.QtWidgets import (QCheckBox, QHBoxLayout, QHeaderView, QLabel, QLis
                                QTableWidgetItem, QVBoxLayout, QWidget)
 
 from checkpoint_inspector.core.edit.keras_load_check import keras_load_warnings
-from checkpoint_inspector.core.format.checkpoint_keys import object_path_of_key
 from checkpoint_inspector.core.edit.plan import RemapPlan, preview
 from checkpoint_inspector.core.run.discovery import keras_name_parts
 from checkpoint_inspector.core.atomic_write import atomic_write
@@ -19,6 +18,7 @@ from checkpoint_inspector.core.errors import PlanError
 
 from ..base import dialogs, errors
 from ..base.jobs import JobSlot
+from .preview_names import object_path_rows, shown_after, shown_before, shown_before_key
 
 
 class RemapPanel(QWidget):
@@ -162,16 +162,19 @@ class RemapPanel(QWidget):
         result = self.current_preview()
         changed_rows = []
         if result is not None:
-            changed_rows = [(p.source or "(new)", p.target if p.variable_name is None else
-                             f"{p.target} (named {p.variable_name})", p.dtype, str(list(p.shape)), p.action)
-                            for p in result.planned if p.action != "copy"]
-            changed_rows += [(name, "(dropped)", "", "", "drop") for name in result.dropped]
-            changed_rows += self._object_path_rows(self.session.current.variables)
+            # In the names the tree shows, before and after; the stored keys are the tooltips.
+            by_source = {v.name: v for v in self.session.current.variables}
+            changed_rows = [(shown_before(p, by_source), shown_after(p, by_source), p.dtype, str(list(p.shape)),
+                             p.action) + ((p.source or "", p.target),) for p in result.planned if p.action != "copy"]
+            changed_rows += [(shown_before_key(name, by_source), "(dropped)", "", "", "drop", (name, ""))
+                             for name in result.dropped]
+            changed_rows += [row + (("", ""),) for row in object_path_rows(self.plan, self.session.current.variables)]
         self.preview_table.setRowCount(len(changed_rows))
         for row, cells in enumerate(changed_rows):
-            for column, text in enumerate(cells):
-                item = QTableWidgetItem(object_path_of_key(text) if column < 2 else text)
-                item.setToolTip(text)
+            keys = cells[5]
+            for column, text in enumerate(cells[:5]):
+                item = QTableWidgetItem(text)
+                item.setToolTip(f"stored as {keys[column]}" if column < 2 and keys[column] else text)
                 self.preview_table.setItem(row, column, item)
         self.preview_table.resizeColumnsToContents()
         widest = max(self.preview_table.viewport().width() * 2 // 5, 160)
@@ -193,21 +196,6 @@ class RemapPanel(QWidget):
                 self.code_button.setEnabled(False)
                 self.result.setText(f"The plan of a check against {target.description}: Save As, then Verify "
                                     f"restores the saved checkpoint into it with TensorFlow.")
-
-    def _object_path_rows(self, current_variables) -> list[tuple]:
-        """TF2 object paths the renames change although no stored key does (Keras 3 keys its weights
-        under `optimizer/...`, so `^model/` renames only the object graph): shown so the preview is
-        not silently empty."""
-        if self.plan.name_based or not self.plan.renames:
-            return []
-        rows, seen = [], set()
-        for info in current_variables:
-            for path in info.object_paths:
-                new = self.plan.rename_path(path + "/").rstrip("/")
-                if new != path and path not in seen:
-                    seen.add(path)
-                    rows.append((path, new, info.entry.dtype_name, str(list(info.entry.shape)), "object path"))
-        return rows[:200]
 
     # ---- saving and verifying ----------------------------------------------------------------------------
     def save_to(self, destination: str, overwrite: bool = False) -> None:
@@ -318,8 +306,24 @@ class RemapPanel(QWidget):
         ok = all(verdict.ok for verdict in verdicts)
         self.result.setText("\n".join(("✔ " if verdict.ok else "✘ ") + verdict.summary() for verdict in verdicts))
         self.result.setStyleSheet("color: palette(text)" if ok else "color: #c0392b")
+        self.result.setVisible(True)
+        # The result line may sit below the fold of a short screen: the status bar says it too, and the
+        # dock scrolls it into sight.
+        self.session.show_message(("Verified: " if ok else "Verify failed: ") + verdicts[0].summary()
+                                  + (f" (and {len(verdicts) - 1} more)" if len(verdicts) > 1 else ""), 15000)
+        self._scroll_to_result()
         for verdict in verdicts:
             self.verified.emit(verdict)
+
+    def _scroll_to_result(self) -> None:
+        """Bring the result line into sight where the dock's content scrolls (a scroll area around it)."""
+        from PySide6.QtWidgets import QScrollArea
+
+        widget = self.result.parentWidget()
+        while widget is not None and not isinstance(widget, QScrollArea):
+            widget = widget.parentWidget()
+        if widget is not None:
+            widget.ensureWidgetVisible(self.result)
 
     # ---- dialogs -------------------------------------------------------------------------------------------
     def save_dialog(self) -> None:
@@ -398,3 +402,4 @@ def _same_key(a: tuple, b: tuple) -> bool:
     same options (by identity: operations are dataclasses whose equality compares arrays)."""
     return (a[0] is b[0] and len(a[1]) == len(b[1]) and all(x is y for x, y in zip(a[1], b[1]))
             and a[2:] == b[2:])
+

@@ -116,9 +116,31 @@ class OverviewWindow(ComputedWhenShown, QMainWindow):
     # ---- computing ----------------------------------------------------------------------------------
     def set_runs(self, runs) -> None:
         """New runs (another run opened, a comparison run, new checkpoints): computed now if the window
-        is shown, else when it is shown again."""
+        is shown, else when it is shown again. The hover label goes (its cell may be another's now); another
+        run, one with no checkpoint in common with the window's run, takes the last one's picture away."""
+        another = _prefixes(runs).isdisjoint(_prefixes(self.runs))
         self.runs = list(runs)
+        self.clear_hover()
+        if another:
+            self._forget_picture()
         self.inputs_changed()
+
+    def _forget_picture(self) -> None:
+        """Nothing of the last run: its computation (a hidden window's would still draw it), picture,
+        labels and zoom; the next run's first rows take the axes as a first picture does."""
+        self.cancel()
+        self._job, self._token, self._pending = None, None, None
+        self._partial_timer.stop()
+        self.status.set_busy(False)
+        self.overview, self.drawn, self.order = None, None, []
+        self.image.clear()
+        for item in self.separators:
+            self.plot.removeItem(item)
+        self.separators = []
+        for side in ("bottom", "left"):
+            self.plot.getAxis(side).setTicks(None)
+        self.summary.setText("")
+        self.plot.getPlotItem().vb.setRange(xRange=(0, 1), yRange=(0, 1), padding=0)
 
     def _metric_changed(self, metric: str) -> None:
         self.log_box.blockSignals(True)
@@ -306,8 +328,9 @@ class OverviewWindow(ComputedWhenShown, QMainWindow):
         value = overview.values[row, column]
         run = f"{self.runs[overview.column_runs[column]][0]} · " if len(self.runs) > 1 and overview.column_runs else ""
         figure = f"{value:.6g}" if math.isfinite(value) else "no value"
-        self.hover.setText(f"{overview.labels[row]}\n{run}step {overview.steps[column]} "
-                           f"({os.path.basename(overview.prefixes[column])})\n{overview.metric} = {figure}\n"
+        name, step = os.path.basename(overview.prefixes[column]), overview.steps[column]
+        where = f"step {step} ({name})" if step is not None else f"{name} (no step)"  # never "step None"
+        self.hover.setText(f"{overview.labels[row]}\n{run}{where}\n{overview.metric} = {figure}\n"
                            f"click to open it there")
         self.hover.setPos(self.plot.getPlotItem().vb.mapSceneToView(position))
         self.hover.show()
@@ -328,3 +351,8 @@ class OverviewWindow(ComputedWhenShown, QMainWindow):
         if cell is not None:
             row, column = cell
             self.cell_opened.emit(self.drawn.prefixes[column], self.drawn.variables[row])
+
+
+def _prefixes(runs) -> set[str]:
+    """The checkpoints of the window's run (the first of `runs`)."""
+    return {info.prefix for info in runs[0][1]} if runs else set()

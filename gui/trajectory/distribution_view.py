@@ -60,6 +60,16 @@ class DistributionView:
                               on_cancelled=lambda: self._stopped(job))
         self.job = job
 
+    def reset(self) -> None:
+        """Nothing of the last distribution left (the plot cleared, another run opened): its job, its
+        histograms, the range they gave, a title naming its variable."""
+        self.stop()
+        self.distribution = None
+        self.clear_bands()
+        self.histogram_image.clear()
+        self.histogram_plot.setTitle(None)
+        self.histogram_plot.getPlotItem().vb.setRange(xRange=(0, 1), yRange=(0, 1))  # an empty plot's own axes
+
     def stop(self) -> None:
         if self.job is not None:
             self.job.cancel()
@@ -112,6 +122,7 @@ class DistributionView:
             edges = distribution.edges
             width = max(len(distribution.steps), 1)
             self.histogram_image.setRect(0, edges[0], width, edges[-1] - edges[0])
+            self.histogram_plot.enableAutoRange()  # the neutral axes of a reset give way to the data
             self.histogram_bar.setLevels((0, max(float(counts.max()), 1.0)))
             self.histogram_plot.setLabel("bottom", "checkpoint (oldest first)")
         panel.status.setText(f"{title}: bands between the percentiles "

@@ -57,7 +57,7 @@ class EvidencePlot:
             panel.plot.removeItem(item)
             panel.legend.removeItem(item)
         self.items = []
-        panel.plot.setLabel("bottom", panel.x_axis.currentText())
+        panel.plot.setLabel("bottom", panel.x_label())
         for number, (metric, points) in enumerate(finding.evidence.items()):
             placed = sorted((x, value) for x, value in ((self.x_of_step(step), value) for step, value in points.items())
                             if x is not None)

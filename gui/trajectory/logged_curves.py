@@ -14,7 +14,9 @@ from PySide6.QtWidgets import QComboBox
 from checkpoint_inspector.core.run.epoch_alignment import align_keras_epochs
 
 
-LOGGED_COLOUR = "#e5a50a"
+# Olive: far from every variable's colour (gui.trajectory.trajectory_panel: Tableau's palette without its
+# olive), so a logged loss is never taken for the second variable's curve, as amber was for its orange.
+LOGGED_COLOUR = "#bcbd22"
 RUN_COLOURS = ("#1f77b4", "#ff7f0e")   # the window's run and the comparison run, as TensorBoard colours runs
 NO_TAG = "logged: none"
 _NEAR_PIXELS = 30
@@ -94,12 +96,12 @@ class LoggedCurves(QObject):
 
     # ---- drawing -----------------------------------------------------------------------------------
     def x_of_steps(self, steps, wall_times, run: int = 0):
-        """Logged points on the panel's x axis: steps, wall times, or (checkpoint index) the step
-        placed between the checkpoints' steps."""
+        """Logged points on the panel's x axis: steps, wall times, or (checkpoint index, or the run order
+        the step axis turns to when a checkpoint has no step) the step placed between the checkpoints' steps."""
         axis = self.panel.x_axis.currentIndex()
         if axis == 2:
             return np.asarray(wall_times, dtype=np.float64)
-        if axis == 1:
+        if axis == 1 or self.panel.in_run_order:
             known = [(info.step, i) for i, info in enumerate(self.checkpoints[run]) if info.step is not None]
             if len(known) < 2:
                 return np.full(len(steps), np.nan)
@@ -205,7 +207,8 @@ class LoggedCurves(QObject):
         logged_at = f" (logged at step {step - 1}: Keras counts epochs from 0)" if getattr(curve, "moved", False) else ""
         text = f"{series.tag} = {series.values[index]:.6g}\nstep {step}{logged_at}{when}"
         if checkpoint is not None:
-            text += f"\nnearest checkpoint: {checkpoint.name} (step {checkpoint.step}), click to open"
+            step = "no step" if checkpoint.step is None else f"step {checkpoint.step}"
+            text += f"\nnearest checkpoint: {checkpoint.name} ({step}), click to open"
         return text
 
     def _checkpoint_near(self, run: int, x: float):

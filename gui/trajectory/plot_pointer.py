@@ -49,8 +49,10 @@ class PlotPointer:
             when = time.strftime("%Y-%m-%d %H:%M", time.localtime(info.timestamp or info.mtime))
             in_comparison = any(series is other for other in self.panel.comparison_series.values())
             run = f" · {self.panel.run_names[in_comparison]}" if self.panel.comparing else ""
-            text = (f"{series['label']}{run}\nstep {info.step}  ({info.name}, {when})\n"
-                    f"{self.panel.metric_choice.currentText()} = {point.value:.6g}")
+            # a checkpoint saved without a step is named, never "step None"
+            where = (f"step {info.step}  ({info.name}, {when})" if info.step is not None
+                     else f"{info.name}  (no step, {when})")
+            text = f"{series['label']}{run}\n{where}\n{self.panel.metric_choice.currentText()} = {point.value:.6g}"
             twins = self._same_point(series, info, point)
             if twins:  # checkpoints of one step with one value: one dot on the plot, every name in the box
                 text += f"\nthe same at {', '.join(twins)}"
@@ -62,6 +64,11 @@ class PlotPointer:
         self.hover.setText(text)
         self.hover.setPos(mouse)
         self.hover.show()
+
+    def clear(self) -> None:
+        """No box left naming a point of curves that are gone (cleared, another run opened)."""
+        self.hover.setText("")
+        self.hover.hide()
 
     def points_clicked(self, curve, points) -> None:
         if not points:

@@ -3,7 +3,8 @@ with a legend; beside them what training logged (gui.trajectory.logged_curves) a
 of one variable (gui.trajectory.distribution_view). Points appear as the worker computes them; clicking one opens
 that checkpoint. With a comparison run, each variable is plotted for both runs (the same stored name is
 one variable), told apart by colour and name as TensorBoard tells runs apart. A diagnosis finding's evidence
-is plotted here too (gui.trajectory.evidence_plot)."""
+is plotted here too (gui.trajectory.evidence_plot). A checkpoint without a step (TF1's last save without
+global_step) puts the "global step" axis in run order, as its label says: no step is invented for it."""
 from __future__ import annotations
 
 import numpy as np
@@ -43,6 +44,7 @@ class TrajectoryPanel(TrajectoryExports, QWidget):
         self.comparison_checkpoints = []
         self.comparison_series: dict[str, dict] = {}  # the same, in the comparison run
         self.run_names = ["", ""]
+        self.stepless: list[str] = []  # names of the plotted runs' checkpoints without a step
         self._jobs = set()
 
         self.metric_choice = QComboBox()
@@ -132,11 +134,14 @@ class TrajectoryPanel(TrajectoryExports, QWidget):
                 self._comparison_changed(session.comparison)
 
     def _run_opened(self, loaded) -> None:
-        """Another run: its checkpoints on the axis, no curve of the run left, its logs to come."""
+        """Another run: nothing of the last one left on a plot (curves, bands, histograms, its logged curve,
+        the hover box, the ranges they gave), its checkpoints on the axis, its logs to come."""
+        # Its logs go first: drawn again over the new checkpoints, the last run's logged curve would
+        # give the empty plot its x range through the link of the logged axis.
+        self.logged.set_logs(0, None, loaded.run.checkpoints)
         self.clear()
         self.run_names[0] = self.session.run_names()[0]
         self.set_checkpoints(loaded.run.checkpoints)
-        self.set_logs(None)
 
     def _comparison_changed(self, comparison) -> None:
         self.run_names[0] = self.session.run_names()[0]  # both names, once a second run may share it
@@ -154,6 +159,7 @@ class TrajectoryPanel(TrajectoryExports, QWidget):
     def set_checkpoints(self, checkpoints) -> None:
         """The run's checkpoints (again, when the watcher found new ones): plots extend to them."""
         self.checkpoints = list(checkpoints)
+        self._find_stepless()
         self.logged.set_checkpoints(0, self.checkpoints)
         self.recompute()
 
@@ -170,6 +176,7 @@ class TrajectoryPanel(TrajectoryExports, QWidget):
         self.comparison_series = {}
         self.comparison_checkpoints = list(checkpoints) if name else []
         self.run_names = [self.run_names[0], name or ""]
+        self._find_stepless()
         self.logged.set_logs(1, logs if name else None, self.comparison_checkpoints)
         for variable in self.series:
             self._restyle(variable)
@@ -232,14 +239,17 @@ class TrajectoryPanel(TrajectoryExports, QWidget):
 
     def clear(self) -> None:
         self.evidence.clear()
+        self.pointer.clear()  # it named a point of a curve about to go
         for series in list(self.series.values()) + list(self.comparison_series.values()):
             self.plot.removeItem(series["curve"])
             self.legend.removeItem(series["curve"])
         self.series, self.comparison_series = {}, {}
-        self.distributions.distribution = None
+        self.distributions.reset()
         self.plot.enableAutoRange()  # no axes left over from the previous run
         self._view_changed()
         self._show_hint()
+        if self.logged.curves:  # a logged curve stays (Clear): it takes the axes the hint just set to 0..1
+            self.logged.redraw()
 
     def recompute(self) -> None:
         for name in self.series:
@@ -322,9 +332,29 @@ class TrajectoryPanel(TrajectoryExports, QWidget):
         return "  ·  ".join(filter(None, (summary, self.logged.note())))
 
     # ---- drawing ---------------------------------------------------------------------------------
+    def _find_stepless(self) -> None:
+        self.stepless = [info.name for info in self.checkpoints + self.comparison_checkpoints if info.step is None]
+        self._label_x_axis()
+
+    @property
+    def in_run_order(self) -> bool:
+        """The "global step" axis shows the checkpoints in run order: one without a step (TF1's last save
+        without global_step) has no place among steps, and its index beside them would be a step it never had."""
+        return self.x_axis.currentIndex() == 0 and bool(self.stepless)
+
+    def x_label(self) -> str:
+        if not self.in_run_order:
+            return X_AXES[self.x_axis.currentIndex()]
+        names = self.stepless[0] + (f" and {len(self.stepless) - 1} more" if len(self.stepless) > 1 else "")
+        return f"checkpoint (in run order; {names} {'has' if len(self.stepless) == 1 else 'have'} no step)"
+
+    def _label_x_axis(self) -> None:
+        self.plot.setLabel("bottom", self.x_label())
+        self.plot.getAxis("bottom").show_dates(self.x_axis.currentIndex() == 2)  # wall time reads as dates
+
     def x_of(self, index: int, info) -> float:
         axis = self.x_axis.currentIndex()
-        if axis == 0 and info.step is not None:
+        if axis == 0 and info.step is not None and not self.in_run_order:
             return float(info.step)
         if axis == 2:
             return float(info.timestamp or info.mtime)
@@ -338,8 +368,7 @@ class TrajectoryPanel(TrajectoryExports, QWidget):
                 yield self.comparison_series[name], self.comparison_checkpoints
 
     def _redraw(self) -> None:
-        self.plot.setLabel("bottom", X_AXES[self.x_axis.currentIndex()])
-        self.plot.getAxis("bottom").show_dates(self.x_axis.currentIndex() == 2)  # wall time reads as dates
+        self._label_x_axis()
         for series, checkpoints in self.plotted_series():
             xs, ys = [], []
             for index, info in enumerate(checkpoints):

@@ -88,12 +88,12 @@ class ExportActions(QObject):
     def npz(self, path: str) -> None:
         reader, names = self._reader(), self.session.shown_names()
         if reader is not None:
-            self._start(path, lambda: tensors.export_npz(reader, names, path))
+            self._start(path, lambda: tensors.export_npz(reader, names, path, self._keys()))
 
     def hdf5(self, path: str) -> None:
         reader, names = self._reader(), self.session.shown_names()
         if reader is not None:
-            self._start(path, lambda: tensors.export_hdf5(reader, names, path))
+            self._start(path, lambda: tensors.export_hdf5(reader, names, path, self._keys()))
 
     def export_variables(self, names: list[str]) -> None:
         """The variable browser's Export…: the variables chosen there, as .npz, or HDF5 by an .h5 name."""
@@ -103,11 +103,19 @@ class ExportActions(QObject):
 
         def export_to(path: str) -> None:
             write = tensors.export_hdf5 if path.lower().endswith((".h5", ".hdf5")) else tensors.export_npz
-            self._start(path, lambda: write(reader, names, path))
+            self._start(path, lambda: write(reader, names, path, self._keys()))
 
         self._dialog("variables.npz", "NumPy archive (*.npz);;HDF5 (*.h5 *.hdf5)", export_to)
 
     # ---- plumbing ---------------------------------------------------------------------------------------
+    def _keys(self) -> dict[str, str]:
+        """The names the exported tensors are written under: those the tree shows (stored keys in HDF5's
+        `name` attribute)."""
+        from checkpoint_inspector.core.run.variables import export_keys
+
+        current = self.session.current
+        return export_keys(current.variables) if current is not None else {}
+
     def _reader(self):
         current = self.session.require_current()
         return current.reader if current is not None else None

@@ -290,6 +290,8 @@ class MainWindow(DropTarget, QMainWindow):
     def _reveal_edits(self) -> None:
         self.edits_dock.show()
         self.edits_dock.raise_()
+        # Raised on a window its docks were squeezed in (a layout saved on a bigger screen): room for Save.
+        QTimer.singleShot(0, self, lambda: window_layout.widen_cramped_docks(self))
 
     # ---- following the session ------------------------------------------------------------------------
     def _checkpoint_loaded(self, loaded) -> None:

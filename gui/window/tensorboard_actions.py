@@ -87,8 +87,10 @@ class TensorBoardActions(QObject):
         if unshown:  # no --logdir_spec for a path with a comma: say where the rest is
             self.session.show_message(f"TensorBoard shows the run alone (a comma in a path); the app's logs of "
                                       f"it are in {', '.join(unshown)}", 12000)
-        if self.open_browser:
-            QDesktopServices.openUrl(QUrl(board.url + page))
+        if self.open_browser and not QDesktopServices.openUrl(QUrl(board.url + page)):
+            # No browser could be started (none installed, no desktop session): the address is the answer.
+            self.session.show_message(f"TensorBoard is running at {board.url + page}, but no web browser could be "
+                                      f"opened: open that address in one", 0)
         self.running.emit(board.url + page)
 
     def show_graph(self, graph_path: str) -> None:

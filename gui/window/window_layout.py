@@ -99,8 +99,11 @@ def widen_cramped_docks(window) -> None:
     """A dock the window squeezed while small (the Run list at 80 px) gets its first width back once the
     window is wide enough for it and the variables; else the squeeze would be remembered for good."""
     central = window.centralWidget()
+    # The Variable and Edits docks share one place (tabs): whichever is raised stands for both.
+    right = next((d for d in (window.edits_dock, window.detail_dock)
+                  if d.isVisible() and not d.isFloating() and not d.visibleRegion().isEmpty()), window.detail_dock)
     for dock, cramped, default in ((window.run_dock, CRAMPED_SIDE_DOCKS[0], DEFAULT_SIDE_DOCKS[0]),
-                                   (window.detail_dock, CRAMPED_SIDE_DOCKS[1], DEFAULT_SIDE_DOCKS[1])):
+                                   (right, CRAMPED_SIDE_DOCKS[1], DEFAULT_SIDE_DOCKS[1])):
         if not dock.isVisible() or dock.isFloating() or dock.width() >= cramped:
             continue
         room = central.width() - central.minimumSizeHint().width() - 200  # the variables keep 200 px more

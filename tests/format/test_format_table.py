@@ -102,3 +102,9 @@ def test_opening_one_keras_file_recognises_it_once(tf_ckpts, monkeypatch, tmp_pa
     loaded = run_to_end(open_run(str(single)))
     assert loaded.reader.kind is SourceKind.KERAS_ARCHIVE
     assert counts == [str(single)]  # asked where the path entered, then known
+
+
+def test_the_file_named_as_the_prefix_is_listed_apart(prefix_beside_an_hdf5_file):
+    run = discover(str(prefix_beside_an_hdf5_file.parent)).single_run()
+    assert [c.prefix for c in run.checkpoints] == [str(prefix_beside_an_hdf5_file)]
+    assert any("a file of this name lies beside the checkpoint cp.ckpt" in w for w in run.warnings)

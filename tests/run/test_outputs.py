@@ -68,31 +68,30 @@ def test_urls(run):
 
 # ---- suggestions ---------------------------------------------------------------------------------------
 
-def test_the_suggested_folder_is_never_inside_the_run(run, tmp_path, monkeypatch):
+def test_the_save_dialog_folder_is_never_inside_the_run(run, tmp_path, monkeypatch):
     chosen = tmp_path / "outputs"
     monkeypatch.setenv("CHECKPOINT_INSPECTOR_OUTPUTS", str(chosen))
-    assert outputs.suggested_folder(run) == str(chosen)
+    assert outputs.save_dialog_folder(None, [run]) == str(chosen) and chosen.is_dir()  # made when first needed
     shortcut = tmp_path / "shortcut"
     shortcut.symlink_to(run, target_is_directory=True)
     for last in (run, run / "train", run / "not-made", shortcut, shortcut / "train"):
-        assert outputs.suggested_folder(run, str(last)) == str(chosen), last
-        assert not outputs.writes_into(outputs.suggested_path("table.csv", run, str(last)), run)
+        assert outputs.save_dialog_folder(str(last), [run]) == str(chosen), last
     elsewhere = tmp_path / "elsewhere"
-    assert outputs.suggested_folder(run, str(elsewhere)) == str(elsewhere)  # the last place, outside the run
-    assert outputs.suggested_path("t.csv", run, str(elsewhere)) == str(elsewhere / "t.csv")
-    assert outputs.suggested_folder("s3://bucket/run", str(elsewhere)) == str(elsewhere)
-    assert outputs.suggested_folder(None) == str(chosen)
+    elsewhere.mkdir()
+    assert outputs.save_dialog_folder(str(elsewhere), [run]) == str(elsewhere)  # the last place, outside the run
+    assert outputs.save_dialog_folder(str(elsewhere), ["s3://bucket/run"]) == str(elsewhere)
+    assert outputs.save_dialog_folder(str(tmp_path / "gone"), [run]) == str(chosen)  # no longer there
 
 
-def test_a_run_in_the_outputs_folder_gets_a_suggestion_beside_it(tmp_path, monkeypatch):
+def test_a_run_in_the_outputs_folder_gets_a_dialog_beside_it(tmp_path, monkeypatch):
     """A checkpoint saved into the outputs folder and opened again makes that folder the run."""
     chosen = tmp_path / "outputs"
     (chosen / "inner").mkdir(parents=True)
     for run, setting in ((chosen, chosen), (tmp_path, chosen / "inner")):
         monkeypatch.setenv("CHECKPOINT_INSPECTOR_OUTPUTS", str(setting))
-        suggested = outputs.suggested_folder(run)
-        assert not outputs.writes_into(suggested, run), (run, suggested)
-        assert suggested == os.path.dirname(os.path.realpath(run))
+        folder = outputs.save_dialog_folder(None, [run])
+        assert not outputs.writes_into(folder, run), (run, folder)
+        assert folder == os.path.dirname(os.path.realpath(run))
 
 
 def test_default_folders_follow_the_desktop(tmp_path, monkeypatch):

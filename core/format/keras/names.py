@@ -17,7 +17,8 @@ attributes Keras writes; nothing of Keras or h5py imported here). Two layouts:
   shapes where only one order fits (core.format.keras.keras3_slots).
 - Legacy HDF5 (tf.keras / Keras 2 `model.save("x.h5")` and `save_weights`): `model_weights/` (or the
   root) with `layer_names` and each layer's `weight_names` attributes, and `optimizer_weights/` with its
-  own `weight_names`; slots are matched by name (`Adam/dense/kernel/m:0`, `adam/sequential_dense_kernel_momentum`).
+  own `weight_names` (each weight stored under the path of the dataset HDF5 finds by its name); slots are
+  matched by name (`Adam/dense/kernel/m:0`, `adam/sequential_dense_kernel_momentum`).
 """
 from __future__ import annotations
 
@@ -308,25 +309,39 @@ def _config_owners(root: Saveable, layer_order: list[str], shapes: list[tuple]):
 
 # ---- legacy HDF5 ----------------------------------------------------------------------------------------
 def _legacy(h5, group) -> list[KerasWeight]:
+    """Each name of a `weight_names` attribute is the dataset Keras's loader finds with it,
+    `layer_group[name]`: stored under that dataset's path as HDF5 resolves the name (tf.keras 2 named a
+    nested subclassed model's variables `res_net//dense/kernel:0`, and HDF5 drops the empty part, made
+    the dataset `res_net/dense/kernel:0` and finds it by either), never the attribute strings joined. A
+    dataset two names find is listed once; the variable keeps the name Keras gave it."""
     weights: list[KerasWeight] = []
-    base = group.name.strip("/")
+    seen: set[str] = set()
+
+    def found(owner, name: str, optimizer: bool = False) -> KerasWeight | None:
+        dataset = owner.get(name)
+        path = dataset.name.lstrip("/") if isinstance(dataset, Dataset) else None
+        if path is None or path in seen:
+            return None
+        seen.add(path)
+        return KerasWeight(path, name.removesuffix(":0"), optimizer=optimizer)
+
     for layer in _strings(group.attrs.get("layer_names")):
-        if layer not in group:
+        layer_group = _group(group, layer)
+        if layer_group is None:
             continue
-        for name in _strings(group[layer].attrs.get("weight_names")):
-            path = "/".join(p for p in (base, layer, name) if p)
-            if _is_dataset(h5, path):
-                weights.append(KerasWeight(path, name.removesuffix(":0")))
-    if "optimizer_weights" in h5:
+        for name in _strings(layer_group.attrs.get("weight_names")):
+            weight = found(layer_group, name)
+            if weight is not None:
+                weights.append(weight)
+    optimizer_group = _group(h5, "optimizer_weights")
+    if optimizer_group is not None:
         by_name = {re.sub(r"[/:]", "_", w.variable_name): w for w in weights}
         by_path_name = {w.variable_name: w for w in weights}
-        for name in _strings(h5["optimizer_weights"].attrs.get("weight_names")):
-            path = f"optimizer_weights/{name}"
-            if not _is_dataset(h5, path):
-                continue
-            weight = KerasWeight(path, name.removesuffix(":0"), optimizer=True)
-            _legacy_slot(weight, by_name, by_path_name)
-            weights.append(weight)
+        for name in _strings(optimizer_group.attrs.get("weight_names")):
+            weight = found(optimizer_group, name, optimizer=True)
+            if weight is not None:
+                _legacy_slot(weight, by_name, by_path_name)
+                weights.append(weight)
     return weights
 
 

@@ -102,7 +102,7 @@ def test_the_context_menu_copies_plots_and_asks_for_edits(qtbot, main_window, tf
             actions["Export 1 selected variable…"].trigger()
     assert export.args == [[kernel.name]]
     with np.load(out) as archive:
-        assert list(archive.files) == [kernel.name]
+        assert list(archive.files) == [kernel.display_name] == ["nested/kernel"]  # written under the name shown
     monkeypatch.setattr(dialogs, "open_file", lambda *_, **__: str(tf_ckpts.tf2_checkpoint_plain))
     actions = _menu_actions(browser, kernel.name)  # a menu lives until the events after its use
     with qtbot.waitSignal(browser.compare_requested) as compare:
@@ -134,3 +134,23 @@ def test_a_tf1_name_has_no_object_path_to_copy(qtbot, main_window, tf_ckpts):
     assert not any(text.startswith("Copy Object Path") for text in actions)
     actions["Copy Stored Key"].trigger()
     assert QApplication.clipboard().text() == "dense/kernel"
+
+
+def test_shift_f10_and_the_menu_key_open_the_menu_of_the_selected_row(qtbot, main_window, tf_ckpts):
+    """The keyboard's ways to the context menu act on what is selected, even where the keyboard-current row
+    is another one (moved with Ctrl+arrow, which leaves the selection as it is)."""
+    window = main_window
+    _open(qtbot, window, tf_ckpts.tf1_run)
+    browser = window.browser
+    view = browser.view
+    kernel, bias = browser.model.index_of("dense/kernel"), browser.model.index_of("dense/bias")
+    view.selectionModel().setCurrentIndex(kernel, QItemSelectionModel.ClearAndSelect | QItemSelectionModel.Rows)
+    view.selectionModel().setCurrentIndex(bias, QItemSelectionModel.NoUpdate)  # current elsewhere, selection kept
+    _focus(qtbot, window, view)
+    for key, modifier in ((Qt.Key_F10, Qt.ShiftModifier), (Qt.Key_Menu, Qt.NoModifier)):
+        browser.context_menu = None
+        QTest.keyClick(view, key, modifier)
+        assert browser.context_menu is not None, key
+        texts = [action.text() for action in browser.context_menu.actions()]
+        assert any(text.startswith("Rename") and "kernel" in text for text in texts), texts
+        browser.context_menu.close()

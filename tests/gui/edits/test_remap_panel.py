@@ -121,18 +121,19 @@ def test_graph_only_renames_show_in_the_preview(qtbot, window, tf_ckpts):
     assert not window.edits.problems.text()
 
 
-def test_preview_cells_show_where_keys_differ_and_the_whole_key_in_their_tooltip(qtbot, window, tf_ckpts):
+def test_preview_cells_show_the_names_the_tree_shows_and_the_stored_key_in_their_tooltip(qtbot, window, tf_ckpts):
     """Keras 3 keys share their start and their end (`optimizer/_trainable_variables/N/.ATTRIBUTES/
-    VARIABLE_VALUE`): the cells show the object paths, which differ; the tooltips the stored keys."""
+    VARIABLE_VALUE`): the cells show the names the tree shows, which differ; the tooltips the stored keys."""
     with qtbot.waitSignal(window.session.checkpoint_loaded, timeout=20000):
         window.open_path(str(tf_ckpts.tf2_keras_run))
-    keys = [v.name for v in window.session.current.variables if v.name.endswith("/.ATTRIBUTES/VARIABLE_VALUE")]
-    window.session.push(Drop(names=keys[:3]))
+    variables = [v for v in window.session.current.variables if v.name.endswith("/.ATTRIBUTES/VARIABLE_VALUE")]
+    window.session.push(Drop(names=[v.name for v in variables[:3]]))
     table = window.edits.preview_table
     shown = [table.item(r, 0).text() for r in range(table.rowCount())]
     tips = [table.item(r, 0).toolTip() for r in range(table.rowCount())]
-    assert set(keys[:3]) <= set(tips) and len(set(shown)) == len(shown)  # (slots follow: rows of their own)
-    assert all(not text.endswith("VARIABLE_VALUE") and tip.startswith(text) for text, tip in zip(shown, tips))
+    display = {v.name: v.display_name for v in window.session.current.variables}
+    assert {f"stored as {v.name}" for v in variables[:3]} <= set(tips) and len(set(shown)) == len(shown)
+    assert all(text == display[tip[len("stored as "):]] for text, tip in zip(shown, tips))  # (slots: rows of their own)
     assert table.textElideMode() == Qt.ElideLeft
 
 

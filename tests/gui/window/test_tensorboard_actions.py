@@ -89,3 +89,24 @@ def _alive(pid: int) -> bool:
         return False
     with open(f"/proc/{pid}/stat") as f:  # a zombie has exited
         return f.read().split()[2] != "Z"
+
+
+def test_a_board_no_browser_can_show_is_said_in_the_window(qtbot, window, monkeypatch):
+    """Where no web browser can be started (a server, a bare desktop), the window says where TensorBoard
+    runs instead of doing nothing."""
+    from types import SimpleNamespace
+
+    from PySide6.QtGui import QDesktopServices
+
+    from checkpoint_inspector.core.tensorboard import launcher
+
+    monkeypatch.setattr(QDesktopServices, "openUrl", lambda url: False)
+    monkeypatch.setattr(launcher, "unshown_logs", lambda board: [])
+    actions = window.tensorboard
+    monkeypatch.setattr(actions, "open_browser", True)
+    monkeypatch.setattr(actions.poll, "start", lambda *a: None)  # no process to watch: the board is made up
+    board = SimpleNamespace(url="http://127.0.0.1:6123/", logdir=window.session.current.run.folder, pid=None)
+    with qtbot.waitSignal(window.session.message, timeout=5000) as said:
+        actions._launched(board)
+    assert "http://127.0.0.1:6123/" in said.args[0] and "no web browser could be opened" in said.args[0]
+    actions.board = None

@@ -124,6 +124,20 @@ def test_a_dock_squeezed_by_a_small_window_gets_its_room_back(qtbot, window):
     assert window.detail_dock.width() >= window_layout.CRAMPED_SIDE_DOCKS[1]
 
 
+def test_the_edits_dock_squeezed_on_a_laptop_gets_its_room_back_when_raised(qtbot, window):
+    """A layout saved on 1920x1080 reopened at 1366x768 left the Edits tab at ~270 px, its Save plan cut."""
+    window.resize(1340, 700)
+    qtbot.wait(100)
+    window._reveal_edits()
+    window.resizeDocks([window.edits_dock], [250], Qt.Horizontal)
+    qtbot.wait(50)
+    assert window.edits_dock.width() < window_layout.CRAMPED_SIDE_DOCKS[1]
+    window._reveal_edits()
+    qtbot.waitUntil(lambda: window.edits_dock.width() >= window_layout.CRAMPED_SIDE_DOCKS[1], timeout=3000)
+    save = window.edits.save_button
+    assert save.mapTo(window, save.rect().topRight()).x() <= window.width()
+
+
 def test_reset_layout_brings_every_dock_back(qtbot, window):
     window.run_dock.hide()
     window.trajectory_dock.setFloating(True)
