@@ -1,7 +1,9 @@
-"""What one main window has open, as one observable object: the run and the checkpoint shown, the
-selected variable, the variables the filter shows, and the edit plan of each run (with its undo
-history). Panels take the session in their constructor, call its methods to change what is open, and
-subscribe to its signals to show it; nobody calls a panel by hand when something opens.
+"""What one main window has open, as one observable object: the Qt face of core.session.model.SessionModel
+(the run and the checkpoint shown, the selected variable, the variables the filter shows, the edit plan
+of each run and its undo history), whose plain-Python events it turns into signals of the same names, and
+the loading of runs on worker threads (JobSlots). Panels take the session in their constructor, call its
+methods to change what is open, and subscribe to its signals to show it; nobody calls a panel by hand when
+something opens. What is open lives in the model: the Session forwards it (see _FROM_MODEL).
 
 Signals, in the order a subscriber can rely on:
 - `run_opened(LoadedCheckpoint)`: a checkpoint of another run than the one shown has loaded (before
@@ -27,58 +29,25 @@ import os
 from typing import Callable
 
 from PySide6.QtCore import QObject, Signal
-from PySide6.QtGui import QUndoCommand, QUndoGroup, QUndoStack
 
-from checkpoint_inspector.core.edit.operations import Operation, SetValues
-from checkpoint_inspector.core.edit.plan import RemapPlan
 from checkpoint_inspector.core.format.readers import main_file
 from checkpoint_inspector.core.run.loading import LoadedCheckpoint, open_checkpoint, open_run
+from checkpoint_inspector.core.session.model import SessionModel
 from checkpoint_inspector.core.storage import paths
 from checkpoint_inspector.core.storage.location import parse_location
 
 from .base.jobs import JobSlot
 from .base.paths import SAMPLE_RUN
+from .base.undo_actions import UndoActions
 
-
-def run_name(folder: str, other: str | None = None) -> str:
-    """A run's name in legends: its folder's name; with its parent's when the other run's is the same."""
-    name = os.path.basename(folder.rstrip(os.sep)) or folder
-    if other is not None and os.path.basename(other.rstrip(os.sep)) == name:
-        return os.path.join(os.path.basename(os.path.dirname(folder.rstrip(os.sep))), name)
-    return name
-
-
-class RunEdits:
-    """The edits of one run: its plan, its undo history, the plan as last saved, and the program a
-    check's plan was made for (after a save, Verify also restores into it)."""
-
-    def __init__(self, group: QUndoGroup):
-        self.plan = RemapPlan()
-        self.undo_stack = QUndoStack(group)
-        group.addStack(self.undo_stack)
-        self.saved_json: str | None = None
-        self.restore_target = None
-
-    @property
-    def unsaved(self) -> bool:
-        return bool(self.plan.operations) and self.plan.to_json() != self.saved_json
-
-
-class _AddOperation(QUndoCommand):
-    def __init__(self, session: "Session", edits: RunEdits, operation: Operation):
-        super().__init__(operation.describe())
-        self.session, self.edits, self.operation = session, edits, operation
-
-    def redo(self) -> None:
-        self.edits.plan.operations.append(self.operation)
-        self.session.plan_edited(self.edits)
-
-    def undo(self) -> None:
-        # By identity, the last one pushed: operations are dataclasses compared by value (two equal renames,
-        # or two SetValues whose arrays cannot even be compared), and undo takes back this very push.
-        operations = self.edits.plan.operations
-        del operations[max(i for i, op in enumerate(operations) if op is self.operation)]
-        self.session.plan_edited(self.edits)
+# What the Session forwards to its model: state (read and written there) and the model's methods.
+_MODEL_STATE = frozenset({"current", "prepared", "path", "run_folder", "run_path", "selected", "scope", "logs",
+                          "comparison", "edits"})
+_FROM_MODEL = _MODEL_STATE | frozenset({
+    "plan", "unsaved", "restore_target", "unsaved_runs", "select", "select_scope", "set_shown", "shown_names",
+    "shown_count", "require_current", "require_selected", "grow_run", "set_logs", "set_comparison", "run_names",
+    "push", "edit_values", "replace_plan", "discard_plan", "set_plan_options", "plan_saved", "plan_edited",
+    "open_run_folders"})
 
 
 class Session(QObject):
@@ -103,27 +72,30 @@ class Session(QObject):
         """`window`: the parent of dialogs; `prepare(loaded)`: what the browser computes of a checkpoint's
         variables, run on the load's worker thread too (kept in `prepared` while it is shown)."""
         super().__init__(window)
+        self.model = SessionModel()
+        for name in ("run_opened", "checkpoint_loaded", "selection_changed", "select_name_requested",
+                     "shown_changed", "values_edited", "run_grown", "plan_changed", "logs_changed",
+                     "comparison_changed", "message"):
+            getattr(self.model, name).connect(getattr(self, name).emit)  # each event, the signal of its name
         self.dialog_parent = window
         self.runner = runner
         self.settings = settings
         self.slots: list[JobSlot] = []
         self._prepare = prepare
-        self.current: LoadedCheckpoint | None = None
-        self.prepared = None
-        self.path: str | None = None         # what was opened (a folder, a file, a URL)
-        self.run_folder: str | None = None   # the open run's folder (nothing is written in its tree unasked)
-        self.run_path: str | None = None     # what tells the open run apart: its folder, or its one file
-        self.selected = None                 # VariableInfo
-        self.scope: tuple[str, ...] | None = None  # the scope row current in the tree (its names shown)
-        self._shown = None                   # (visible set, indexes) of the browser's filter
-        self.logs = None                     # what the open run's training logged (TrainingLogs), if anything
-        self.comparison = None               # (Run, TrainingLogs | None): a run plotted beside it
-        self.undo_group = QUndoGroup(self)
-        self._edits: dict[str, RunEdits] = {}
-        self.edits: RunEdits | None = None   # the edits of the run shown
+        self.undo_group = UndoActions(self.model, self)  # Undo / Redo of the run shown
         self._load_path: str | None = None
-        self._select_after_load: tuple[str, str] | None = None
         self.loading = JobSlot(self, "Cannot open", "Opening cancelled", failure_intro="Cannot open this checkpoint.")
+
+    def __getattr__(self, name: str):
+        if name in _FROM_MODEL and "model" in self.__dict__:  # only for names the instance lacks
+            return getattr(self.__dict__["model"], name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def __setattr__(self, name: str, value) -> None:
+        if name in _MODEL_STATE:
+            setattr(self.model, name, value)
+        else:
+            super().__setattr__(name, value)
 
     # ---- the status bar, for JobSlots --------------------------------------------------------------------
     def show_busy(self, busy: bool, text: str = "") -> None:
@@ -139,7 +111,7 @@ class Session(QObject):
         for slot in self.slots:
             slot.cancel()
 
-    # ---- opening -----------------------------------------------------------------------------------------
+    # ---- opening, on worker threads ----------------------------------------------------------------------
     def open_path(self, path: str) -> None:
         """Open a run, checkpoint file, SavedModel or URL on a worker thread; the window stays usable."""
         path = parse_location(path)  # where a path enters: parsed once (core.storage.location)
@@ -178,7 +150,7 @@ class Session(QObject):
             self.open_checkpoint_prefix(prefix)
         else:
             self.open_path(prefix)
-        self._select_after_load = (prefix, name)
+        self.model.select_after_load = (prefix, name)
 
     def cancel_loading(self) -> None:
         self.loading.cancel()
@@ -199,156 +171,12 @@ class Session(QObject):
         loaded, prepared = result
         if self._load_path != SAMPLE_RUN:
             self.settings.add_recent(self._load_path)
-        new_run = self.run_path != loaded.run.path  # two loose files of one folder are two runs
-        self.current, self.prepared, self.path = loaded, prepared, self._load_path
-        self._shown = None  # the browser shows the new variables next (and keeps the selection if it can)
-        if new_run:
-            self.run_folder, self.run_path = loaded.run.folder, loaded.run.path
-            self.logs = None  # the run left's logs are not this one's; they are read afresh
-            self._switch_edits(loaded.run.path)
-            self.run_opened.emit(loaded)
-        self.checkpoint_loaded.emit(loaded)
-        if new_run:
-            self.plan_changed.emit(self.edits.plan)
-        wanted, self._select_after_load = self._select_after_load, None
-        if wanted is not None and wanted[0] == loaded.checkpoint.prefix:
-            self.select_name_requested.emit(wanted[1])
+        self.model.apply_load(loaded, prepared, self._load_path)
 
     def _failed(self, message: str) -> None:
-        self._select_after_load = None
+        self.model.load_ended_without_checkpoint()
         self.load_failed.emit(message)
 
     def _cancelled(self) -> None:
-        self._select_after_load = None
+        self.model.load_ended_without_checkpoint()
         self.load_cancelled.emit()
-
-    def grow_run(self, run) -> None:
-        """The watcher's new view of the open run (checkpoints added or removed)."""
-        if self.current is None or run.path != self.current.run.path:
-            return
-        self.current.run = run
-        self.run_grown.emit(run)
-
-    # ---- training: the run's logs, a run beside it ---------------------------------------------------------
-    def set_logs(self, logs) -> None:
-        self.logs = logs
-        self.logs_changed.emit(logs)
-
-    def set_comparison(self, comparison) -> None:
-        """(Run, TrainingLogs | None) to plot beside the open run, or None."""
-        self.comparison = comparison
-        self.comparison_changed.emit(comparison)
-
-    def run_names(self) -> tuple[str, str]:
-        """The names legends give the open run and the comparison run ("" when none): each its folder's
-        name, with its parent's when both folders have the same name."""
-        other = self.comparison[0].path if self.comparison is not None else None
-        return (run_name(self.run_path, other) if self.run_path else "",
-                run_name(other, self.run_path) if other else "")
-
-    # ---- the browser's choice ----------------------------------------------------------------------------
-    def select(self, info) -> None:
-        self.selected, self.scope = info, None
-        self.selection_changed.emit(info)
-
-    def select_scope(self, scope: tuple[str, ...]) -> None:
-        """A scope row became current in the tree (the variable shown stays: a scope has no values)."""
-        self.scope = scope
-
-    def set_shown(self, visible_set, indexes) -> None:
-        """The variables the browser's filter shows (its VisibleSet and the indexes into it)."""
-        self._shown = (visible_set, indexes)
-        self.shown_changed.emit(len(indexes), len(visible_set.variables))
-
-    def shown_names(self) -> list[str]:
-        """Stored names of the variables the browser shows (after the filter and the slots toggle)."""
-        if self._shown is None:
-            return [v.name for v in self.current.variables] if self.current is not None else []
-        visible_set, indexes = self._shown
-        return [visible_set.variables[i].name for i in indexes]
-
-    def shown_count(self) -> int:
-        if self._shown is None:
-            return len(self.current.variables) if self.current is not None else 0
-        return len(self._shown[1])
-
-    def require_current(self):
-        if self.current is None:
-            self.show_message("Open a checkpoint first", 4000)
-        return self.current
-
-    def require_selected(self):
-        if self.selected is None:
-            self.show_message("Select a variable first", 4000)
-        return self.selected
-
-    # ---- the edit plan of the run shown ------------------------------------------------------------------
-    def _switch_edits(self, run_path: str) -> None:
-        """Each run keeps its own plan and undo history; the one of `run_path` becomes the active one."""
-        if run_path not in self._edits:
-            self._edits[run_path] = RunEdits(self.undo_group)
-        self.edits = self._edits[run_path]
-        self.undo_group.setActiveStack(self.edits.undo_stack)
-
-    @property
-    def plan(self) -> RemapPlan:
-        return self.edits.plan if self.edits is not None else RemapPlan()
-
-    @property
-    def unsaved(self) -> bool:
-        return self.edits is not None and self.edits.unsaved
-
-    def unsaved_runs(self) -> list[str]:
-        return [run_path for run_path, edits in self._edits.items() if edits.unsaved]
-
-    def push(self, operation: Operation) -> None:
-        if self.edits is None:
-            self.show_message("Open a checkpoint first", 4000)
-            return
-        self.edits.undo_stack.push(_AddOperation(self, self.edits, operation))
-
-    def edit_values(self, name: str, array) -> None:
-        """Cells typed into the value table: the whole edited tensor becomes the variable's new values."""
-        self.push(SetValues(name=name, edited="in the value table", array=array))
-        self.values_edited.emit(name, array)
-
-    def replace_plan(self, plan: RemapPlan, restore_target=None) -> None:
-        """A plan from elsewhere (a file, a check) replaces the edits; each operation stays undoable."""
-        if self.edits is None:
-            return
-        self.edits.undo_stack.clear()
-        self.edits.plan.operations.clear()
-        self.edits.plan.slots_follow, self.edits.plan.name_based = plan.slots_follow, plan.name_based
-        self.edits.restore_target = restore_target
-        for operation in plan.operations:
-            self.push(operation)
-        self.plan_changed.emit(self.edits.plan)
-
-    def discard_plan(self) -> None:
-        """The person chose to lose the edits of the run shown: an empty plan, no undo history."""
-        if self.edits is not None:
-            self.edits.undo_stack.clear()
-            self.edits.plan.operations.clear()
-            self.edits.saved_json, self.edits.restore_target = None, None
-            self.plan_changed.emit(self.edits.plan)
-
-    def set_plan_options(self, slots_follow: bool, name_based: bool) -> None:
-        if self.edits is not None:
-            self.edits.plan.slots_follow, self.edits.plan.name_based = slots_follow, name_based
-            self.plan_changed.emit(self.edits.plan)
-
-    def plan_saved(self, edits: RunEdits, saved_json: str) -> None:
-        """A save of the run `edits` belongs to wrote its plan as `saved_json` (the plan when the save
-        started): that plan is no longer unsaved, whichever run is shown now."""
-        edits.saved_json = saved_json
-        self.plan_edited(edits)
-
-    @property
-    def restore_target(self):
-        """The program the plan of the run shown was made for by a check (after a save, Verify also
-        restores into it), or None."""
-        return self.edits.restore_target if self.edits is not None else None
-
-    def plan_edited(self, edits: RunEdits) -> None:
-        if edits is self.edits:
-            self.plan_changed.emit(edits.plan)

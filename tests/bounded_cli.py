@@ -1,6 +1,6 @@
 """The CLI as a script meets it, under the bounds of the hostile-input promise: `main.py COMMAND ...` in a
 subprocess limited to 10 s and 2 GiB of address space, and the way bad input must end: exit 2 with one
-line on stderr naming the file and the problem (shared/docs/design.md's contract).
+line on stderr naming the file and the problem (docs/cli.md, the CLI contract).
 
 A command that runs over its time is killed with its whole process group (a child worker it started
 too) and fails the test as a hang, with what it printed so far.

@@ -1,5 +1,5 @@
 """TensorFlow-written training runs of one tiny Keras 3 MLP, each with exactly one planted problem, for the
-run diagnosis (core.analysis.diagnosis): a custom training loop (tf.GradientTape, Adam's apply_gradients)
+run diagnosis (core.analysis.diagnosis.diagnosis): a custom training loop (tf.GradientTape, Adam's apply_gradients)
 saved by tf.train.CheckpointManager(tf.train.Checkpoint(model=, optimizer=)) every SAVE_EVERY steps with
 checkpoint_number=step, so the checkpoints are ckpt-5 ... ckpt-30.
 

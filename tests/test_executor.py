@@ -6,8 +6,8 @@ import time
 
 import pytest
 
-from checkpoint_inspector.core.analysis import trajectory as trajectory_module
-from checkpoint_inspector.core.analysis.trajectory import compute_trajectory
+from checkpoint_inspector.core.analysis.trajectories import trajectory as trajectory_module
+from checkpoint_inspector.core.analysis.trajectories.trajectory import compute_trajectory
 from checkpoint_inspector.core.executor import DaskExecutor, SequentialExecutor, ThreadExecutor, executor_for
 from checkpoint_inspector.core.errors import InputError
 from checkpoint_inspector.core.jobs import run_to_end

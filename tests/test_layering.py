@@ -62,8 +62,16 @@ PLANTED = {
         ["No import cycles among the modules of any package BROKEN", "No cycles are allowed in checkpoint_inspector.core.edit"]),
     "a cycle inside a gui room (the visible set reads the columns)": (
         "gui/browser/columns.py", "from .visible_set import VisibleSet", ["No cycles are allowed in checkpoint_inspector.gui.browser"]),
+    "an upward arrow between analysis rooms (a statistic knows nothing of trajectories)": (
+        "core/analysis/numerics/statistics.py", "from ..trajectories import trajectory",
+        ["core.analysis in rooms", "checkpoint_inspector.core.analysis.numerics.statistics -> "
+                                   "checkpoint_inspector.core.analysis.trajectories.trajectory"]),
+    "analysis rooms of one floor (a comparison reads no trajectory)": (
+        "core/analysis/comparison/comparison.py", "from ..trajectories import metric_pieces",
+        ["core.analysis in rooms", "checkpoint_inspector.core.analysis.comparison.comparison -> "
+                                   "checkpoint_inspector.core.analysis.trajectories.metric_pieces"]),
     "Qt in core": (
-        "core/analysis/statistics.py", "from PySide6 import QtCore", ["core never imports Qt, pyqtgraph or gui BROKEN"]),
+        "core/analysis/numerics/statistics.py", "from PySide6 import QtCore", ["core never imports Qt, pyqtgraph or gui BROKEN"]),
 }
 
 
@@ -104,3 +112,13 @@ def test_nothing_imports_the_engine_by_a_top_level_name():
                  for path in ROOT.rglob("*.py") if ".venv" not in path.parts and "checkpoint_inspector" not in path.parts
                  for match in pattern.finditer(path.read_text(encoding="utf-8"))]
     assert offenders == []
+
+
+def test_the_analysis_rooms_stay_small():
+    """core/analysis/ is in rooms (.importlinter's analysis-rooms contract), each a handful of modules with
+    one job, so a reader finds a metric, a trajectory or a diagnosis rule by its room."""
+    analysis = ROOT / "core" / "analysis"
+    assert not [p.name for p in analysis.glob("*.py") if p.name != "__init__.py"]  # every module in a room
+    sizes = {room.name: len([p for p in room.glob("*.py") if p.name != "__init__.py"])
+             for room in analysis.iterdir() if room.is_dir() and room.name != "__pycache__"}
+    assert len(sizes) >= 5 and max(sizes.values()) <= 8, sizes

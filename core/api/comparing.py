@@ -89,7 +89,7 @@ def diff(a, b, values: bool = False, atol: float = 0.0, rtol: float = 0.0, step_
          step_b: int | None = None) -> Difference:
     """Compare two checkpoints (paths or Checkpoints). Without `values`, tensors are compared by the
     checksums the files store; with it they are read, and `atol`/`rtol` tolerate small differences."""
-    from ..analysis.comparison import compare_checkpoints
+    from ..analysis.comparison.comparison import compare_checkpoints
     from ..errors import UsageError
 
     if atol < 0 or rtol < 0:

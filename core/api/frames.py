@@ -27,7 +27,7 @@ def variables_frame(variables) -> "pandas.DataFrame":
 
 
 def trajectory_series(trajectory, shown_name: str) -> "pandas.Series":
-    """A core.analysis.trajectory.Trajectory as a Series indexed by step (NaN where a point has no value)."""
+    """A core.analysis.trajectories.trajectory.Trajectory as a Series indexed by step (NaN where a point has no value)."""
     pandas = _pandas()
     points = trajectory.points
     series = pandas.Series([float("nan") if p.value is None else p.value for p in points],
@@ -39,7 +39,7 @@ def trajectory_series(trajectory, shown_name: str) -> "pandas.Series":
 
 
 def overview_frame(overview) -> "pandas.DataFrame":
-    """A core.analysis.overview.Overview as a DataFrame: a row per variable, indexed by its shown name
+    """A core.analysis.overview.overview.Overview as a DataFrame: a row per variable, indexed by its shown name
     (its stored key where two share one), a column per step (the prefix's file name for a checkpoint
     without a step)."""
     pandas = _pandas()
@@ -69,14 +69,14 @@ def scalars_frame(logs) -> "pandas.DataFrame":
 
 
 def findings_frame(findings) -> "pandas.DataFrame":
-    """A row per core.analysis.diagnosis_findings.Finding."""
+    """A row per core.analysis.diagnosis.diagnosis_findings.Finding."""
     pandas = _pandas()
     columns = ["kind", "severity", "first_step", "last_step", "variables", "labels", "summary", "advice"]
     return pandas.DataFrame([[getattr(f, c) for c in columns] for f in findings], columns=columns)
 
 
 def difference_frame(comparison) -> "pandas.DataFrame":
-    """A row per variable that differs between two checkpoints (core.analysis.comparison.Comparison):
+    """A row per variable that differs between two checkpoints (core.analysis.comparison.comparison.Comparison):
     name, change (`only in a`, `only in b`, or what changed), dtype and shape on each side."""
     pandas = _pandas()
     rows = [[s.name, "only in a", s.dtype_name, None, tuple(s.shape), None] for s in comparison.only_a]

@@ -17,10 +17,10 @@ from .checkpoints import Checkpoint
 if TYPE_CHECKING:  # pragma: no cover
     import pandas
 
-    from ..analysis.diagnosis_findings import Finding
+    from ..analysis.diagnosis.diagnosis_findings import Finding
     from ..format.source import CheckpointSource
 else:
-    from ..analysis.diagnosis_findings import Finding  # re-exported: what Run.diagnose returns
+    from ..analysis.diagnosis.diagnosis_findings import Finding  # re-exported: what Run.diagnose returns
 
 
 def open_run(path: str | os.PathLike) -> "Run":
@@ -38,8 +38,17 @@ class Run:
     """The checkpoints of one run, oldest first, with the work the CLI does on a whole run."""
 
     def __init__(self, path: str | os.PathLike):
-        self._run = discover(path).single_run()
-        self._readers: dict[str, "CheckpointSource"] | None = {}
+        from ..run.loading import open_checkpoint
+        from ..session.model import SessionModel
+
+        run = discover(path).single_run()  # a folder of several runs is refused, naming them, as by the CLI
+        # What is open, held as the window holds it (core.session): the run, its latest checkpoint described,
+        # an edit plan with its undo history (`run.session.push(operation)`, `run.session.undo()`).
+        self.session = SessionModel()
+        loaded = run_to_end(open_checkpoint(run, run.find()))
+        self.session.apply_load(loaded, None, os.fspath(path))
+        self._run = run
+        self._readers: dict[str, "CheckpointSource"] | None = {loaded.checkpoint.prefix: loaded.reader}
 
     # ---- what it is --------------------------------------------------------------------------------------
     @property
@@ -87,7 +96,7 @@ class Run:
         update_ratio, dist_from_first, element (the value at flat index `element`). NaN where a checkpoint
         has no value; `series.attrs` holds the stored key, the shown name, the prefixes and the reasons.
         `dask`: None (this process's threads), `local[N]` or a scheduler address."""
-        from ..analysis.trajectory import compute_trajectory
+        from ..analysis.trajectories.trajectory import compute_trajectory
         from ..executor import executor_for
         from ..run.names import resolve_in_run, shown_name_in
         from .frames import trajectory_series
@@ -104,7 +113,7 @@ class Run:
         name the window shows), a column per step; NaN where there is no value. `weights_only=False` adds
         optimizer slots and bookkeeping. `frame.attrs["stored_names"]` are the rows' stored keys and
         `frame.attrs["problems"]` says why values are missing, as the CLI's warnings do."""
-        from ..analysis.overview import compute_overview
+        from ..analysis.overview.overview import compute_overview
         from .frames import overview_frame
 
         overview = run_to_end(compute_overview(self._run.checkpoints, metric, weights_only=weights_only,
@@ -131,7 +140,7 @@ class Run:
         """What went wrong in training, from the checkpoints alone (the CLI's `diagnose`): a list of
         Finding objects (kind, severity, variables, labels, first_step, last_step, evidence, summary,
         advice), ranked; `.to_frame()` gives them as a DataFrame. `kinds` limits what is looked for."""
-        from ..analysis.diagnosis import diagnose
+        from ..analysis.diagnosis.diagnosis import diagnose
         from ..executor import executor_for
 
         readers = self._open_readers()

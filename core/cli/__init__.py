@@ -1,4 +1,4 @@
-"""The scripting face: `main.py COMMAND ...` (the contract is in shared/docs/design.md). It sits in core
+"""The scripting face: `main.py COMMAND ...` (the contract is docs/cli.md). It sits in core
 because it is Qt-free and ships with the engine; it is the top layer, and nothing in core imports it."""
 
 # The commands' names, here so that main.py tells a command from a path without importing the commands.

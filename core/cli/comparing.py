@@ -16,7 +16,7 @@ KIND_TITLES = {"variable": "weights", "slot": "optimizer slots", "optimizer": "o
 
 
 def command_diff(args) -> int:
-    from ..analysis.comparison import compare_checkpoints
+    from ..analysis.comparison.comparison import compare_checkpoints
     from ..jobs import run_to_end
 
     if args.atol < 0 or args.rtol < 0:

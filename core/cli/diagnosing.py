@@ -1,5 +1,5 @@
 """The `diagnose` command: what went wrong in a run's training, from its checkpoints alone
-(core.analysis.diagnosis). Exit 0 when nothing is found, 1 with findings, 2 on bad input (core.cli.entry)."""
+(core.analysis.diagnosis.diagnosis). Exit 0 when nothing is found, 1 with findings, 2 on bad input (core.cli.entry)."""
 from __future__ import annotations
 
 import json
@@ -15,7 +15,7 @@ EXIT_FINDINGS = 1
 
 
 def command_diagnose(args) -> int:
-    from ..analysis.diagnosis import diagnose, parse_kinds, parse_step_range
+    from ..analysis.diagnosis.diagnosis import diagnose, parse_kinds, parse_step_range
     from ..errors import CorruptCheckpointError
     from ..executor import executor_for
 

@@ -76,7 +76,7 @@ def _show_command(commands) -> None:
 
 def _trajectory_command(commands) -> None:
     from . import reading
-    from ..analysis.trajectory import METRICS
+    from ..analysis.trajectories.trajectory import METRICS
 
     trajectory = commands.add_parser("trajectory", help="one metric of a variable across the run's checkpoints")
     trajectory.add_argument("path", type=parse_location)
@@ -205,7 +205,7 @@ def _scalars_command(commands) -> None:
 
 def _overview_command(commands) -> None:
     from . import training
-    from ..analysis.overview import ORDERS, OVERVIEW_METRICS
+    from ..analysis.overview.overview import ORDERS, OVERVIEW_METRICS
 
     overview = commands.add_parser("overview", help="one metric of every variable at every checkpoint of a run")
     overview.add_argument("path", type=parse_location)
@@ -220,7 +220,7 @@ def _overview_command(commands) -> None:
 
 def _diagnose_command(commands) -> None:
     from . import diagnosing
-    from ..analysis.diagnosis_findings import KINDS as DIAGNOSIS_KINDS
+    from ..analysis.diagnosis.diagnosis_findings import KINDS as DIAGNOSIS_KINDS
 
     diagnosis = commands.add_parser("diagnose", help="what went wrong in a run's training, from its checkpoints alone "
                                                      "(exit 0 nothing found, 1 findings)")

@@ -1,4 +1,4 @@
-"""What the commands print: the records behind `--json` (the shapes shared/docs/design.md promises)
+"""What the commands print: the records behind `--json` (the shapes docs/cli.md, the CLI contract, promises)
 and the aligned text tables for people."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from ..format.checkpoint_keys import VARIABLE_VALUE_SUFFIX
 from ..run.discovery import CheckpointInfo, Run
 from ..run.variables import VariableInfo
 
-EXIT_BAD_INPUT = 2  # bad input of any kind: one line on stderr, no traceback (design.md's contract)
+EXIT_BAD_INPUT = 2  # bad input of any kind: one line on stderr, no traceback (docs/cli.md's contract)
 
 
 def variable_record(info: VariableInfo) -> dict:

@@ -89,7 +89,7 @@ def command_show(args) -> int:
 
 
 def command_trajectory(args) -> int:
-    from ..analysis.trajectory import compute_trajectory
+    from ..analysis.trajectories.trajectory import compute_trajectory
     from ..executor import executor_for
     from ..export.tables import write_csv
     from ..jobs import run_to_end

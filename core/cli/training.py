@@ -83,7 +83,7 @@ def _file_record(log_file) -> dict:
 
 
 def command_overview(args) -> int:
-    from ..analysis.overview import compute_overview
+    from ..analysis.overview.overview import compute_overview
 
     from ..errors import CorruptCheckpointError
 

@@ -164,28 +164,34 @@ def build_plan(args, variables):
 
 
 def command_remap(args) -> int:
+    """The checkpoint (with --all-steps: the run's latest, whose variables the plan's names are taken
+    from) is opened and described once and the plan previewed once; the save takes that reader, those
+    variables and that preview (core.edit.save), and judges the destination as every save does
+    (core.edit.destination: a place typed is a place chosen, so refusals only, no question of the run)."""
     from ..edit.keras_load_check import keras_load_warnings
     from ..edit.plan import preview
     from ..edit.save import save_remapped, save_remapped_run
     from ..jobs import run_to_end
 
     run = discover(args.src).single_run()
-    if args.all_steps:
-        plan = build_plan(args, describe_variables(run.latest.open_reader()))
-        if args.dry_run:
-            _print_preview(preview(plan, describe_variables(run.latest.open_reader())))
+    info = run.latest if args.all_steps else run.find(args.step)
+    reader = info.open_reader()
+    variables = describe_variables(reader)
+    plan = build_plan(args, variables)
+    result = preview(plan, variables)
+    if args.dry_run:
+        _print_preview(result)
+        if args.all_steps:
             return 0
-        reports = run_to_end(save_remapped_run(run.checkpoints, plan, args.dst, args.overwrite))
+        for line in keras_load_warnings(reader, result):  # written if asked, but Keras would refuse it
+            print(f"warning: {line}")
+        return 0 if not result.problems else EXIT_BAD_INPUT
+    if args.all_steps:
+        reports = run_to_end(save_remapped_run(run.checkpoints, plan, args.dst, args.overwrite, reader=reader,
+                                               plan_preview=result, variables=variables))
     else:
-        reader = run.find(args.step).open_reader()
-        plan = build_plan(args, describe_variables(reader))
-        if args.dry_run:
-            result = preview(plan, describe_variables(reader))
-            _print_preview(result)
-            for line in keras_load_warnings(reader, result):  # written if asked, but Keras would refuse it
-                print(f"warning: {line}")
-            return 0 if not result.problems else EXIT_BAD_INPUT
-        reports = [run_to_end(save_remapped(reader, plan, args.dst, args.overwrite, make_latest=args.make_latest))]
+        reports = [run_to_end(save_remapped(reader, plan, args.dst, args.overwrite, make_latest=args.make_latest,
+                                            plan_preview=result))]
     for report in reports:
         print(f"wrote {report.written} variables to {report.prefix}")
         for line in report.cast_warnings + report.notes:

@@ -1,7 +1,7 @@
 """The plan that makes a checkpoint restore into its target: renames and casts proposed from a restore
-check (core.analysis.restore_check), each with its evidence, checked by previewing the plan.
+check (core.analysis.comparison.restore_check), each with its evidence, checked by previewing the plan.
 
-Renames are found by core.analysis.rename_matching, weights first (their optimizer slots follow them),
+Renames are found by core.analysis.comparison.rename_matching, weights first (their optimizer slots follow them),
 then whatever is left. A pair of names is renamed at the deepest scope where they differ
 (`model/dense/kernel` -> `model/hidden/kernel` renames the scope `model/dense`, so the layer's bias and
 slots move along and a TF2 object graph relabels one edge); where that scope also holds names that
@@ -16,8 +16,8 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from ..analysis.rename_matching import RenameMatch, Signature, match_renames
-from ..analysis.restore_check import RestoreCheck, check_restore, fits, read_target
+from ..analysis.comparison.rename_matching import RenameMatch, Signature, match_renames
+from ..analysis.comparison.restore_check import RestoreCheck, check_restore, fits, read_target
 from ..format import dtypes
 from ..format.checkpoint_keys import ATTRIBUTE_MARK, OBJECT_GRAPH_KEY, OPTIMIZER_SLOT_MARK
 from ..jobs import Job, Progress

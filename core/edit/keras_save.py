@@ -14,25 +14,22 @@ import os
 import tempfile
 
 from ..atomic_write import atomic_path
-from ..errors import DestinationError, PlanError
+from ..errors import PlanError
 from ..format import dtypes
 from ..format.keras.reader import KerasReader
 from ..format.keras.writer import write_archive, write_weights
 from ..format.source import SourceKind
 from ..jobs import Job, Progress
-from ..run.variables import describe_variables
 from .conversion import cast_values
 from .keras_layers import layer_renames, renamed_config
 from .keras_load_check import keras_load_warnings
-from .plan import RemapPlan, preview
+from .plan import Preview, RemapPlan
 
 
-def save_keras_remapped(reader: KerasReader, plan: RemapPlan, destination: str, overwrite: bool,
-                        report) -> Job:
-    """Job: the edited copy at `destination` (a file path of the source's kind); fills `report`."""
-    _check_destination(reader.prefix, reader.kind, destination, overwrite)
-    result = preview(plan, describe_variables(reader))
-    result.check(reader.prefix)
+def save_keras_remapped(reader: KerasReader, plan: RemapPlan, destination: str, result: Preview, report) -> Job:
+    """Job: the edited copy at `destination` (a file path of the source's kind, judged by core.edit.save
+    through core.edit.destination); `result`: the preview of `plan` over the file's weights, checked (the
+    one core.edit.save made or was given); fills `report`."""
     moved = [p for p in result.planned if p.source is None or p.target != p.source]
     if moved:
         raise PlanError(reader.prefix, f"{moved[0].source or moved[0].target}: a Keras file keeps its weights in "
@@ -82,19 +79,3 @@ def _old_to_new(reader, layers: dict[str, str]) -> dict[str, str]:
         if group in layers and not info.optimizer_state:
             old[info.variable_name.rpartition("/")[0]] = layers[group]
     return old
-
-
-def _check_destination(source: str, kind: SourceKind, destination: str, overwrite: bool) -> None:
-    if os.path.realpath(source) == os.path.realpath(destination):
-        raise DestinationError(destination, "that is the source file; save to a new place")
-    archive = kind is SourceKind.KERAS_ARCHIVE
-    wanted = (".keras",) if archive else (".weights.h5", ".h5", ".hdf5")
-    if not destination.lower().endswith(wanted):
-        raise DestinationError(destination, f"the copy of a {'`.keras` archive' if archive else 'Keras HDF5 file'} "
-                                            f"is a file of the same kind: name it …{wanted[0]}")
-    if os.path.exists(destination):
-        if not overwrite:
-            raise DestinationError(destination, "a file exists there already (confirm to overwrite it)")
-        if os.path.dirname(os.path.realpath(destination)) == os.path.dirname(os.path.realpath(source)):
-            raise DestinationError(destination, "is another checkpoint of the source's run: replacing it would "
-                                                "change that run; save under a new name")

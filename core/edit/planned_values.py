@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..analysis.statistics import compute_histogram, compute_statistics
+from ..analysis.numerics.statistics import compute_histogram, compute_statistics
 from ..format import dtypes
 from ..jobs import Progress
 from .conversion import cast_values

@@ -2,7 +2,8 @@
 file is uploaded under a temporary name beside its place and moved onto it, the data shards first, the
 `.index` files after them and the `checkpoint` state file last. A reader of the bucket (TensorFlow, a
 training job, this app) therefore never sees an index whose data is not all there, and an upload cut
-short leaves only hidden `.partial` objects, which no checkpoint pattern matches.
+short leaves only hidden `.partial` objects, which no checkpoint pattern matches. Whether the URL is a
+place to save to is judged before, as every destination is (core.edit.destination).
 """
 from __future__ import annotations
 
@@ -11,21 +12,9 @@ import shutil
 import tempfile
 
 from ..atomic_write import temporary_name
-from ..errors import DestinationError
 from ..format.checkpoint_state import STATE_FILE_NAME
 from ..jobs import Job, Progress
 from ..storage import files, paths, remote
-
-
-def check_remote_destination(source_prefix: str, destination: str, overwrite: bool) -> None:
-    if paths.normpath(source_prefix) == paths.normpath(destination):
-        raise DestinationError(destination, "that is the source checkpoint; save to a new place")
-    if files.exists(destination + ".index"):
-        if not overwrite:
-            raise DestinationError(destination, "a checkpoint exists there already (confirm to overwrite it)")
-        if paths.dirname(destination) == paths.dirname(source_prefix):
-            raise DestinationError(destination, "is another checkpoint of the source's run: replacing it "
-                                                "would change that run; save under a new name")
 
 
 def staged(save, destination: str, folder: bool = False) -> Job:

@@ -5,8 +5,8 @@ flat whatever the checkpoint's size; cast and edited tensors are decoded, conver
 partitioned variable that is only renamed keeps its partitions (each slice copied under its new key),
 one whose values change is merged into one tensor (TensorFlow restores a partitioned variable from a
 whole tensor as well). A TF2 object graph is rewritten to match (core.format.bundle.object_graph_edit), or dropped
-when the plan asks for a name-based checkpoint. The destination must be a new place: writing onto the
-source is refused, an existing destination needs `overwrite`. Files are written under temporary names
+when the plan asks for a name-based checkpoint. The destination must be a new place (judged by
+core.edit.destination): writing onto the source is refused, an existing destination needs `overwrite`. Files are written under temporary names
 and renamed when complete (core.atomic_write); over an existing checkpoint the new data take names its
 index does not use and the new index replaces the old in one rename (core.format.bundle.commit), so
 TensorFlow loads the whole old or the whole new checkpoint whenever the save is killed. Only then does
@@ -15,11 +15,11 @@ a `checkpoint` state file name the new checkpoint (itself replaced in one rename
 from __future__ import annotations
 
 import os
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 
 from ..atomic_write import name_the_file
-from ..errors import (CheckpointError, CorruptCheckpointError, DecodeError, DestinationError, GraphEditError,
-                      InputError)
+from ..errors import CheckpointError, CorruptCheckpointError, DecodeError, GraphEditError, InputError
 from ..format import dtypes
 from ..format.bundle.reader import data_file_path
 from ..format.source import CheckpointSource, SourceKind
@@ -30,11 +30,12 @@ from ..format.bundle.object_graph import stored_object_graph
 from ..format.bundle.object_graph_edit import rewrite
 from ..jobs import Job, Progress
 from ..run.discovery import CheckpointInfo
-from ..run.variables import describe_variables
+from ..run.variables import VariableInfo, describe_variables
 from ..storage import files, paths
 from .conversion import cast_values
+from .destination import judge_destination
 from .draft import Planned
-from .plan import RemapPlan, preview
+from .plan import Preview, RemapPlan, preview
 
 
 @dataclass
@@ -46,45 +47,31 @@ class SaveReport:
     notes: list[str] = field(default_factory=list)
 
 
-def check_destination(source_prefix: str, destination_prefix: str, overwrite: bool) -> None:
-    """Refuse to write onto the source, into its files, or over an existing checkpoint unasked."""
-    source = os.path.realpath(source_prefix)
-    destination = os.path.realpath(destination_prefix)
-    if source == destination:
-        raise DestinationError(destination_prefix, "that is the source checkpoint; save to a new place")
-    if destination.startswith(source + ".") or source.startswith(destination + "."):
-        raise DestinationError(destination_prefix, f"would overwrite files of the source checkpoint {source_prefix}")
-    if os.path.exists(destination_prefix + ".index"):
-        if not overwrite:
-            raise DestinationError(destination_prefix, "a checkpoint exists there already (confirm to overwrite it)")
-        if os.path.dirname(destination) == os.path.dirname(source):
-            raise DestinationError(destination_prefix, "is another checkpoint of the source's run: replacing it "
-                                                       "would change that run; save under a new name")
-    folder = os.path.dirname(destination) or "."
-    if os.path.exists(folder) and not os.path.isdir(folder):
-        raise DestinationError(folder, "is a file, not a folder to save into")
-
-
 def save_remapped(reader: CheckpointSource, plan: RemapPlan, destination: str, overwrite: bool = False,
-                  state_file: bool = True, make_latest: bool = False) -> Job[SaveReport]:
+                  state_file: bool = True, make_latest: bool = False, *, plan_preview: Preview | None = None,
+                  variables: list[VariableInfo] | None = None) -> Job[SaveReport]:
     """Job: write the remapped checkpoint to `destination` (a prefix); returns a SaveReport.
     state_file: name it in its folder's `checkpoint` file where that changes no existing run (see
     _name_in_state_file); make_latest: also where it does, as the person asked. A URL destination is
-    written locally, then uploaded (core.edit.remote_save)."""
+    written locally, then uploaded (core.edit.remote_save). What the caller already holds is taken, not
+    made again: `plan_preview`, the preview of `plan` over this reader's variables (the one a person saw),
+    else `variables`, this reader's described variables (core.run.variables), of which it is made once.
+    The destination is judged by core.edit.destination (DestinationError when it is not acceptable)."""
     if reader.kind is SourceKind.SAVED_MODEL_WITHOUT_VARIABLES:  # an empty checkpoint would be no copy of it
         raise InputError(reader.prefix, "is a SavedModel that stores no variables (its weights, if any, are "
                                         "constants in its graph): there is no checkpoint to remap")
+    if not paths.is_url(destination):
+        destination = os.path.abspath(destination)
+    judge_destination(reader.prefix, destination, None, overwrite, kind=reader.kind).check()
+    result = plan_preview if plan_preview is not None else \
+        preview(plan, variables if variables is not None else describe_variables(reader))
+    result.check(reader.prefix)
     if paths.is_url(destination):
-        return (yield from _save_to_url(reader, plan, destination, overwrite, state_file, make_latest))
-    destination = os.path.abspath(destination)
+        return (yield from _save_to_url(reader, plan, destination, result, state_file, make_latest))
     if reader.kind.is_keras:  # a Keras file: an edited copy of the same kind
         from .keras_save import save_keras_remapped
 
-        return (yield from save_keras_remapped(reader, plan, destination, overwrite, SaveReport(destination)))
-    check_destination(reader.prefix, destination, overwrite)
-    variables = describe_variables(reader)
-    result = preview(plan, variables)
-    result.check(reader.prefix)
+        return (yield from save_keras_remapped(reader, plan, destination, result, SaveReport(destination)))
     report = SaveReport(destination)
     graph = _new_object_graph(reader, plan, result)
     if reader.kind is SourceKind.V1_TABLE:
@@ -121,14 +108,15 @@ def save_remapped(reader: CheckpointSource, plan: RemapPlan, destination: str, o
     return report
 
 
-def _save_to_url(reader, plan: RemapPlan, destination: str, overwrite: bool, state_file: bool,
+def _save_to_url(reader, plan: RemapPlan, destination: str, result: Preview, state_file: bool,
                  make_latest: bool) -> Job[SaveReport]:
-    from .remote_save import check_remote_destination, staged
+    """Written in a local staging folder (judged there again: a new place), then uploaded."""
+    from .remote_save import staged
 
-    check_remote_destination(reader.prefix, destination, overwrite)
     state_there = files.exists(paths.join(paths.dirname(destination), STATE_FILE_NAME))
     name_it = state_file and not state_there  # a new folder gets its state file, an existing one is kept
-    report = yield from staged(lambda local: save_remapped(reader, plan, local, False, name_it), destination)
+    report = yield from staged(lambda local: save_remapped(reader, plan, local, False, name_it, plan_preview=result),
+                               destination)
     report.prefix = destination
     if state_file and state_there:
         report.notes.append(f"{paths.dirname(destination)} has a `checkpoint` state file already: it was left "
@@ -217,15 +205,19 @@ def _shard(reader: CheckpointSource, entry) -> str:
 
 
 def save_remapped_run(checkpoints: list[CheckpointInfo], plan: RemapPlan, destination_folder: str,
-                      overwrite: bool = False) -> Job[list[SaveReport]]:
-    """Job: the same plan applied to every checkpoint of a run, into a new folder with its state file."""
+                      overwrite: bool = False, *, reader: CheckpointSource | None = None,
+                      plan_preview: Preview | None = None,
+                      variables: list[VariableInfo] | None = None) -> Job[list[SaveReport]]:
+    """Job: the same plan applied to every checkpoint of a run, into a new folder with its state file.
+    `reader`: one of them already open (the one shown), used as it is (and left open), with what is
+    known of it as save_remapped takes it (`plan_preview`, `variables`); the others are opened here."""
+    judge_destination(checkpoints, destination_folder, None, overwrite).check()
     if paths.is_url(destination_folder):
-        from .remote_save import check_remote_destination, staged
+        from .remote_save import staged
 
-        for info in checkpoints:
-            check_remote_destination(info.prefix, paths.join(destination_folder, info.name), overwrite)
-        reports = yield from staged(lambda local: save_remapped_run(checkpoints, plan, local), destination_folder,
-                                    folder=True)
+        reports = yield from staged(lambda local: save_remapped_run(checkpoints, plan, local, reader=reader,
+                                                                    plan_preview=plan_preview, variables=variables),
+                                    destination_folder, folder=True)
         for report in reports:
             report.prefix = paths.join(destination_folder, paths.basename(report.prefix))
         return reports
@@ -234,10 +226,13 @@ def save_remapped_run(checkpoints: list[CheckpointInfo], plan: RemapPlan, destin
     for index, info in enumerate(checkpoints):
         yield Progress(index, len(checkpoints), f"Remapping {info.name}")
         target = os.path.join(destination_folder, info.name)
-        with info.open_reader() as reader:  # opened here, so closed here (a Keras file's HDF5 handle)
-            checkpoints_written |= reader.kind.is_tensorflow  # a Keras file is saved as one, named by no state file
-            reports.append((yield from save_remapped(reader, plan, target, overwrite, state_file=False)))
+        known = reader is not None and info.prefix == reader.prefix
+        # opened here, so closed here (a Keras file's HDF5 handle); the caller's stays open
+        with nullcontext(reader) if known else info.open_reader() as opened:
+            checkpoints_written |= opened.kind.is_tensorflow  # a Keras file is saved as one, named by no state file
+            reports.append((yield from save_remapped(opened, plan, target, overwrite, state_file=False,
+                                                     plan_preview=plan_preview if known else None,
+                                                     variables=variables if known else None)))
     if checkpoints_written:
         write_state_file(destination_folder, [r.prefix for r in reports])
     return reports
-

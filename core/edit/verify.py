@@ -12,7 +12,7 @@ import os
 import tempfile
 from dataclasses import dataclass
 
-from ..analysis.restore_check import RestoreTarget
+from ..analysis.comparison.restore_check import RestoreTarget
 from ..format import dtypes
 from ..format.checkpoint_keys import OBJECT_GRAPH_KEY
 from ..format.source import SourceKind

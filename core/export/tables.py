@@ -10,7 +10,7 @@ from __future__ import annotations
 import csv
 from typing import Iterable
 
-from ..analysis.statistics import StatisticsAccumulator
+from ..analysis.numerics.statistics import StatisticsAccumulator
 from ..atomic_write import atomic_write
 from ..format.source import CheckpointSource
 from ..formatting import format_shape

@@ -19,7 +19,7 @@ import zipfile
 from ..errors import CheckpointError, NotACheckpointError
 from ..storage import files, paths
 
-# What every command opens (shared/docs/design.md's "Every command works on ..."), said once for all refusals.
+# What every command opens (docs/cli.md, the CLI contract: "Inputs"), said once for all refusals.
 EXPECTED = ("expected a run folder, a SavedModel, a checkpoint's .index, .data-* or .meta file, a `checkpoint` "
             "state file, or a Keras .keras, .weights.h5 or .h5 file")
 

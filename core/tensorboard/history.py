@@ -7,7 +7,7 @@ a scalar per trajectory metric, with the checkpoint's time as wall time), and wr
 nothing half-written is ever seen: the event file gets its `events.out.tfevents.*` name (the only
 files TensorBoard reads) and the folder its final name only when everything is written.
 
-The metrics are core.analysis.trajectory's, the histograms core.analysis.statistics', so the app, the CLI and TensorBoard
+The metrics are core.analysis.trajectories.trajectory's, the histograms core.analysis.numerics.statistics', so the app, the CLI and TensorBoard
 show the same numbers. The folder and its event file are written by core.tensorboard.event_folder
 (TensorBoard's record writer and protos, never TensorFlow), as the graph is. The folder is the app's
 for the run (core.tensorboard.run_logs), never inside the run.
@@ -18,9 +18,9 @@ import os
 from dataclasses import dataclass
 from typing import Sequence
 
-from ..analysis.statistics import read_with_statistics
-from ..analysis.grouped_metrics import precompute
-from ..analysis.trajectory import PAIR_METRICS, SINGLE_METRICS, compute_trajectory
+from ..analysis.numerics.statistics import read_with_statistics
+from ..analysis.trajectories.grouped_metrics import precompute
+from ..analysis.trajectories.trajectory import PAIR_METRICS, SINGLE_METRICS, compute_trajectory
 from ..errors import NotACheckpointError, VariableNotFoundError
 from ..format.source import CheckpointSource
 from ..jobs import Job, Progress, scaled
@@ -72,7 +72,7 @@ class _Plan:
     steps: list[int]
     names: list[str]
     tags: dict[str, str]
-    readers: dict[str, CheckpointSource]  # by prefix, shared with core.analysis.trajectory (one index parse each)
+    readers: dict[str, CheckpointSource]  # by prefix, shared with core.analysis.trajectories.trajectory (one index parse each)
 
     @property
     def total(self) -> int:

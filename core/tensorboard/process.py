@@ -73,7 +73,7 @@ def find_tensorboard(python: str | None = None) -> list[str]:
             return [program]
     if _has_tensorboard_package(python):
         return [python, "-m", "tensorboard.main"]
-    if getattr(sys, "frozen", False):  # the packaged app leaves TensorBoard out (see the README)
+    if getattr(sys, "frozen", False):  # the packaged app leaves TensorBoard out (docs/packaging.md)
         raise TensorBoardError(folder, "TensorBoard is not part of the packaged app: set "
                                        "CHECKPOINT_INSPECTOR_SITE_PACKAGES to the site-packages folder of a "
                                        "Python 3.11 environment that has tensorflow and tensorboard")

@@ -126,30 +126,44 @@ def _not_to_save_in(session) -> list[str]:
     return [folder for folder in runs if folder] + [bundle_root(), resource_root()]
 
 
-def save_output(session, title: str, name: str, pattern: str = "", what: str = "a file") -> str | None:
+def save_output(session, title: str, name: str, pattern: str = "", what: str = "a file", source=None,
+                kind=None) -> str | None:
     """Where to save `name` (a file, or a checkpoint prefix): asked in save_start_folder, never in the
     run; a place inside the run (`session.run_folder`) only after saying what it adds there. `session`:
-    anything with dialog_parent, settings, run_folder and comparison (gui.session.Session)."""
+    anything with dialog_parent, settings, run_folder and comparison (gui.session.Session). `source`
+    (with its SourceKind `kind`): the checkpoint of which this is a copy, or with save_output_folder the
+    run's checkpoints; a place refused for it (core.edit.destination: over the source, a file where a
+    folder is needed) is said and None returned. An existing checkpoint there is the caller's to ask about."""
     import os
 
     suggestion = os.path.join(save_start_folder(session), name)
     path = save_file(session.dialog_parent, title, suggestion, pattern)
-    return _confirmed_output(session, path, what)
+    return _confirmed_output(session, path, what, source, kind)
 
 
-def save_output_folder(session, title: str, name: str, what: str) -> str | None:
-    """A new folder to save into (it need not exist: the save makes it), asked like save_output."""
-    return save_output(session, title, name, "", what)
+def save_output_folder(session, title: str, name: str, what: str, checkpoints=None) -> str | None:
+    """A new folder to save into (it need not exist: the save makes it), asked like save_output;
+    `checkpoints`: those of the run copied into it, each under its own name."""
+    return save_output(session, title, name, "", what, checkpoints)
 
 
-def _confirmed_output(session, path: str | None, what: str) -> str | None:
+def _confirmed_output(session, path: str | None, what: str, source=None, kind=None) -> str | None:
+    """`path` as judged by core.edit.destination: refused (said), inside the run (asked, No the default),
+    else taken."""
     import os
 
-    from checkpoint_inspector.core.run.outputs import outside, writes_into
+    from checkpoint_inspector.core.edit.destination import Verdict, judge_destination
+    from checkpoint_inspector.core.run.outputs import outside
+
+    from . import errors
 
     if not path:
         return None
-    if writes_into(path, session.run_folder) and not ask_yes_no(
+    judged = judge_destination(source, path, session.run_folder, kind=kind)
+    if judged.refused:
+        errors.show_error(session.dialog_parent, "Cannot save there", errors.describe(judged.error()))
+        return None
+    if judged.verdict is Verdict.INSIDE_THE_RUN and not ask_yes_no(
             session.dialog_parent, "Write into the run?",
             f"{path} is inside the run you are inspecting ({session.run_folder}).\n\nSaving there adds {what} "
             f"to the run: its checkpoints, trajectories and TensorBoard will see it. Write it there anyway?",

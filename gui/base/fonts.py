@@ -3,7 +3,7 @@ Bitstream Vera licence) and the two ways they are used.
 
 - In the app: they are registered with Qt at start; a machine with no fonts of its own (a bare Linux
   container) draws every text with them instead of empty boxes. Elsewhere the platform's font stays.
-- For pictures that must come out the same on every machine (the image tests and the README's
+- For pictures that must come out the same on every machine (the image tests and docs/window.md's
   screenshots): `use_only_bundled_fonts` points fontconfig at a configuration that knows these files
   and nothing else, with fixed hinting and anti-aliasing, so that another font package installed (or a
   desktop's hinting preference) cannot change a pixel. It must run before the QApplication exists.

@@ -7,7 +7,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QStackedLayout, QVBoxLayout, QWidget
 
-from checkpoint_inspector.core.analysis.heatmap_reduction import REDUCTIONS, TITLES, block_factors, block_reduce, percentile_levels
+from checkpoint_inspector.core.analysis.display.heatmap_reduction import REDUCTIONS, TITLES, block_factors, block_reduce, percentile_levels
 
 
 class _MessageOr(QWidget):
@@ -33,7 +33,7 @@ class HeatmapView(_MessageOr):
     """A heatmap with its colour bar. `diverging`: for differences, a blue-white-red map whose middle is 0
     (levels symmetric about it), so a sign reads at a glance.
 
-    A matrix bigger than the plot's pixels is reduced block by block to them (core.analysis.heatmap_reduction:
+    A matrix bigger than the plot's pixels is reduced block by block to them (core.analysis.display.heatmap_reduction:
     the mean of each block, or its value of largest magnitude; never every n-th element), the part in
     sight again after each zoom or pan, so zooming in reaches single elements. Colours are levelled by
     the 1st and 99th percentiles of what is shown, not its min and max: one outlier would else leave a
@@ -179,7 +179,7 @@ class HistogramView(_MessageOr):
         self.edges: np.ndarray | None = None
 
     def set_histogram(self, histogram, reason: str = "") -> None:
-        """Show counts computed by core.analysis.statistics.compute_histogram (None: say why instead)."""
+        """Show counts computed by core.analysis.numerics.statistics.compute_histogram (None: say why instead)."""
         if histogram is None:
             self.show_message(reason or "No finite values to count.")
             return

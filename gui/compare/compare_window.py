@@ -16,8 +16,8 @@ from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QHBoxLayout, QLabel, QLineEdit, QMainWindow,
                                QPushButton, QSplitter, QTableView, QVBoxLayout, QWidget)
 
-from checkpoint_inspector.core.analysis.comparison import compare_checkpoints
-from checkpoint_inspector.core.analysis.tensor_slicing import SliceChoice, plottable
+from checkpoint_inspector.core.analysis.comparison.comparison import compare_checkpoints
+from checkpoint_inspector.core.analysis.display.tensor_slicing import SliceChoice, plottable
 from checkpoint_inspector.core.jobs import Progress
 from checkpoint_inspector.core.run.loading import checkpoint_at
 
@@ -35,7 +35,7 @@ STATUS_CHOICES = (("Differences", DIFFERENT), ("Everything", None), ("Only in A"
 
 
 class CompareWindow(DropTarget, QMainWindow):
-    compared = Signal(object)  # core.analysis.comparison.Comparison, once shown
+    compared = Signal(object)  # core.analysis.comparison.comparison.Comparison, once shown
 
     def __init__(self, a: str | None = None, b: str | None = None, parent=None):
         super().__init__(parent)

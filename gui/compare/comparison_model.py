@@ -1,4 +1,4 @@
-"""The rows of a comparison (core.analysis.comparison) as a table coloured by status: only in A, only in
+"""The rows of a comparison (core.analysis.comparison.comparison) as a table coloured by status: only in A, only in
 B, another shape, another dtype, other values, within tolerance, equal, not compared; filtered by text,
 status and kind (weights alone by default, so Adam's slots do not bury them)."""
 from __future__ import annotations

@@ -11,9 +11,9 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QComboBox, QFormLayout, QFrame, QGridLayout, QHBoxLayout, QLabel, QScrollArea,
                                QSpinBox, QSplitter, QTabWidget, QVBoxLayout, QWidget)
 
-from checkpoint_inspector.core.analysis.statistics import Histogram, Statistics
+from checkpoint_inspector.core.analysis.numerics.statistics import Histogram, Statistics
 from checkpoint_inspector.core.edit.planned_values import NO_CHANGE, planned_change, read_planned
-from checkpoint_inspector.core.analysis.tensor_slicing import SliceChoice, format_value, plottable
+from checkpoint_inspector.core.analysis.display.tensor_slicing import SliceChoice, format_value, plottable
 from checkpoint_inspector.core.formatting import format_bytes, format_shape
 from checkpoint_inspector.core.run.variables import VariableInfo
 

@@ -5,7 +5,7 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt, Signal
 from PySide6.QtGui import QFontDatabase, QKeySequence
 from PySide6.QtWidgets import QApplication, QTableView
 
-from checkpoint_inspector.core.analysis.tensor_slicing import format_value
+from checkpoint_inspector.core.analysis.display.tensor_slicing import format_value
 
 
 class ValueTableModel(QAbstractTableModel):

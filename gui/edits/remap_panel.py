@@ -199,30 +199,34 @@ class RemapPanel(QWidget):
 
     # ---- saving and verifying ----------------------------------------------------------------------------
     def save_to(self, destination: str, overwrite: bool = False) -> None:
-        """Save the remapped checkpoint (or the whole run into the folder `destination`)."""
+        """Save the remapped checkpoint (or the whole run into the folder `destination`). The save takes
+        what the window holds: the checkpoint shown's open reader, its variables described when it was
+        loaded and the preview shown (current_preview), so nothing is read, described or previewed again."""
         from checkpoint_inspector.core.edit.save import save_remapped, save_remapped_run  # the writers, imported when first saving
 
         current = self.session.current
         if current is None or self.slot.busy:
             return
         plan = RemapPlan(list(self.plan.operations), self.plan.slots_follow, self.plan.name_based)
-        result = preview(plan, current.variables)
+        result = self.current_preview()  # of the plan as it is now, of which `plan` is a copy
+        reader, variables = current.reader, current.variables
         if self.all_steps.isChecked():
             checkpoints = list(current.run.checkpoints)
 
             def make_job():
-                return save_remapped_run(checkpoints, plan, destination, overwrite)
+                return save_remapped_run(checkpoints, plan, destination, overwrite, reader=reader,
+                                         plan_preview=result, variables=variables)
             verify_source = (current.run.latest.prefix,
                              os.path.join(destination, os.path.basename(current.run.latest.prefix)))
         else:
-            reader = current.reader
             make_latest = self.make_latest.isChecked()
 
             def make_job():
-                return save_remapped(reader, plan, destination, overwrite, make_latest=make_latest)
+                return save_remapped(reader, plan, destination, overwrite, make_latest=make_latest,
+                                     plan_preview=result, variables=variables)
             verify_source = (reader.prefix, os.path.abspath(destination))
         self.save_button.setEnabled(False)
-        kind = current.reader.kind  # the copy is of the source's kind (a Keras file is verified by Keras)
+        kind = reader.kind  # the copy is of the source's kind (a Keras file is verified by Keras)
         # The save belongs to the run whose plan it writes, as the plan is now: another run opened meanwhile,
         # or operations added meanwhile, are not marked saved by it.
         edits, saved_json = self.session.edits, plan.to_json()
@@ -331,47 +335,55 @@ class RemapPanel(QWidget):
         if current is None:
             return
         # Every suggestion is in the outputs folder (core.run.outputs), never in the run; a place inside the
-        # run is taken only once the person said yes to what it adds there (gui.base.dialogs.save_output).
+        # run is taken only once the person said yes to what it adds there (gui.base.dialogs.save_output),
+        # and a place refused for this checkpoint is said there (core.edit.destination judges both).
         if self.all_steps.isChecked():
             self._save_run_dialog(current.run.folder)
             return
-        if current.reader.kind.is_keras:  # an edited file of the same kind
+        reader = current.reader
+        if reader.kind.is_keras:  # an edited file of the same kind
             stem, suffix = keras_name_parts(current.checkpoint.prefix)
             path = dialogs.save_output(self.session, "Save the edited Keras file as",
-                                       os.path.basename(f"{stem}-edited{suffix}"), what="an edited Keras file")
-            existing = path and os.path.exists(path)
+                                       os.path.basename(f"{stem}-edited{suffix}"), what="an edited Keras file",
+                                       source=reader.prefix, kind=reader.kind)
         else:
             path = dialogs.save_output(self.session, "Save the remapped checkpoint as (a new prefix)",
                                        os.path.basename(current.checkpoint.prefix) + "-remapped",
-                                       what="a checkpoint (one more row of the run, at the same step)")
-            existing = path and os.path.exists(path + ".index")
-        if not path:
-            return
-        overwrite = bool(existing) and self._confirm_overwrite(path)
-        if existing and not overwrite:
-            return
-        self.save_to(path, overwrite)
+                                       what="a checkpoint (one more row of the run, at the same step)",
+                                       source=reader.prefix, kind=reader.kind)
+        overwrite = self._confirm_overwrite(reader.prefix, path, reader.kind) if path else None
+        if overwrite is not None:
+            self.save_to(path, overwrite)
 
     def _save_run_dialog(self, run_folder: str) -> None:
         """Every checkpoint into a new folder (made by the save); never over the run being read."""
         name = os.path.basename(run_folder.rstrip("/\\")) or "run"
+        checkpoints = list(self.session.current.run.checkpoints)
         folder = dialogs.save_output_folder(self.session, "Save every checkpoint of the run into a new folder",
-                                            f"{name}-remapped", "a copy of every checkpoint (a second run inside it)")
-        if not folder:
-            return
-        if os.path.realpath(folder) == os.path.realpath(run_folder):
-            errors.show_error(self.session.dialog_parent, "Cannot save there",
-                              f"{folder} is the run being read: its remapped copy goes to a new folder.")
-            return
-        existing = os.path.isdir(folder) and bool(os.listdir(folder))
-        overwrite = existing and self._confirm_overwrite(folder)
-        if existing and not overwrite:
-            return
-        self.save_to(folder, overwrite=overwrite)
+                                            f"{name}-remapped", "a copy of every checkpoint (a second run inside it)",
+                                            checkpoints)
+        overwrite = self._confirm_overwrite(checkpoints, folder) if folder else None
+        if overwrite is not None:
+            self.save_to(folder, overwrite)
 
-    def _confirm_overwrite(self, path: str) -> bool:
-        return dialogs.ask_yes_no(self, "Replace?", f"{path} holds a checkpoint already. Replace it?",
-                                  default_yes=False)
+    def _confirm_overwrite(self, source, path: str, kind=None) -> bool | None:
+        """Whether the save to `path` replaces what is there (True only after the person's Yes), or None
+        when it is not to be saved: a place core.edit.destination refuses (said), or a No. `source`: the
+        checkpoint's prefix (and SourceKind `kind`), or the run's checkpoints copied into the folder `path`.
+        The question of writing into the run was asked before (gui.base.dialogs.save_output)."""
+        from checkpoint_inspector.core.edit.destination import Verdict, judge_destination
+
+        judged = judge_destination(source, path, None, False, kind=kind)
+        replaces = judged.verdict is Verdict.EXISTS
+        if replaces:
+            judged = judge_destination(source, path, None, True, kind=kind)  # what replacing it would meet
+        if judged.refused:
+            errors.show_error(self.session.dialog_parent, "Cannot save there", errors.describe(judged.error()))
+            return None
+        if replaces and not dialogs.ask_yes_no(self, "Replace?", f"{path} holds a checkpoint already. Replace it?",
+                                               default_yes=False):
+            return None
+        return replaces
 
     def _load_plan_dialog(self) -> None:
         path = dialogs.open_file(self, "Load a remap plan", "Remap plan (*.json)")

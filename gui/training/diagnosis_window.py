@@ -1,11 +1,11 @@
 """The Diagnose Run window: what went wrong in the run's training, found from its checkpoints alone
-(core.analysis.diagnosis), as a ranked list of findings: severity, kind, the variables, the first step that
+(core.analysis.diagnosis.diagnosis), as a ranked list of findings: severity, kind, the variables, the first step that
 shows it, and a one-line summary; the picked finding's summary, advice and variables in full below.
 Picking a finding emits `finding_chosen`: the main window selects its variables and plots its evidence
 over steps with its first step marked (gui.window.diagnosis_actions).
 
 The diagnosis runs on this window's worker thread, with progress and ✕ in its status bar; what it reads
-of a checkpoint is kept per checkpoint (core.analysis.metric_records), so diagnosing again after the run
+of a checkpoint is kept per checkpoint (core.analysis.trajectories.metric_records), so diagnosing again after the run
 grew reads only the new checkpoints. Esc closes the window; closing it stops the work."""
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from PySide6.QtGui import QBrush, QColor, QKeySequence, QShortcut
 from PySide6.QtWidgets import (QHBoxLayout, QLabel, QMainWindow, QPushButton, QSplitter, QTextBrowser,
                                QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget)
 
-from checkpoint_inspector.core.analysis.diagnosis_findings import KINDS
+from checkpoint_inspector.core.analysis.diagnosis.diagnosis_findings import KINDS
 
 from ..base import errors
 from ..base.computed_window import ComputedWhenShown
@@ -27,8 +27,8 @@ FINDING_ROLE = Qt.UserRole + 1
 
 
 class DiagnosisWindow(ComputedWhenShown, QMainWindow):
-    finding_chosen = Signal(object)  # core.analysis.diagnosis_findings.Finding
-    diagnosed = Signal(object)       # core.analysis.diagnosis.Diagnosis, once shown
+    finding_chosen = Signal(object)  # core.analysis.diagnosis.diagnosis_findings.Finding
+    diagnosed = Signal(object)       # core.analysis.diagnosis.diagnosis.Diagnosis, once shown
 
     def __init__(self, checkpoints, executor=None, parent=None):
         """checkpoints: the run's, oldest first; executor: () -> where the pieces run (None: threads)."""
@@ -81,7 +81,7 @@ class DiagnosisWindow(ComputedWhenShown, QMainWindow):
         self.inputs_changed()
 
     def compute(self) -> None:
-        from checkpoint_inspector.core.analysis.diagnosis import diagnose  # numpy's linear algebra loads when first asked for
+        from checkpoint_inspector.core.analysis.diagnosis.diagnosis import diagnose  # numpy's linear algebra loads when first asked for
 
         self.cancel()
         self.stale = False

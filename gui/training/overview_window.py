@@ -6,7 +6,7 @@ the last value or the largest jump; hovering a cell tells its figures; clicking 
 at that checkpoint in the main window. With a comparison run, its columns follow the run's, the same
 variable on one row.
 
-The numbers come from core.analysis.overview in one pass over each run, on a worker thread, with
+The numbers come from core.analysis.overview.overview in one pass over each run, on a worker thread, with
 progress and ✕ in the window's status bar; switching metric computes again (what was read for a metric
 before is cached). The picture fills in row by row as values arrive, redrawn at most every
 PARTIAL_DRAW_MS; the hover label goes when the mouse leaves the plot; Esc closes the window."""
@@ -23,7 +23,7 @@ from PySide6.QtCore import QEvent, Qt, QTimer, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QMainWindow, QVBoxLayout, QWidget
 
-from checkpoint_inspector.core.analysis.overview import OVERVIEW_METRICS, compute_overview, side_by_side
+from checkpoint_inspector.core.analysis.overview.overview import OVERVIEW_METRICS, compute_overview, side_by_side
 
 from ..base import errors
 from ..base.computed_window import ComputedWhenShown

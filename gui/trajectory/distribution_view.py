@@ -8,8 +8,8 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 
-from checkpoint_inspector.core.analysis.statistics import logged_percentiles
-from checkpoint_inspector.core.analysis.distribution import DISTRIBUTION_PERCENTILES, compute_distribution
+from checkpoint_inspector.core.analysis.numerics.statistics import logged_percentiles
+from checkpoint_inspector.core.analysis.overview.distribution import DISTRIBUTION_PERCENTILES, compute_distribution
 from checkpoint_inspector.core.run.training_logs import histogram_tag_of
 
 from .logged_curves import LOGGED_COLOUR

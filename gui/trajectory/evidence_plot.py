@@ -1,5 +1,5 @@
 """A diagnosis finding's evidence in the trajectory dock: the metric values it was judged on, over the run's
-steps (core.analysis.diagnosis_findings.Finding.evidence), one curve per metric, with the first step that
+steps (core.analysis.diagnosis.diagnosis_findings.Finding.evidence), one curve per metric, with the first step that
 shows the problem marked by a dashed line. The evidence takes the plot while it is shown; clearing the plot,
 another run, or plotting a variable puts it away."""
 from __future__ import annotations

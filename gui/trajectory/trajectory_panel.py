@@ -13,7 +13,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QProgressBar, QPushButton, QSpinBox,
                                QStackedWidget, QToolButton, QVBoxLayout, QWidget)
 
-from checkpoint_inspector.core.analysis.trajectory import METRICS, PointProgress, compute_trajectory
+from checkpoint_inspector.core.analysis.trajectories.trajectory import METRICS, PointProgress, compute_trajectory
 
 from ..base import errors
 from .distribution_view import DistributionView

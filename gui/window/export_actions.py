@@ -121,7 +121,7 @@ class ExportActions(QObject):
         return current.reader if current is not None else None
 
     def _dialog(self, default_name: str, pattern: str, export_to) -> None:
-        path = dialogs.save_output(self.session, "Export", default_name, pattern, f"the export {default_name}")
+        path = dialogs.save_output(self.session, "Export", default_name, pattern, "this export")  # the file chosen is named by the question
         if path:
             export_to(path)
 

@@ -3,8 +3,8 @@ here from TensorFlow's own get_tensor."""
 import numpy as np
 import pytest
 
-from checkpoint_inspector.core.analysis.comparison import compare_checkpoints
-from checkpoint_inspector.core.analysis.value_difference import aligned_chunks
+from checkpoint_inspector.core.analysis.comparison.comparison import compare_checkpoints
+from checkpoint_inspector.core.analysis.numerics.value_difference import aligned_chunks
 from checkpoint_inspector.core.edit.operations import RegexRename
 from checkpoint_inspector.core.edit.plan import RemapPlan
 from checkpoint_inspector.core.edit.save import save_remapped
@@ -184,7 +184,7 @@ def test_string_tensors_are_settled_by_their_stored_checksums(tf_ckpts, tmp_path
     """Without --values, a string tensor's CRC32C and size decide like a number's, and the digest we
     compute from read strings is the one TensorFlow stores (so a V1 or Keras copy compares alike)."""
     tf = _tf()
-    from checkpoint_inspector.core.analysis.value_difference import content_digest
+    from checkpoint_inspector.core.analysis.numerics.value_difference import content_digest
 
     strings = {"words": np.array([b"alpha", b"", b"\x00\xff" * 40], dtype=object),
                "scalar": np.array(b"one", dtype=object), "kept": np.array([b"same"], dtype=object)}

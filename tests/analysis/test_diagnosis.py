@@ -1,4 +1,4 @@
-"""The run diagnosis (core.analysis.diagnosis) on TensorFlow-written runs of one tiny Keras MLP, each with one
+"""The run diagnosis (core.analysis.diagnosis.diagnosis) on TensorFlow-written runs of one tiny Keras MLP, each with one
 planted problem (tests/diagnosis_fixtures.py): each is found with the right kind, the stored key TensorFlow
 wrote the planted variable under (found by value through tf.train.load_checkpoint) and the first checkpoint
 after the plant; the healthy run gives no finding. Then `main.py diagnose`'s exit codes and JSON."""
@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from checkpoint_inspector.core.analysis.diagnosis import diagnose
+from checkpoint_inspector.core.analysis.diagnosis.diagnosis import diagnose
 from checkpoint_inspector.core.cli.entry import run as cli_run
 from checkpoint_inspector.core.jobs import run_to_end
 from checkpoint_inspector.core.run.discovery import discover
@@ -108,13 +108,13 @@ def test_variable_appearing_mid_run(runs):
                                             ("heavy_tailed", ("hidden", "wide", "middle", "out"))])
 def test_spectral_table_is_weightwatchers_metrics_of_each_judged_kernel(runs, plant, layers):
     """alpha and stable rank of every kernel the spectral rule judges (WeightWatcher analyses it and it has
-    SPECTRAL_MIN_EVALS eigenvalues or more), at every checkpoint, as core.analysis.spectral computes them
+    SPECTRAL_MIN_EVALS eigenvalues or more), at every checkpoint, as core.analysis.spectral.spectral computes them
     (WeightWatcher-checked in test_spectral) of the tensor TensorFlow reads back; a kernel of fewer
     eigenvalues is left out (NaN): the healthy MLP's 16-unit layers, so nothing of it is flagged."""
     import numpy as np
 
-    from checkpoint_inspector.core.analysis.diagnosis_tensors import SPECTRAL_MIN_EVALS
-    from checkpoint_inspector.core.analysis.spectral import eigenvalue_count, spectral_metrics, ww_analyses
+    from checkpoint_inspector.core.analysis.diagnosis.diagnosis_tensors import SPECTRAL_MIN_EVALS
+    from checkpoint_inspector.core.analysis.spectral.spectral import eigenvalue_count, spectral_metrics, ww_analyses
     from tests.tf_fixtures import _tf
 
     tf = _tf()
@@ -172,7 +172,9 @@ def test_a_diagnosis_asked_again_reads_no_kernel_again(runs, tmp_path, monkeypat
     none (the first, of a fresh copy whose checkpoints nothing has read, computes them)."""
     import shutil
 
-    from checkpoint_inspector.core.analysis import diagnosis_tensors, spectral
+    from checkpoint_inspector.core.analysis.diagnosis import diagnosis_tensors
+
+    from checkpoint_inspector.core.analysis.spectral import spectral
 
     counted = {"units": 0, "spectra": 0}
 
@@ -230,7 +232,7 @@ def test_a_bad_batch_shows_in_adams_second_moment(runs):
 def test_a_heavy_tailed_kernel_is_a_spectral_finding(runs):
     """The only layer with enough eigenvalues to judge starts heavy-tailed: alpha below 2 at every checkpoint,
     over-trained by WeightWatcher's band, from the first checkpoint."""
-    from checkpoint_inspector.core.analysis.diagnosis_tensors import ALPHA_LOW
+    from checkpoint_inspector.core.analysis.diagnosis.diagnosis_tensors import ALPHA_LOW
 
     diagnosis = _diagnosis(runs, "heavy_tailed")
     finding = _only(diagnosis, "spectral")

@@ -1,9 +1,9 @@
-"""The run diagnosis' metric table (core.analysis.diagnosis_data.gather), read in one pass where it can be: on
+"""The run diagnosis' metric table (core.analysis.diagnosis.diagnosis_data.gather), read in one pass where it can be: on
 TensorFlow-written runs (tests/diagnosis_fixtures.py), every variable's l2, nan_count and inf_count at every
 checkpoint equal what TensorFlow's own tensors give (tf.train.load_checkpoint), whether the update-ratio pass
 gave them (finite tensors: a healthy run, and one with a variable saved from the middle of the run on, need no
 statistics pass) or the statistics pass did (a run whose weights turn NaN). Then the one-BLAS-thread setting the spectral
-pieces run under (core.analysis.blas_threads)."""
+pieces run under (core.analysis.numerics.blas_threads)."""
 from __future__ import annotations
 
 import threading
@@ -11,8 +11,8 @@ import threading
 import numpy as np
 import pytest
 
-from checkpoint_inspector.core.analysis import diagnosis_data
-from checkpoint_inspector.core.analysis.blas_threads import _openblas, one_blas_thread
+from checkpoint_inspector.core.analysis.diagnosis import diagnosis_data
+from checkpoint_inspector.core.analysis.numerics.blas_threads import _openblas, one_blas_thread
 from checkpoint_inspector.core.jobs import run_to_end
 from checkpoint_inspector.core.run.discovery import discover
 from tests.diagnosis_fixtures import write_run

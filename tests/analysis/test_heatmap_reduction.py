@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from checkpoint_inspector.core.analysis.heatmap_reduction import block_factors, block_reduce, percentile_levels, reduce_to_pixels
+from checkpoint_inspector.core.analysis.display.heatmap_reduction import block_factors, block_reduce, percentile_levels, reduce_to_pixels
 
 
 def _reference(values: np.ndarray, fr: int, fc: int, how: str) -> np.ndarray:

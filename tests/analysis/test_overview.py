@@ -6,10 +6,12 @@ import shutil
 import numpy as np
 import pytest
 
-from checkpoint_inspector.core.analysis import overview as overview_module
-from checkpoint_inspector.core.analysis import grouped_metrics, lockstep_norms, tensor_groups, trajectory, variable_rows
-from checkpoint_inspector.core.analysis.overview import OVERVIEW_METRICS, SPECTRAL_OVERVIEW_METRICS, compute_overview, overview_rows
-from checkpoint_inspector.core.analysis.trajectory import CACHE, compute_trajectory
+from checkpoint_inspector.core.analysis.overview import overview as overview_module
+from checkpoint_inspector.core.analysis.trajectories import grouped_metrics, lockstep_norms, trajectory
+from checkpoint_inspector.core.analysis.numerics import tensor_groups
+from checkpoint_inspector.core.analysis.overview import variable_rows
+from checkpoint_inspector.core.analysis.overview.overview import OVERVIEW_METRICS, SPECTRAL_OVERVIEW_METRICS, compute_overview, overview_rows
+from checkpoint_inspector.core.analysis.trajectories.trajectory import CACHE, compute_trajectory
 from checkpoint_inspector.core.executor import SequentialExecutor
 from checkpoint_inspector.core.jobs import run_to_end
 from checkpoint_inspector.core.run.discovery import discover
@@ -26,7 +28,7 @@ def _tf_tensors(checkpoints, name):
 
 
 def _expected(metric: str, tensors: list) -> list[float]:
-    """The metric as design.md defines it, in float64 numpy on TensorFlow's tensors."""
+    """The metric as docs/cli.md defines it, in float64 numpy on TensorFlow's tensors."""
     values = []
     for index, t in enumerate(tensors):
         finite = t[np.isfinite(t)]
@@ -122,7 +124,7 @@ def _damage(path) -> None:
 
 
 def test_a_gap_is_no_jump():
-    from checkpoint_inspector.core.analysis.overview import Overview
+    from checkpoint_inspector.core.analysis.overview.overview import Overview
 
     overview = Overview("zero_frac", [1, 2, 3], ["a", "b", "c"], ["gappy", "jumpy"], ["gappy", "jumpy"],
                         np.array([[0.0, np.nan, 0.0], [1.0, 5.0, 1.0]]))
@@ -251,7 +253,7 @@ def test_shares_of_the_checkpoints_each_start_at_their_reference():
 
 
 def test_cancelling_side_by_side_stops_between_bands(training_runs, side_by_side, monkeypatch):
-    from checkpoint_inspector.core.analysis import blas_threads
+    from checkpoint_inspector.core.analysis.numerics import blas_threads
 
     bands = []
     real_add = lockstep_norms._Segment.add

@@ -12,10 +12,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from checkpoint_inspector.core.analysis.diagnosis import diagnose
-from checkpoint_inspector.core.analysis.overview import SPECTRAL_OVERVIEW_METRICS, compute_overview
-from checkpoint_inspector.core.analysis.diagnosis_tensors import SPECTRAL_MIN_EVALS
-from checkpoint_inspector.core.analysis.spectral import spectral_batch
+from checkpoint_inspector.core.analysis.diagnosis.diagnosis import diagnose
+from checkpoint_inspector.core.analysis.overview.overview import SPECTRAL_OVERVIEW_METRICS, compute_overview
+from checkpoint_inspector.core.analysis.diagnosis.diagnosis_tensors import SPECTRAL_MIN_EVALS
+from checkpoint_inspector.core.analysis.spectral.spectral import spectral_batch
 from checkpoint_inspector.core.executor import Executor, ThreadExecutor
 from checkpoint_inspector.core.jobs import run_to_end
 from checkpoint_inspector.core.run.discovery import discover
@@ -72,7 +72,7 @@ def test_every_analysed_kernel_at_every_checkpoint_equals_weightwatcher(run, met
 
 
 class _CountingExecutor(Executor):
-    """Threads, counting the kernels in the spectral pieces handed to them (core.analysis.metric_pieces.run_pieces
+    """Threads, counting the kernels in the spectral pieces handed to them (core.analysis.trajectories.metric_pieces.run_pieces
     hands (function, piece) pairs; a spectral piece is a batch of kernels)."""
 
     name = "counting threads"
@@ -113,7 +113,7 @@ def test_a_checkpoint_analysed_once_is_not_read_again(run, tmp_path):
 
 
 def _eigenvalues(checkpoints, name: str) -> int:
-    from checkpoint_inspector.core.analysis.spectral import eigenvalue_count, kind_of_shape
+    from checkpoint_inspector.core.analysis.spectral.spectral import eigenvalue_count, kind_of_shape
     from checkpoint_inspector.core.format.readers import open_reader
 
     with open_reader(checkpoints[-1].prefix) as reader:
@@ -139,7 +139,7 @@ def test_a_kernel_lapack_fails_on_is_a_problem_naming_its_checkpoint_and_variabl
     the checkpoint and the variable, as the CLI's warning line must; the other kernels are analysed."""
     import shutil
 
-    from checkpoint_inspector.core.analysis import spectral
+    from checkpoint_inspector.core.analysis.spectral import spectral
 
     folder = tmp_path / "copy"
     shutil.copytree(run[0], folder)

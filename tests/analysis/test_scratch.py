@@ -6,7 +6,7 @@ import threading
 
 import numpy as np
 
-from checkpoint_inspector.core.analysis import scratch
+from checkpoint_inspector.core.analysis.numerics import scratch
 
 
 def _in_thread(work):

@@ -4,9 +4,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from checkpoint_inspector.core.analysis.segment_statistics import (distance_squares_of_segments, squares_of_segments,
+from checkpoint_inspector.core.analysis.numerics.segment_statistics import (distance_squares_of_segments, squares_of_segments,
                                               statistics_of_segments)
-from checkpoint_inspector.core.analysis.statistics import compute_statistics
+from checkpoint_inspector.core.analysis.numerics.statistics import compute_statistics
 
 
 def _segments(rng):

@@ -1,4 +1,4 @@
-"""core.analysis.spectral against its oracle, WeightWatcher 0.7.7: TF-written checkpoints of a small CNN and
+"""core.analysis.spectral.spectral against its oracle, WeightWatcher 0.7.7: TF-written checkpoints of a small CNN and
 MLP (tests/diagnose_fixtures.py) are read by our reader and analysed natively, and restored by TensorFlow
 into a live Keras model that WeightWatcher's default analyze() is given; every layer must agree.
 WeightWatcher's own functions (WeightWatcher.fit_powerlaw, WWLayer.conv2D_Wmats) are the oracle for the
@@ -9,10 +9,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from checkpoint_inspector.core.analysis.spectral import (conv_sizes, eigenvalues, kind_of_shape, piece_for, spectral_batch,
+from checkpoint_inspector.core.analysis.spectral.spectral import (conv_sizes, eigenvalues, kind_of_shape, piece_for, spectral_batch,
                                     spectral_metrics, spectral_piece, ww_analyses)
 from checkpoint_inspector.core.errors import CheckpointError
-from checkpoint_inspector.core.analysis.spectral_fit import fit_power_law
+from checkpoint_inspector.core.analysis.spectral.spectral_fit import fit_power_law
 from checkpoint_inspector.core.executor import ThreadExecutor
 from checkpoint_inspector.core.format.readers import open_reader
 from checkpoint_inspector.core.run.variables import describe_variables
@@ -26,7 +26,7 @@ NORM_METRICS = ("stable_rank", "spectral_norm", "log_spectral_norm", "norm", "lo
                 "sv_max", "xmin", "xmax", "D")
 
 # WeightWatcher's own complaints about what it computes (log10 of 0, 0/0; pandas 3 deprecating the call its
-# analyze() makes), not ours: core.analysis.spectral computes under np.errstate.
+# analyze() makes), not ours: core.analysis.spectral.spectral computes under np.errstate.
 pytestmark = [pytest.mark.filterwarnings("ignore::RuntimeWarning:weightwatcher"),
               pytest.mark.filterwarnings("ignore:Passing a dict to DataFrame.from_records")]
 

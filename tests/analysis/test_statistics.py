@@ -2,9 +2,9 @@
 import numpy as np
 import pytest
 
-from checkpoint_inspector.core.analysis import statistics
+from checkpoint_inspector.core.analysis.numerics import statistics
 from checkpoint_inspector.core.format.bundle.reader import CheckpointReader
-from checkpoint_inspector.core.analysis.statistics import compute_statistics
+from checkpoint_inspector.core.analysis.numerics.statistics import compute_statistics
 
 
 def _numpy_reference(values):
@@ -64,7 +64,7 @@ def test_empty_all_nan_and_strings():
 
 
 def test_histogram_counts_finite_values_in_chunks(monkeypatch):
-    from checkpoint_inspector.core.analysis.statistics import compute_histogram
+    from checkpoint_inspector.core.analysis.numerics.statistics import compute_histogram
 
     values = np.concatenate([np.random.default_rng(1).normal(size=5000), [np.nan, np.inf]]).astype(np.float32)
     monkeypatch.setattr(statistics, "CHUNK_ELEMENTS", 333)

@@ -7,10 +7,10 @@ import sys
 import numpy as np
 import pytest
 
-from checkpoint_inspector.core.analysis import trajectory as trajectory_module
+from checkpoint_inspector.core.analysis.trajectories import trajectory as trajectory_module
 from checkpoint_inspector.core.jobs import run_to_end
 from checkpoint_inspector.core.run.discovery import discover
-from checkpoint_inspector.core.analysis.trajectory import METRICS, PointProgress, compute_trajectory
+from checkpoint_inspector.core.analysis.trajectories.trajectory import METRICS, PointProgress, compute_trajectory
 
 from tests.locations import ROOT
 
@@ -135,7 +135,7 @@ def test_gaps_shape_changes_nan_and_inf(troubled_run, monkeypatch, name, metric,
 def test_pair_metrics_read_the_checkpoints_side_by_side(troubled_run, monkeypatch, metric):
     """w (with a NaN and an Inf on the way) at every checkpoint read side by side, in many chunks and
     bands, and no piece run; `s` changes shape, so its pairs are pieces as before."""
-    from checkpoint_inspector.core.analysis import lockstep_norms
+    from checkpoint_inspector.core.analysis.trajectories import lockstep_norms
 
     monkeypatch.setattr(lockstep_norms, "CHUNK", 64)
     monkeypatch.setattr(lockstep_norms, "BAND", 200)
@@ -166,8 +166,9 @@ def dtype_changing_run(tmp_path_factory):
 @pytest.mark.parametrize("path", ["side_by_side", "pieces", "overview_streamed"])
 @pytest.mark.parametrize("metric", ["update_ratio", "dist_from_first"])
 def test_a_variable_stored_in_another_dtype_compares_value_by_value(dtype_changing_run, monkeypatch, path, metric):
-    from checkpoint_inspector.core.analysis import grouped_metrics, variable_rows
-    from checkpoint_inspector.core.analysis.overview import compute_overview
+    from checkpoint_inspector.core.analysis.trajectories import grouped_metrics
+    from checkpoint_inspector.core.analysis.overview import variable_rows
+    from checkpoint_inspector.core.analysis.overview.overview import compute_overview
 
     # chunks of one byte count hold twice as many float16 values as float32 ones
     monkeypatch.setattr(variable_rows, "CHUNK", 125)
@@ -239,7 +240,7 @@ def test_cli_unknown_metric_is_one_line(tf_ckpts):
 
 
 def test_distribution_percentiles_and_shared_histogram_bins(troubled_run):
-    from checkpoint_inspector.core.analysis.distribution import DISTRIBUTION_PERCENTILES, compute_distribution
+    from checkpoint_inspector.core.analysis.overview.distribution import DISTRIBUTION_PERCENTILES, compute_distribution
 
     tf = _tf()
     run = discover(troubled_run)

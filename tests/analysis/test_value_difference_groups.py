@@ -1,6 +1,6 @@
-"""`diff --values` of small tensors by groups (core.analysis.value_difference_groups) against TensorFlow: every
+"""`diff --values` of small tensors by groups (core.analysis.comparison.value_difference_groups) against TensorFlow: every
 figure of every tensor of two TF-written checkpoints, computed with numpy from TensorFlow's own get_tensor,
-and the same figures the per-tensor path (core.analysis.value_difference) reports; damage found in a group
+and the same figures the per-tensor path (core.analysis.numerics.value_difference) reports; damage found in a group
 is reported by the per-tensor path, naming the tensor."""
 import math
 import shutil
@@ -8,9 +8,9 @@ import shutil
 import numpy as np
 import pytest
 
-import checkpoint_inspector.core.analysis.comparison as comparison_module
-import checkpoint_inspector.core.analysis.value_difference_groups as groups_module
-from checkpoint_inspector.core.analysis.comparison import compare_checkpoints
+import checkpoint_inspector.core.analysis.comparison.comparison as comparison_module
+import checkpoint_inspector.core.analysis.comparison.value_difference_groups as groups_module
+from checkpoint_inspector.core.analysis.comparison.comparison import compare_checkpoints
 from checkpoint_inspector.core.errors import ChecksumMismatchError, MissingShardError
 from checkpoint_inspector.core.format.readers import open_reader
 from checkpoint_inspector.core.jobs import run_to_end

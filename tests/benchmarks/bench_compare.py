@@ -248,7 +248,7 @@ def main_py(*args: str) -> list[str]:
 def diff_methods(prefix_a: Path = PREFIX_A, prefix_b: Path = PREFIX_B) -> dict[str, Callable[[], object]]:
     import tensorflow as tf
 
-    from checkpoint_inspector.core.analysis.comparison import compare_checkpoints
+    from checkpoint_inspector.core.analysis.comparison.comparison import compare_checkpoints
     from checkpoint_inspector.core.format.readers import open_reader
     from checkpoint_inspector.core.jobs import run_to_end
 
@@ -425,7 +425,7 @@ def subset_readers(every: int):
 
 
 def run_profiles(every: int, skip: list[str], pairs: dict[str, tuple[Path, Path]]) -> None:
-    from checkpoint_inspector.core.analysis.comparison import compare_checkpoints
+    from checkpoint_inspector.core.analysis.comparison.comparison import compare_checkpoints
     from checkpoint_inspector.core.format.graph.meta_graph import read_meta_graph
     from checkpoint_inspector.core.format.readers import open_reader
     from checkpoint_inspector.core.jobs import run_to_end

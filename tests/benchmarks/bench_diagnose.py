@@ -254,7 +254,8 @@ def check_against_ww(ours: dict, ww: dict, kernels: list[dict], steps: int) -> s
 def profile_ours(top: int) -> None:
     """`main.py diagnose RUN --json` in this process under cProfile, then its phases timed one by one."""
     from bench_scalars import run_command_quietly
-    from checkpoint_inspector.core.analysis import diagnosis_data, diagnosis_tensors, metric_records, trajectory
+    from checkpoint_inspector.core.analysis.diagnosis import diagnosis_data, diagnosis_tensors
+    from checkpoint_inspector.core.analysis.trajectories import metric_records, trajectory
     from checkpoint_inspector.core.executor import executor_for
     from checkpoint_inspector.core.jobs import run_to_end
 

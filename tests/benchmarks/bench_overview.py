@@ -168,7 +168,7 @@ def the_run():
 
 def rows_and_sources(checkpoints) -> tuple[list[str], list[list], list[list]]:
     """(the overview's row names, in its order; per row the raw sources; per row the TF sources)."""
-    from checkpoint_inspector.core.analysis.overview import overview_rows
+    from checkpoint_inspector.core.analysis.overview.overview import overview_rows
 
     names, _ = overview_rows(checkpoints)
     readers = [CheckpointReader(info.prefix) for info in checkpoints]
@@ -254,8 +254,8 @@ def check_agreement(first: dict[str, ChildRun], names: list[str]) -> str:
 def ours_in_process(checkpoints):
     """Our overview of update ratios as `main.py overview` computes it, trajectory's cache emptied first (it
     would otherwise hand back the values of the last call) and fresh readers."""
-    from checkpoint_inspector.core.analysis import trajectory
-    from checkpoint_inspector.core.analysis.overview import compute_overview
+    from checkpoint_inspector.core.analysis.trajectories import trajectory
+    from checkpoint_inspector.core.analysis.overview.overview import compute_overview
     from checkpoint_inspector.core.jobs import run_to_end
 
     trajectory.CACHE.clear()

@@ -81,7 +81,7 @@ def upload(client, local: Path, key: str) -> None:
 
 
 def forget_process_caches(url_folder: str) -> None:
-    from checkpoint_inspector.core.analysis import trajectory
+    from checkpoint_inspector.core.analysis.trajectories import trajectory
     from checkpoint_inspector.core.format.bundle import index_cache
     from checkpoint_inspector.core.run import variables
     from checkpoint_inspector.core.storage import files
@@ -138,7 +138,7 @@ def bench_listing(server: MotoProcess, client, reps: int) -> None:
 
 
 def bench_trajectory_executors(client, count: int, reps: int) -> float:
-    from checkpoint_inspector.core.analysis.trajectory import compute_trajectory
+    from checkpoint_inspector.core.analysis.trajectories.trajectory import compute_trajectory
     from checkpoint_inspector.core.executor import DaskExecutor, SequentialExecutor, ThreadExecutor
     from checkpoint_inspector.core.jobs import run_to_end
     from checkpoint_inspector.core.run.discovery import discover

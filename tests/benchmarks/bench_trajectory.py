@@ -374,7 +374,7 @@ def profile_ours(top: int) -> None:
     import io
     import pstats
 
-    from checkpoint_inspector.core.analysis import trajectory
+    from checkpoint_inspector.core.analysis.trajectories import trajectory
     from checkpoint_inspector.core.cli.entry import run
 
     trajectory.CACHE.clear()

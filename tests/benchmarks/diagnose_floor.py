@@ -71,8 +71,8 @@ def analysed_kernels(checkpoints) -> tuple[list[dict], list[list]]:
     """(per kernel WeightWatcher analyses: {name, label, layer, kind, shape, judged: whether the diagnosis'
     spectral rule judges it, and so has its metrics in the table}; per checkpoint the floor's [data file,
     offset, count, shape] of each, in the same order)."""
-    from checkpoint_inspector.core.analysis.diagnosis_tensors import SPECTRAL_MIN_EVALS
-    from checkpoint_inspector.core.analysis.spectral import eigenvalue_count, kind_of_shape, ww_analyses
+    from checkpoint_inspector.core.analysis.diagnosis.diagnosis_tensors import SPECTRAL_MIN_EVALS
+    from checkpoint_inspector.core.analysis.spectral.spectral import eigenvalue_count, kind_of_shape, ww_analyses
     from checkpoint_inspector.core.format.readers import open_reader
     from checkpoint_inspector.core.run.variables import describe_variables
 
@@ -126,9 +126,9 @@ def check_floor(ours: dict, floor_runs: dict, kernels: list[dict]) -> str:
 def floor_accuracy(sources: list[list]) -> dict[str, dict[str, float]]:
     """Per floor way, the largest relative difference from svd64's (WeightWatcher's SVD) of what WeightWatcher
     reports from the eigenvalues, over the matrices of the first, middle and last checkpoints (untimed, in this
-    process): alpha, xmin and D of the power-law fit (core.analysis.spectral_fit, WeightWatcher's fit, which
+    process): alpha, xmin and D of the power-law fit (core.analysis.spectral.spectral_fit, WeightWatcher's fit, which
     the oracle tests hold to WeightWatcher itself), the sum and the largest eigenvalue."""
-    from checkpoint_inspector.core.analysis.spectral_fit import fit_power_law
+    from checkpoint_inspector.core.analysis.spectral.spectral_fit import fit_power_law
 
     namespace: dict = {"__name__": "bench_diagnose_floor"}
     exec(FLOOR, namespace)

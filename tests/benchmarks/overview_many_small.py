@@ -59,7 +59,7 @@ print(json.dumps(norms))
 
 def _layout(run_dir):
     """(row names in the overview's order, TF's sources, the floor's sources), from our index reader."""
-    from checkpoint_inspector.core.analysis.overview import overview_rows
+    from checkpoint_inspector.core.analysis.overview.overview import overview_rows
     from checkpoint_inspector.core.format.bundle.reader import CheckpointReader
     from checkpoint_inspector.core.run.discovery import discover
 

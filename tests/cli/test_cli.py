@@ -1,4 +1,4 @@
-"""The command-line contract (shared/docs/design.md), run as a real process like a script would,
+"""The command-line contract (docs/cli.md), run as a real process like a script would,
 checked against TensorFlow's view of the same checkpoints."""
 import json
 import os

@@ -42,7 +42,7 @@ def odd_run(tmp_path_factory):
 
 def _quiet(argv, capsys) -> int:
     """The command's exit status, after checking it warned of nothing and printed nothing on stderr."""
-    from checkpoint_inspector.core.analysis.trajectory import CACHE
+    from checkpoint_inspector.core.analysis.trajectories.trajectory import CACHE
 
     CACHE.clear()  # computed again, as by a process of its own
     capsys.readouterr()

@@ -6,7 +6,7 @@ import os
 import numpy as np
 import pytest
 
-from checkpoint_inspector.core.analysis.restore_check import check_restore, read_target
+from checkpoint_inspector.core.analysis.comparison.restore_check import check_restore, read_target
 from checkpoint_inspector.core.edit.fix_plan import plan_fix
 from checkpoint_inspector.core.edit.plan import RemapPlan
 from checkpoint_inspector.core.edit.save import save_remapped

@@ -69,7 +69,7 @@ def test_a_prefix_with_an_index_is_tensorflows_checkpoint_not_the_file_of_its_na
 
 def _counting_recognition(monkeypatch) -> list[str]:
     """Records every prefix the table is asked to recognise from now on (format_of, wherever it is called)."""
-    from checkpoint_inspector.core.analysis import restore_check
+    from checkpoint_inspector.core.analysis.comparison import restore_check
     from checkpoint_inspector.core.run import discovery
 
     asked: list[str] = []

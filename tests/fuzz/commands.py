@@ -7,7 +7,7 @@ with statistics); an event file's scalars read (as JSON, as a table, by a bare f
 summarised. Each command's stdout is kept in memory and its stderr captured at the file descriptor
 (libhdf5, a child process or a warning writing there is seen too).
 
-Judgement of one command (the CLI contract of shared/docs/design.md):
+Judgement of one command (the CLI contract, docs/cli.md):
 - "ok": exit 0 or 1 (diff: different), stderr empty or only our own lines ("warning: ", "note: ", "wrote ";
   "warned" when it warned of damage);
 - "clean-error": exit 2 with one "error: " line naming a file it was given (after any warning lines);

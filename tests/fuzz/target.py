@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import os
 
-from checkpoint_inspector.core.analysis.statistics import read_with_statistics
-from checkpoint_inspector.core.analysis.trajectory import compute_trajectory
+from checkpoint_inspector.core.analysis.numerics.statistics import read_with_statistics
+from checkpoint_inspector.core.analysis.trajectories.trajectory import compute_trajectory
 from checkpoint_inspector.core.errors import InspectorError
 from checkpoint_inspector.core.format.wire.sstable import read_table
 from checkpoint_inspector.core.jobs import run_to_end

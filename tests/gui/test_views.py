@@ -1,7 +1,7 @@
 """Image tests of the main views: tests/gui/views.py renders them offscreen on a 1366x768 screen (every
 view), and on a 1920x1080 one and the laptop at scale factor 1.5 (the main views), each in its own process
 (a screen's size is fixed when Qt starts; the three run side by side), and each picture must match the
-README's screenshot of it (docs/screenshots/SCREEN/VIEW.png) under a tolerance. Text is drawn with the
+docs/window.md's screenshot of it (docs/screenshots/SCREEN/VIEW.png) under a tolerance. Text is drawn with the
 fonts the app ships and no other (fontconfig is pointed at resources/fonts alone), and Qt and pyqtgraph are
 pinned, so the comparison runs on every machine: it never skips. A changed view fails with a diff image;
 when the change is meant, `python -m tests.gui.views --update` renders the screenshots anew (look at them

@@ -1,6 +1,6 @@
-"""The main views of the window rendered offscreen on a screen of a chosen size: the README's screenshots
+"""The main views of the window rendered offscreen on a screen of a chosen size: docs/window.md's screenshots
 and the image tests' references are the same files (docs/screenshots/WIDTHxHEIGHT/VIEW.png), so the
-pictures in the README are always the window as it is.
+pictures in docs/window.md are always the window as it is.
 
     .venv/bin/python -m tests.gui.views --size 1366x768 --out docs/screenshots/1366x768
     .venv/bin/python -m tests.gui.views --update      # every screen into docs/screenshots (writes many_vars)

@@ -12,7 +12,7 @@ import zipfile
 import numpy as np
 import pytest
 
-from checkpoint_inspector.core.analysis.trajectory import compute_trajectory
+from checkpoint_inspector.core.analysis.trajectories.trajectory import compute_trajectory
 from checkpoint_inspector.core.jobs import run_to_end
 from checkpoint_inspector.core.run.discovery import discover
 from tests.locations import ROOT
@@ -162,7 +162,7 @@ def test_a_compressed_archive_reads_the_same_values(tf_ckpts, tmp_path):
 def test_the_distribution_view_works_across_a_keras_run(tf_ckpts):
     import h5py
 
-    from checkpoint_inspector.core.analysis.distribution import compute_distribution
+    from checkpoint_inspector.core.analysis.overview.distribution import compute_distribution
 
     run = discover(tf_ckpts.keras_run)
     distribution = run_to_end(compute_distribution(run.checkpoints, KERNEL))

@@ -324,7 +324,7 @@ def test_a_variable_gets_its_own_logged_histogram():
 def test_percentiles_of_a_logged_histogram_equal_numpys_within_a_bucket(training_runs):
     import tensorflow as tf
 
-    from checkpoint_inspector.core.analysis.statistics import logged_percentiles
+    from checkpoint_inspector.core.analysis.numerics.statistics import logged_percentiles
 
     logs = run_to_end(read_training_logs(training_runs.tf2_run))
     histograms = logs.histograms["train/dense/kernel"]

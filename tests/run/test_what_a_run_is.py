@@ -7,7 +7,7 @@ import os
 import numpy as np
 import pytest
 
-from checkpoint_inspector.core.analysis.trajectory import compute_trajectory
+from checkpoint_inspector.core.analysis.trajectories.trajectory import compute_trajectory
 from checkpoint_inspector.core.errors import SeveralRunsError
 from checkpoint_inspector.core.jobs import run_to_end
 from checkpoint_inspector.core.run.checkpoint_info import same_step_as

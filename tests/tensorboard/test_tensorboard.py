@@ -21,7 +21,7 @@ from checkpoint_inspector.core.jobs import Cancelled, run_to_end
 from checkpoint_inspector.core.run.discovery import discover
 from checkpoint_inspector.core.errors import DestinationError, TensorBoardError
 from checkpoint_inspector.core.tensorboard.history import HISTORY_METRICS, scalar_tag, write_checkpoint_history
-from checkpoint_inspector.core.analysis.trajectory import compute_trajectory
+from checkpoint_inspector.core.analysis.trajectories.trajectory import compute_trajectory
 
 from tests.locations import ROOT, SAMPLE_RUN
 from tests.tensorboard.board_checks import (HTTP as _HTTP, children as _children, copy_run as _copy_run, get as _get,
@@ -237,7 +237,7 @@ def test_cancelling_the_history_leaves_nothing(tmp_path, tf_ckpts):
 def test_the_historys_progress_stays_within_its_total(tmp_path, tf_ckpts, monkeypatch):
     """Each trajectory's phases (readers, the checkpoints read side by side in bytes, points) map onto its
     share of the whole: the bar never passes its end."""
-    from checkpoint_inspector.core.analysis import grouped_metrics
+    from checkpoint_inspector.core.analysis.trajectories import grouped_metrics
 
     monkeypatch.setattr(grouped_metrics, "groupable", lambda found: False)  # every variable read side by side
     folder = _copy_run(tf_ckpts.tf1_run, tmp_path / "run")

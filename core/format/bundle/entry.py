@@ -1,6 +1,6 @@
 """The two messages of a tensor bundle's index: BundleHeaderProto (key "") and BundleEntryProto.
 
-Decoded with core.format.wire.protowire; field numbers per shared/docs/checkpoint-format.md. An entry also knows
+Decoded with core.format.wire.protowire; field numbers per docs/formats.md (the format facts). An entry also knows
 what can be derived from it without reading data: element count, byte size, whether it is partitioned.
 Listing a whole index (list_entries) decodes each entry's dtype and shape only; the rest waits in the
 entry until it is used, and its damage is named then.

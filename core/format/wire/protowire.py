@@ -3,7 +3,7 @@
 Why not the protobuf runtime with generated classes: the index of a big checkpoint holds tens of
 thousands of BundleEntryProto messages and listing must take milliseconds without importing
 TensorFlow or protobuf; the messages we need are tiny and stable (field numbers are in
-shared/docs/checkpoint-format.md), and a wire decoder of forty lines is easy to check exhaustively.
+docs/formats.md, the format facts), and a wire decoder of forty lines is easy to check exhaustively.
 Decoding errors raise core.errors.DecodeError; callers turn them into errors naming the file.
 """
 from __future__ import annotations

@@ -8,8 +8,8 @@ import warnings
 
 import numpy as np
 
-from checkpoint_inspector.core.analysis.tensor_groups import GroupWork, group_piece
-from checkpoint_inspector.core.analysis.value_difference_groups import DifferenceWork, difference_piece
+from checkpoint_inspector.core.analysis.numerics.tensor_groups import GroupWork, group_piece
+from checkpoint_inspector.core.analysis.comparison.value_difference_groups import DifferenceWork, difference_piece
 from checkpoint_inspector.core.format.bundle.tensor_ranges import read_range, stream_range
 from checkpoint_inspector.core.format.readers import open_reader
 from tests.locations import SAMPLE_RUN

@@ -14,9 +14,9 @@ import sys
 import numpy as np
 import pytest
 
-from checkpoint_inspector.core.analysis.comparison import compare_checkpoints
-from checkpoint_inspector.core.analysis.overview import overview_rows
-from checkpoint_inspector.core.analysis.trajectory import compute_trajectory
+from checkpoint_inspector.core.analysis.comparison.comparison import compare_checkpoints
+from checkpoint_inspector.core.analysis.overview.overview import overview_rows
+from checkpoint_inspector.core.analysis.trajectories.trajectory import compute_trajectory
 from checkpoint_inspector.core.edit.plan import RemapPlan
 from checkpoint_inspector.core.edit.save import save_remapped
 from checkpoint_inspector.core.edit.shown_names import RenameShown

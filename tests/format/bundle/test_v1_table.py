@@ -10,7 +10,7 @@ import sys
 import numpy as np
 import pytest
 
-from checkpoint_inspector.core.analysis.trajectory import compute_trajectory
+from checkpoint_inspector.core.analysis.trajectories.trajectory import compute_trajectory
 from checkpoint_inspector.core.errors import CorruptCheckpointError, InspectorError
 from checkpoint_inspector.core.format.readers import open_reader
 from checkpoint_inspector.core.format.bundle.v1_table import V1Reader

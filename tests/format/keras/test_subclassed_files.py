@@ -140,7 +140,7 @@ def test_the_cli_lists_what_the_core_does(written, file):
 def test_a_run_of_such_files_gives_an_attribute_weight_s_trajectory_and_values(written, tmp_path):
     import h5py
 
-    from checkpoint_inspector.core.analysis.trajectory import compute_trajectory
+    from checkpoint_inspector.core.analysis.trajectories.trajectory import compute_trajectory
     from checkpoint_inspector.core.jobs import run_to_end
     from checkpoint_inspector.core.run.discovery import discover
 

@@ -1,4 +1,4 @@
-"""The Run dock's tree of runs, rendered offscreen for docs/screenshots (the README's "What a run is"): the
+"""The Run dock's tree of runs, rendered offscreen for docs/screenshots (docs/formats.md's "What a run is"): the
 folder of tests.run.runs_side_by_side, written by TensorFlow and Keras here with fixed file times, opened
 as a whole; run_b picked in the tree, a kernel over its epochs beside the loss its TensorBoard callback
 logged. Not compared by test_views (Keras's event files carry their host and time).

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from PySide6.QtCore import QPointF, Qt
 
-from checkpoint_inspector.core.analysis import trajectory as trajectory_module
+from checkpoint_inspector.core.analysis.trajectories import trajectory as trajectory_module
 from tests.run.runs_side_by_side import duplicate_run, side  # noqa: F401  (fixtures)
 from tests.run.test_training_logs import _tensorboard_points
 

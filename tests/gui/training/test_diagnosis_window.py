@@ -1,5 +1,5 @@
 """Tools > Diagnose Run, offscreen, on TF-written runs with one planted problem (tests/diagnosis_fixtures.py):
-the window lists what core.analysis.diagnosis finds, ranked, off the GUI thread; picking a finding selects
+the window lists what core.analysis.diagnosis.diagnosis finds, ranked, off the GUI thread; picking a finding selects
 its stored variables in the browser and plots its evidence over steps with its first step marked; a healthy
 run says nothing was found; the run growing brings a new diagnosis; Esc closes the window and stops it."""
 from __future__ import annotations
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from PySide6.QtCore import Qt
 
-from checkpoint_inspector.core.analysis.diagnosis import diagnose
+from checkpoint_inspector.core.analysis.diagnosis.diagnosis import diagnose
 from checkpoint_inspector.core.jobs import run_to_end
 from checkpoint_inspector.core.run.discovery import discover
 from tests.diagnosis_fixtures import FIRST_BAD_STEP, write_run

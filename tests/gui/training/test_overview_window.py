@@ -9,10 +9,10 @@ import pytest
 from PySide6.QtCore import QEvent, QPointF, Qt
 from PySide6.QtWidgets import QApplication
 
-from checkpoint_inspector.core.analysis import overview as core_overview
-from checkpoint_inspector.core.analysis import tensor_groups
-from checkpoint_inspector.core.analysis import trajectory as trajectory_module
-from checkpoint_inspector.core.analysis.metric_records import RECORDS
+from checkpoint_inspector.core.analysis.overview import overview as core_overview
+from checkpoint_inspector.core.analysis.numerics import tensor_groups
+from checkpoint_inspector.core.analysis.trajectories import trajectory as trajectory_module
+from checkpoint_inspector.core.analysis.trajectories.metric_records import RECORDS
 from checkpoint_inspector.core.jobs import run_to_end
 from checkpoint_inspector.core.run.discovery import discover
 from tests.gui.trajectory.test_trajectory_panel import open_run
@@ -49,7 +49,7 @@ def test_the_picture_fills_in_row_by_row_and_ends_as_the_whole_overview(qtbot, w
         return (yield from real(checkpoints, metric, weights_only=weights_only, on_row=row_done, **kwargs))
 
     monkeypatch.setattr(overview_module, "compute_overview", slowed)
-    # Small tensors arrive a group at a time (core.analysis.tensor_groups); this run's twelve tiny ones would
+    # Small tensors arrive a group at a time (core.analysis.numerics.tensor_groups); this run's twelve tiny ones would
     # be one group: a group per variable, as a big model's many groups would come in turn.
     monkeypatch.setattr(tensor_groups, "SMALL_GROUP_BYTES", 1)
     open_run(qtbot, window, training_runs.exploding_run)

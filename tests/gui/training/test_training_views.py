@@ -10,8 +10,8 @@ import pytest
 from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
 from PySide6.QtGui import QDropEvent
 
-from checkpoint_inspector.core.analysis import trajectory as trajectory_module
-from checkpoint_inspector.core.analysis.overview import compute_overview
+from checkpoint_inspector.core.analysis.trajectories import trajectory as trajectory_module
+from checkpoint_inspector.core.analysis.overview.overview import compute_overview
 from checkpoint_inspector.core.jobs import run_to_end
 from checkpoint_inspector.core.run.discovery import discover
 from checkpoint_inspector.core.tensorboard import run_logs
@@ -88,7 +88,7 @@ def test_hovering_the_loss_names_the_nearest_checkpoint_and_a_click_opens_it(qtb
 
 
 def test_logged_histograms_beside_the_distribution(qtbot, window, training_runs):
-    from checkpoint_inspector.core.analysis.statistics import logged_percentiles
+    from checkpoint_inspector.core.analysis.numerics.statistics import logged_percentiles
     from checkpoint_inspector.core.run.training_logs import histogram_tag_of, read_training_logs
 
     open_run(qtbot, window, training_runs.tf2_run)

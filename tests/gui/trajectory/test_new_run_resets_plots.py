@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from PySide6.QtCore import QPointF
 
-from checkpoint_inspector.core.analysis import trajectory as trajectory_module
+from checkpoint_inspector.core.analysis.trajectories import trajectory as trajectory_module
 from checkpoint_inspector.core.run.discovery import discover
 from checkpoint_inspector.core.run.training_logs import ScalarSeries, TrainingLogs
 from tests.gui.trajectory.test_stepless_checkpoint import write_linear_run

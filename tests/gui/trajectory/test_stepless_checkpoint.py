@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from PySide6.QtCore import QPointF
 
-from checkpoint_inspector.core.analysis import trajectory as trajectory_module
+from checkpoint_inspector.core.analysis.trajectories import trajectory as trajectory_module
 from checkpoint_inspector.core.run.training_logs import ScalarSeries, TrainingLogs
 from tests.gui.trajectory.test_trajectory_panel import add_variable, open_run
 from tests.tf_fixtures import _tf1_session

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from PySide6.QtWidgets import QApplication
 
-from checkpoint_inspector.core.analysis import trajectory as trajectory_module
+from checkpoint_inspector.core.analysis.trajectories import trajectory as trajectory_module
 from checkpoint_inspector.core.run.training_logs import ScalarSeries, TrainingLogs
 from tests.gui.trajectory.test_trajectory_panel import add_variable, open_run
 

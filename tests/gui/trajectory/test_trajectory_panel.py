@@ -6,7 +6,7 @@ import shutil
 import numpy as np
 import pytest
 
-from checkpoint_inspector.core.analysis import trajectory as trajectory_module
+from checkpoint_inspector.core.analysis.trajectories import trajectory as trajectory_module
 
 
 def _tf():

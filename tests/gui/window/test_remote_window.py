@@ -4,7 +4,7 @@ the remote interval, and a chosen executor computes the trajectory."""
 import numpy as np
 import pytest
 
-from checkpoint_inspector.core.analysis import trajectory as trajectory_module
+from checkpoint_inspector.core.analysis.trajectories import trajectory as trajectory_module
 from checkpoint_inspector.core.executor import SequentialExecutor
 from checkpoint_inspector.core.run.watch import REMOTE_INTERVAL_MS
 from tests.gui.trajectory.test_trajectory_panel import add_variable, open_run, plotted_values, tf_l2

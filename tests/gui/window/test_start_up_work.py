@@ -41,7 +41,7 @@ def wide_checkpoint(tmp_path_factory):
 
 def test_actions_import_their_modules_when_used_not_with_the_window():
     lazy = ("checkpoint_inspector.core.tensorboard.launcher", "checkpoint_inspector.core.tensorboard.history", "checkpoint_inspector.core.tensorboard.graph_events",
-            "checkpoint_inspector.gui.compare.check_dialog", "checkpoint_inspector.core.analysis.restore_check", "checkpoint_inspector.core.edit.save", "checkpoint_inspector.core.edit.verify",
+            "checkpoint_inspector.gui.compare.check_dialog", "checkpoint_inspector.core.analysis.comparison.restore_check", "checkpoint_inspector.core.edit.save", "checkpoint_inspector.core.edit.verify",
             "checkpoint_inspector.core.run.training_logs", "checkpoint_inspector.gui.edits.batch_rename_dialog")
     probe = ("import sys\n"
              f"sys.path.insert(0, {str(ROOT)!r})\n"
