@@ -62,6 +62,10 @@ class PlotPointer:
             self.hover.hide()
             return
         self.hover.setText(text)
+        # The box opens toward the middle of the plot: right of and above the pointer in the lower left,
+        # left of it near the right edge, below it near the top, so it is never cut off by the plot's edge.
+        view = self.panel.plot.getPlotItem().vb.sceneBoundingRect()
+        self.hover.setAnchor((1 if position.x() > view.center().x() else 0, 0 if position.y() < view.center().y() else 1))
         self.hover.setPos(mouse)
         self.hover.show()
 

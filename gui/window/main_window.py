@@ -371,7 +371,8 @@ class MainWindow(DropTarget, QMainWindow):
             if self.first_layout:
                 QTimer.singleShot(0, self, lambda: window_layout.default_dock_sizes(self))
             else:
-                QTimer.singleShot(0, self, lambda: window_layout.widen_cramped_docks(self))
+                QTimer.singleShot(0, self, lambda: (window_layout.give_the_variables_room(self),
+                                                    window_layout.widen_cramped_docks(self)))
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)

@@ -112,6 +112,22 @@ def widen_cramped_docks(window) -> None:
             window.resizeDocks([dock], [wanted], Qt.Horizontal)
 
 
+def give_the_variables_room(window) -> None:
+    """A layout saved on a bigger screen can leave the side docks most of a laptop's window (an Edits dock
+    of 770 px in a 1280 px window: the variable table down to its Name column). When the variables have
+    less than their share, the side docks go back to theirs (SIDE_DOCK_SHARES)."""
+    central = window.centralWidget()
+    if central is None or central.width() >= (1 - sum(SIDE_DOCK_SHARES)) * window.width() - 1:
+        return
+    right = next((d for d in (window.edits_dock, window.detail_dock)
+                  if d.isVisible() and not d.isFloating() and not d.visibleRegion().isEmpty()), window.detail_dock)
+    docks = [d for d in (window.run_dock, right) if d.isVisible() and not d.isFloating()]
+    shares = {window.run_dock: SIDE_DOCK_SHARES[0], right: SIDE_DOCK_SHARES[1]}
+    widths = [min(d.width(), int(shares[d] * window.width())) for d in docks]
+    if docks:
+        window.resizeDocks(docks, widths, Qt.Horizontal)
+
+
 def default_dock_sizes(window) -> None:
     """The first sizes of the docks, for the window's width now (call again once it is shown: before,
     Qt spreads the sizes over a window it has not laid out)."""

@@ -138,6 +138,20 @@ def test_the_edits_dock_squeezed_on_a_laptop_gets_its_room_back_when_raised(qtbo
     assert save.mapTo(window, save.rect().topRight()).x() <= window.width()
 
 
+def test_side_docks_saved_wide_on_a_big_screen_leave_the_variables_their_share(qtbot, window):
+    """A layout from 1920x1080 (the Edits dock widened to 770 px) reopened in a 1280 px laptop window."""
+    window.resize(1280, 700)
+    qtbot.wait(100)
+    window._reveal_edits()
+    window.resizeDocks([window.edits_dock], [770], Qt.Horizontal)
+    qtbot.wait(50)
+    central = window.centralWidget()
+    assert central.width() < 0.4 * window.width()
+    window_layout.give_the_variables_room(window)
+    qtbot.waitUntil(lambda: central.width() >= 0.4 * window.width() - 2, timeout=3000)
+    assert window.edits_dock.width() >= window_layout.CRAMPED_SIDE_DOCKS[1]
+
+
 def test_reset_layout_brings_every_dock_back(qtbot, window):
     window.run_dock.hide()
     window.trajectory_dock.setFloating(True)
