@@ -276,14 +276,16 @@ def bench_listing_in_process(prefix: str, reps: int) -> dict[str, list[float]]:
     return times
 
 
-BEFORE_LISTING = ("from checkpoint_inspector.core.format.bundle.reader import CheckpointReader\n"
-                  "from checkpoint_inspector.core.run.variables import describe_variables", "describe_variables(CheckpointReader({prefix!r}))")
+BEFORE_LISTING = ("from {engine}.format.bundle.reader import CheckpointReader\n"
+                  "from {engine}.run.variables import describe_variables", "describe_variables(CheckpointReader({prefix!r}))")
 
 
 def bench_listing_before(tree: Path, prefix: str, reps: int) -> list[float]:
-    """The earlier revision's in-process listing (it has no cache: every open is a first one)."""
+    """The earlier revision's in-process listing (it has no cache: every open is a first one). Revisions
+    before the package (checkpoint_inspector/) imported the engine as a top-level package of its own."""
     setup, call = BEFORE_LISTING
-    return seconds_in_tree(tree, setup, call.format(prefix=prefix), reps)
+    engine = "checkpoint_inspector.core" if (tree / "checkpoint_inspector").is_dir() else "core"
+    return seconds_in_tree(tree, setup.format(engine=engine), call.format(prefix=prefix), reps)
 
 
 # ---- b. whole-process listing ----------------------------------------------------------------------
