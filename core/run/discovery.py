@@ -28,9 +28,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from ..atomic_write import writer_is_gone
 from ..errors import CheckpointError, NotACheckpointError, SeveralRunsError
-from ..format.bundle.commit import leftovers
 from ..format.foreign_files import foreign_file_error
 from ..format.keras.files import has_keras_name
 from ..format.keras.reader import is_keras_file
@@ -41,6 +39,7 @@ from ..format.bundle.v1_table import is_v1_file, v1_files, v1_prefix_of
 from ..format.checkpoint_state import STATE_FILE_NAME, CheckpointState, read_state_file, resolve, resolved_timestamps
 from ..storage import files, paths
 from ..storage.location import Location
+from .folder_notes import files_named_as_prefixes, interrupted_saves
 from .checkpoint_info import CheckpointInfo, describe_checkpoint, keras_name_parts, sort_oldest_first
 from .name_templates import name_template, series_of
 from .recognition import DATA_SUFFIX, prefix_of_file, recognise
@@ -284,8 +283,7 @@ def _discover_folder(folder: str, selected: str | None, depth: int, state_path: 
     for prefix in listed:
         if prefix not in prefixes:
             run.warnings.append(f"{state.path}: lists {paths.basename(prefix)}, which is not on disk")
-    _report_interrupted_saves(folder, names, run)
-    _report_files_named_as_prefixes(folder, names, run)
+    run.warnings.extend(interrupted_saves(folder, names) + files_named_as_prefixes(folder, names))
     data_files = _data_files_by_prefix(folder, names)
     timestamps = resolved_timestamps(state, folder) if state is not None else {}
     for prefix in prefixes:
@@ -340,31 +338,6 @@ def _run_of_file(path: str) -> Run:
             c is not mine and name_template(paths.basename(c.prefix)) == template for c in run.checkpoints):
         return run
     return Run(folder=run.folder, checkpoints=[mine], selected_prefix=path, single_file=paths.basename(path))
-
-
-def _report_interrupted_saves(folder: str, names: list[str], run: Run) -> None:
-    """What killed saves left here is said, not mended: opening a folder never writes to it (the next save
-    into it mends, core.format.bundle.commit)."""
-    aside = leftovers(folder, names)
-    if aside:
-        run.warnings.append(f"{folder}: an interrupted save left {aside[0]}" + (f" and {len(aside) - 1} more file(s)"
-                            if len(aside) > 1 else "") + "; the next save into this folder restores or removes them")
-    stale = [n for n in names if n.endswith(".partial") and writer_is_gone(folder, n)]
-    if stale:
-        run.warnings.append(f"{folder}: {len(stale)} temporary file(s) of interrupted saves ({stale[0]}); the next "
-                            f"save into this folder removes them")
-
-
-def _report_files_named_as_prefixes(folder: str, names: list[str], run: Run) -> None:
-    """A file whose name is a checkpoint's prefix (`cp.ckpt` beside `cp.ckpt.index`: an HDF5 model saved
-    there before Keras 2's `save_weights("cp.ckpt")` wrote TensorFlow's format) is not the checkpoint:
-    TensorFlow's `load_checkpoint("cp.ckpt")` reads the prefix. Said, so the file is not taken for it."""
-    present = set(names)
-    for name in names:
-        if name.endswith(".index") and name[:-len(".index")] in present:
-            run.warnings.append(f"{paths.join(folder, name[:-len('.index')])}: a file of this name lies beside the "
-                                 f"checkpoint {name[:-len('.index')]} (its .index); TensorFlow reads the checkpoint, "
-                                 f"as this run does: open the file by itself to see it")
 
 
 def _read_state(folder: str, state_path: str | None, run: Run) -> CheckpointState | None:
