@@ -109,7 +109,8 @@ def test_nothing_imports_the_engine_by_a_top_level_name():
 
     pattern = re.compile(r"(^|[\"';]\s*|\\n)\s*(from|import) (core|gui)\b", re.M)
     offenders = [f"{path.relative_to(ROOT)}: {match.group(0).strip()}"
-                 for path in ROOT.rglob("*.py") if ".venv" not in path.parts and "checkpoint_inspector" not in path.parts
+                 for path in ROOT.rglob("*.py")
+                 if not {".venv", "checkpoint_inspector", ".cache", "build", "dist"} & set(path.relative_to(ROOT).parts)
                  for match in pattern.finditer(path.read_text(encoding="utf-8"))]
     assert offenders == []
 
