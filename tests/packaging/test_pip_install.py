@@ -18,7 +18,8 @@ from tests.api.doc_examples import example_blocks, run_example
 from tests.api.example_runs import write_example_runs
 from tests.locations import MAIN, ROOT
 
-_NOT_SOURCES = shutil.ignore_patterns(".venv", ".git", "__pycache__", "build", "dist", "*.egg-info", ".pytest_cache")
+_NOT_SOURCES = shutil.ignore_patterns(".venv", ".git", "__pycache__", "build", "dist", "*.egg-info", ".pytest_cache",
+                                      ".cache")  # the benchmarks' checkpoints (git-ignored)
 
 
 def _pip(venv: Path, *arguments: str) -> None:
