@@ -108,16 +108,21 @@ class Run:
                                                        single_metric=True, executor=executor))
         return trajectory_series(trajectory, shown_name_in(readers, key))
 
-    def overview(self, metric: str = "update_ratio", weights_only: bool = True) -> "pandas.DataFrame":
+    def overview(self, metric: str = "update_ratio", weights_only: bool = True,
+                 dask: str | None = None) -> "pandas.DataFrame":
         """`metric` of every variable at every checkpoint: a DataFrame, a row per variable (indexed by the
         name the window shows), a column per step; NaN where there is no value. `weights_only=False` adds
         optimizer slots and bookkeeping. `frame.attrs["stored_names"]` are the rows' stored keys and
-        `frame.attrs["problems"]` says why values are missing, as the CLI's warnings do."""
+        `frame.attrs["problems"]` says why values are missing, as the CLI's warnings do. `dask`: as for
+        trajectory (`local[N]` or a scheduler address)."""
         from ..analysis.overview.overview import compute_overview
+        from ..executor import executor_for
         from .frames import overview_frame
 
-        overview = run_to_end(compute_overview(self._run.checkpoints, metric, weights_only=weights_only,
-                                               readers=self._open_readers(), single_metric=True))
+        with executor_for(dask) as executor:
+            overview = run_to_end(compute_overview(self._run.checkpoints, metric, weights_only=weights_only,
+                                                   readers=self._open_readers(), single_metric=True,
+                                                   executor=executor))
         return overview_frame(overview)
 
     def scalars(self, tag: str | None = None) -> "pandas.DataFrame":

@@ -215,6 +215,7 @@ def _overview_command(commands) -> None:
                           help="rows in model order, by the last value, or by the largest jump (default: model)")
     overview.add_argument("--csv", metavar="OUT", help="write one row per variable, one column per checkpoint")
     overview.add_argument("--json", action="store_true")
+    _add_dask_option(overview)
     overview.set_defaults(handler=training.command_overview)
 
 

@@ -87,8 +87,12 @@ def command_overview(args) -> int:
 
     from ..errors import CorruptCheckpointError
 
+    from ..executor import executor_for
+
     run = discover(args.path).single_run()
-    overview = run_to_end(compute_overview(run.checkpoints, args.metric, weights_only=not args.all, single_metric=True))
+    with executor_for(args.dask) as executor:  # threads, or a Dask cluster's workers for the pieces
+        overview = run_to_end(compute_overview(run.checkpoints, args.metric, weights_only=not args.all,
+                                               single_metric=True, executor=executor))
     # No checkpoint could be read: that is the answer. (No rows alone is not: a run whose kernels are all too
     # small for a spectrum has none, and one damaged checkpoint of it is a warning, as for every other metric.)
     if overview.problems and not overview.variables and all(p in overview.problems for p in overview.prefixes):

@@ -5,6 +5,7 @@ import json
 import math
 
 import numpy as np
+import pytest
 
 from tests.cli.test_cli import cli
 from tests.training_fixtures import NAN_STEP, TF2_STEPS
@@ -128,3 +129,13 @@ def test_a_spectral_overview_without_rows_warns_of_one_damaged_checkpoint(tf_ckp
         index.write_bytes(index.read_bytes()[:20])
     unreadable = cli("overview", run, "--metric", "alpha", check=False)
     assert unreadable.returncode == 2 and len(unreadable.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("metric", ["update_ratio", "l2"])
+def test_the_overview_on_a_local_dask_cluster_equals_the_threaded_one(tf_ckpts, metric):
+    """`overview --dask local[2]`: the pieces run on two worker processes, the JSON is the same."""
+    threaded = cli("overview", tf_ckpts.tf2_keras_run, "--metric", metric, "--json", check=False)
+    on_dask = cli("overview", tf_ckpts.tf2_keras_run, "--metric", metric, "--json", "--dask", "local[2]", check=False)
+    assert threaded.returncode == on_dask.returncode == 0, on_dask.stderr
+    assert json.loads(on_dask.stdout) == json.loads(threaded.stdout)
+    assert json.loads(threaded.stdout)["variables"]
