@@ -30,7 +30,8 @@ def open_run(path: str | os.PathLike) -> "Run":
 
     Returns a Run (a context manager: `with ci.open(p) as run:`). A folder holding several runs is a
     SeveralRunsError naming them (open one of them); anything that is no checkpoint, a NotACheckpointError
-    naming the file, as the CLI says it. Only file names are read here; indexes are read when asked for."""
+    naming the file, as the CLI says it. The latest checkpoint's index is read here (the run's session
+    shows it, as the window does); the others' when first asked for."""
     return Run(path)
 
 
