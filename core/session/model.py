@@ -31,6 +31,12 @@ def run_name(folder: str, other: str | None = None) -> str:
     return name
 
 
+def open_run_folders(run_folder: str | None, comparison) -> list[str]:
+    """The run shown's folder and that of the run plotted beside it (`comparison`: (Run, logs) or None)."""
+    beside = comparison[0].folder if comparison is not None else None
+    return [folder for folder in (run_folder, beside) if folder]
+
+
 class RunEdits:
     """The edits of one run: its plan, its undo history, the plan as last saved, and the program a
     check's plan was made for (after a save, Verify also restores into it)."""
@@ -70,7 +76,7 @@ class SessionModel:
     def open(self, path) -> LoadedCheckpoint:
         """Open `path` here and now (the window opens on a worker thread instead, then apply_load)."""
         loaded = run_to_end(open_run(path))
-        self.apply_load(loaded, None, loaded.run.path if path is None else str(path))
+        self.apply_load(loaded, None, str(path))
         return loaded
 
     def apply_load(self, loaded: LoadedCheckpoint, prepared, load_path: str) -> None:
@@ -157,8 +163,7 @@ class SessionModel:
     # ---- where saves go ----------------------------------------------------------------------------------
     def open_run_folders(self) -> list[str]:
         """The folders nothing is saved into unasked: the run shown and the run plotted beside it."""
-        comparison = self.comparison[0].folder if self.comparison is not None else None
-        return [folder for folder in (self.run_folder, comparison) if folder]
+        return open_run_folders(self.run_folder, self.comparison)
 
     # ---- the edit plan of the run shown ------------------------------------------------------------------
     def _switch_edits(self, run_path: str) -> None:

@@ -119,11 +119,11 @@ def save_start_folder(session) -> str:
 def _not_to_save_in(session) -> list[str]:
     """The open runs' folders (the one shown, the one plotted beside it) and the app's own folder: the
     sample run and the icons live there, and a bundle's folder may be read-only or replaced on update."""
+    from checkpoint_inspector.core.session.model import open_run_folders
+
     from .paths import bundle_root, resource_root
 
-    comparison = getattr(session, "comparison", None)
-    runs = [session.run_folder, comparison[0].folder if comparison is not None else None]
-    return [folder for folder in runs if folder] + [bundle_root(), resource_root()]
+    return open_run_folders(session.run_folder, getattr(session, "comparison", None)) + [bundle_root(), resource_root()]
 
 
 def save_output(session, title: str, name: str, pattern: str = "", what: str = "a file", source=None,

@@ -13,11 +13,10 @@ from PySide6.QtWidgets import (QCheckBox, QHBoxLayout, QHeaderView, QLabel, QLis
 from checkpoint_inspector.core.edit.keras_load_check import keras_load_warnings
 from checkpoint_inspector.core.edit.plan import RemapPlan, preview
 from checkpoint_inspector.core.run.discovery import keras_name_parts
-from checkpoint_inspector.core.atomic_write import atomic_write
-from checkpoint_inspector.core.errors import PlanError
 
 from ..base import dialogs, errors
 from ..base.jobs import JobSlot
+from . import plan_files
 from .preview_names import object_path_rows, shown_after, shown_before, shown_before_key
 
 
@@ -391,22 +390,10 @@ class RemapPanel(QWidget):
             self.load_plan(path)
 
     def load_plan(self, path: str) -> None:
-        try:
-            with open(path, encoding="utf-8") as f:
-                loaded = RemapPlan.from_json(f.read(), path)
-        except (OSError, PlanError) as exc:
-            errors.show_error(self.session.dialog_parent, "Cannot load the plan", errors.describe(exc))
-            return
-        self.session.set_plan_options(loaded.slots_follow, loaded.name_based)
-        for operation in loaded.operations:  # after the edits already made, each undoable
-            self.session.push(operation)
+        plan_files.load_plan(self.session, path)
 
     def _save_plan_dialog(self) -> None:
-        path = dialogs.save_output(self.session, "Save the remap plan", "remap-plan.json", "Remap plan (*.json)",
-                                   "a plan file")
-        if path:
-            with atomic_write(path, "w", encoding="utf-8") as f:
-                f.write(self.plan.to_json())
+        plan_files.save_plan(self.session, self.plan)
 
 
 def _same_key(a: tuple, b: tuple) -> bool:

@@ -99,9 +99,7 @@ def widen_cramped_docks(window) -> None:
     """A dock the window squeezed while small (the Run list at 80 px) gets its first width back once the
     window is wide enough for it and the variables; else the squeeze would be remembered for good."""
     central = window.centralWidget()
-    # The Variable and Edits docks share one place (tabs): whichever is raised stands for both.
-    right = next((d for d in (window.edits_dock, window.detail_dock)
-                  if d.isVisible() and not d.isFloating() and not d.visibleRegion().isEmpty()), window.detail_dock)
+    right = _right_dock(window)
     for dock, cramped, default in ((window.run_dock, CRAMPED_SIDE_DOCKS[0], DEFAULT_SIDE_DOCKS[0]),
                                    (right, CRAMPED_SIDE_DOCKS[1], DEFAULT_SIDE_DOCKS[1])):
         if not dock.isVisible() or dock.isFloating() or dock.width() >= cramped:
@@ -119,8 +117,7 @@ def give_the_variables_room(window) -> None:
     central = window.centralWidget()
     if central is None or central.width() >= (1 - sum(SIDE_DOCK_SHARES)) * window.width() - 1:
         return
-    right = next((d for d in (window.edits_dock, window.detail_dock)
-                  if d.isVisible() and not d.isFloating() and not d.visibleRegion().isEmpty()), window.detail_dock)
+    right = _right_dock(window)
     docks = [d for d in (window.run_dock, right) if d.isVisible() and not d.isFloating()]
     shares = {window.run_dock: SIDE_DOCK_SHARES[0], right: SIDE_DOCK_SHARES[1]}
     widths = [min(d.width(), int(shares[d] * window.width())) for d in docks]
@@ -142,3 +139,10 @@ def save(window) -> None:
     window.settings.save_bytes("detail_splitter", window.detail.splitter.saveState())
     window.settings.save_column_widths(window.browser.column_widths())
     window.settings.sync()
+
+
+def _right_dock(window):
+    """The Variable and Edits docks share one place (tabs): the one raised stands for both."""
+    return next((d for d in (window.edits_dock, window.detail_dock)
+                 if d.isVisible() and not d.isFloating() and not d.visibleRegion().isEmpty()), window.detail_dock)
+
