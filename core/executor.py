@@ -132,6 +132,9 @@ class DaskExecutor(Executor):
                                       "pip install 'dask[distributed]'") from None
         self.address = address
         self._cluster = None
+        # what went between this client and the workers, as the pieces and results pickled: the pieces name
+        # byte ranges and the results are a few numbers, so this stays far below the bytes the workers read
+        self.sent_bytes = self.received_bytes = 0
         match = _LOCAL_CLUSTER.match(address)
         try:
             if match:
@@ -148,13 +151,17 @@ class DaskExecutor(Executor):
     def map_unordered(self, function, pieces):
         from distributed import as_completed
 
+        import pickle
+
         futures = {}
         for index, piece in enumerate(pieces):
+            self.sent_bytes += len(pickle.dumps((function, piece)))
             futures[self.client.submit(run_piece, function, piece, pure=False)] = index
         try:
             for future in as_completed(list(futures)):
                 try:
                     outcome = future.result()
+                    self.received_bytes += len(pickle.dumps(outcome))
                 except Exception as exc:  # noqa: BLE001 - a piece lost for good (KilledWorker), or cancelled
                     outcome = exc
                 yield futures[future], outcome

@@ -119,6 +119,14 @@ def training_runs(tmp_path_factory: pytest.TempPathFactory):
 
 
 @pytest.fixture(scope="session")
+def big_run(tmp_path_factory: pytest.TempPathFactory):
+    """A Keras run with a kernel too big to group (tests.cluster_fixtures), for the jobs on a Dask cluster."""
+    from tests.cluster_fixtures import BIG_RUN_CHECKPOINTS, BIG_RUN_UNITS, write_big_keras_run
+
+    return write_big_keras_run(tmp_path_factory.mktemp("cluster") / "big_run", BIG_RUN_CHECKPOINTS, BIG_RUN_UNITS)
+
+
+@pytest.fixture(scope="session")
 def s3_server():
     """A real S3 server (moto in server mode, tests.remote_fixtures) for the session, with the standard
     AWS settings pointing at it for this process and its children."""

@@ -17,15 +17,20 @@ KIND_TITLES = {"variable": "weights", "slot": "optimizer slots", "optimizer": "o
 
 def command_diff(args) -> int:
     from ..analysis.comparison.comparison import compare_checkpoints
+    from ..executor import executor_for
     from ..jobs import run_to_end
 
     if args.atol < 0 or args.rtol < 0:
         raise UsageError("diff", "--atol and --rtol cannot be negative")
     if (args.atol or args.rtol) and not args.values:
         raise UsageError("diff", "--atol and --rtol need --values (tolerances apply to values read)")
+    if args.dask and not args.values:
+        raise UsageError("diff", "--dask needs --values (without it, the checksums the files store are compared)")
     _, reader_a = open_checkpoint(args.a, args.step_a)
     _, reader_b = open_checkpoint(args.b, args.step_b)
-    comparison = run_to_end(compare_checkpoints(reader_a, reader_b, args.values, args.atol, args.rtol))
+    with executor_for(args.dask) as executor:  # threads, or a Dask cluster's workers for the values
+        comparison = run_to_end(compare_checkpoints(reader_a, reader_b, args.values, args.atol, args.rtol,
+                                                    executor=executor if args.dask else None))
     if args.json:
         print(json.dumps(comparison.record()))
     else:

@@ -98,6 +98,7 @@ def _export_csv_command(commands) -> None:
     table.add_argument("--step", type=int)
     table.add_argument("--stats", action="store_true", help="add min, max, mean, std, l2, zeros, NaN, Inf")
     table.add_argument("--all-steps", action="store_true", help="one row per variable per checkpoint")
+    _add_dask_option(table, "with --all-steps --stats: compute the statistics on a Dask cluster: ")
     table.set_defaults(handler=writing.command_export_csv)
 
 
@@ -170,6 +171,7 @@ def _diff_command(commands) -> None:
     diff.add_argument("--rtol", type=float, default=0.0, help="with --values: ... or up to this times |b|")
     diff.add_argument("--all", action="store_true", help="list optimizer state and bookkeeping too, not just counts")
     diff.add_argument("--json", action="store_true")
+    _add_dask_option(diff, "with --values: compare the values on a Dask cluster: ")
     diff.set_defaults(handler=comparing.command_diff)
 
 
@@ -245,6 +247,7 @@ def _tensorboard_command(commands) -> None:
                        help="first write the checkpoints' histograms and metrics for TensorBoard (into the "
                             "app's data folder, never into the run; shown beside the run's logs)")
     board.add_argument("--no-browser", action="store_true", help="only print the URL")
+    _add_dask_option(board, "with --write-history: compute the metrics on a Dask cluster: ")
     board.set_defaults(handler=writing.command_tensorboard)
 
 
@@ -273,10 +276,10 @@ _DECLARATIONS = {  # each command's arguments, in the order --help lists them
 }
 
 
-def _add_dask_option(command) -> None:
+def _add_dask_option(command, what: str = "read and reduce the tensors on a Dask cluster: ") -> None:
     command.add_argument("--dask", metavar="ADDRESS",
-                         help="read and reduce the tensors on a Dask cluster: a scheduler (tcp://host:8786) or "
-                              "local[N] for N local worker processes (needs dask[distributed]; default: threads)")
+                         help=what + "a scheduler (tcp://host:8786) or local[N] for N local worker processes "
+                                     "(needs dask[distributed]; default: threads)")
 
 
 def run(argv: list[str]) -> int:

@@ -19,9 +19,15 @@ def command_export_csv(args) -> int:
     from ..export.tables import export_run_table, export_variable_table
     from ..jobs import run_to_end
 
+    if args.dask and not (args.all_steps and args.stats):
+        raise UsageError("export-csv", "--dask needs --all-steps --stats (the statistics of every checkpoint)")
     if args.all_steps:
+        from ..executor import executor_for
+
         run = discover(args.path).single_run()
-        count = run_to_end(export_run_table(run.checkpoints, args.out))
+        with executor_for(args.dask) as executor:  # threads, or a Dask cluster's workers for the statistics
+            count = run_to_end(export_run_table(run.checkpoints, args.out, with_statistics=args.stats,
+                                                executor=executor))
     else:
         _, reader = open_checkpoint(args.path, args.step)
         count = run_to_end(export_variable_table(reader, args.out, with_statistics=args.stats))
@@ -73,6 +79,8 @@ def command_tensorboard(args) -> int:
     from ..jobs import run_to_end
     from ..tensorboard import launcher, run_logs
 
+    if args.dask and not args.write_history:
+        raise UsageError("tensorboard", "--dask needs --write-history (the only work it computes)")
     run = discover(args.path)
     path = paths.abspath(args.path)  # a URL is handed to TensorBoard as it is
     logdir = path if files.isdir(path) else run.folder
@@ -82,7 +90,11 @@ def command_tensorboard(args) -> int:
             from ..tensorboard.history import write_checkpoint_history
 
             # Named by the folder TensorBoard is started on (RUN may be the parent of its one run).
-            history = run_to_end(write_checkpoint_history(run.single_run(), folder=run_logs.history_folder(logdir)))
+            from ..executor import executor_for
+
+            with executor_for(args.dask) as executor:  # threads, or a Dask cluster's workers for the metrics
+                history = run_to_end(write_checkpoint_history(run.single_run(), folder=run_logs.history_folder(logdir),
+                                                              executor=executor))
             print(f"wrote the history of {len(history.steps)} checkpoints x {len(history.tags)} variables "
                   f"to {history.folder}", file=sys.stderr)
         elif not launcher.has_logs(logdir):

@@ -12,11 +12,13 @@ from typing import Iterable
 
 from ..analysis.numerics.statistics import StatisticsAccumulator
 from ..atomic_write import atomic_write
+from ..executor import Executor
 from ..format.source import CheckpointSource
 from ..formatting import format_shape
 from ..jobs import Job, Progress
 from ..run.discovery import CheckpointInfo
 from ..run.variables import VariableInfo, describe_variables
+from .run_statistics import run_statistics
 
 TABLE_COLUMNS = ["name", "friendly_path", "dtype", "shape", "elements", "bytes", "kind"]
 STAT_COLUMNS = ["min", "max", "mean", "std", "l2", "zero_fraction", "nan_count", "inf_count"]
@@ -59,16 +61,32 @@ def export_variable_table(reader: CheckpointSource, path: str, names: Iterable[s
     return len(rows)
 
 
-def export_run_table(checkpoints: list[CheckpointInfo], path: str) -> Job[int]:
-    """Job: one row per variable per checkpoint, with the checkpoint's step and prefix first."""
-    rows = []
+def export_run_table(checkpoints: list[CheckpointInfo], path: str, with_statistics: bool = False,
+                     executor: Executor | None = None) -> Job[int]:
+    """Job: one row per variable per checkpoint, with the checkpoint's step and prefix first; with
+    statistics, those of every variable at every checkpoint, computed as the whole-run jobs compute them
+    (core.export.run_statistics: pieces on `executor`, threads by default or a Dask cluster's workers)."""
+    rows, readers = [], {}
     for done, info in enumerate(checkpoints):
         yield Progress(done, len(checkpoints), f"Listing {info.name}")
-        for variable in describe_variables(info.open_reader()):
-            rows.append(["" if info.step is None else info.step, info.prefix] + table_row(variable))
-    write_csv(path, ["step", "prefix"] + TABLE_COLUMNS, rows)
+        readers[info.prefix] = info.open_reader()
+    statistics = (yield from run_statistics(checkpoints, readers, executor)) if with_statistics else {}
+    for info in checkpoints:
+        for variable in describe_variables(readers[info.prefix]):
+            row = ["" if info.step is None else info.step, info.prefix] + table_row(variable)
+            if with_statistics:
+                row += statistics_cells(statistics.get((info.prefix, variable.name)))
+            rows.append(row)
+    write_csv(path, ["step", "prefix"] + TABLE_COLUMNS + (STAT_COLUMNS if with_statistics else []), rows)
     yield Progress(len(checkpoints), len(checkpoints), f"Wrote {path}")
     return len(rows)
+
+
+def statistics_cells(stats) -> list:
+    """The STAT_COLUMNS of a Statistics (empty cells for none: not numbers, or not readable)."""
+    if stats is None:
+        return [""] * len(STAT_COLUMNS)
+    return ["" if getattr(stats, c) is None else repr(getattr(stats, c)) for c in STAT_COLUMNS]
 
 
 def _statistics_cells(reader: CheckpointSource, info: VariableInfo) -> list:
@@ -79,5 +97,4 @@ def _statistics_cells(reader: CheckpointSource, info: VariableInfo) -> list:
     accumulator = StatisticsAccumulator()
     for chunk in reader.iter_chunks(info.name, CHUNK_BYTES):
         accumulator.add(np.abs(chunk) if chunk.dtype.kind == "c" else chunk)
-    stats = accumulator.result()
-    return ["" if getattr(stats, c) is None else repr(getattr(stats, c)) for c in STAT_COLUMNS]
+    return statistics_cells(accumulator.result())

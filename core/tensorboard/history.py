@@ -22,6 +22,7 @@ from ..analysis.numerics.statistics import read_with_statistics
 from ..analysis.trajectories.grouped_metrics import precompute
 from ..analysis.trajectories.trajectory import PAIR_METRICS, SINGLE_METRICS, compute_trajectory
 from ..errors import NotACheckpointError, VariableNotFoundError
+from ..executor import Executor
 from ..format.source import CheckpointSource
 from ..jobs import Job, Progress, scaled
 from ..run.discovery import CheckpointInfo, Run
@@ -81,17 +82,18 @@ class _Plan:
 
 
 def write_checkpoint_history(run: Run, names: Sequence[str] | None = None,
-                             folder: str | os.PathLike | None = None) -> Job[HistoryResult]:
+                             folder: str | os.PathLike | None = None, executor: Executor | None = None) -> Job[HistoryResult]:
     """Job (core.jobs): for every checkpoint of `run` (not its sub-runs) and each variable of `names`
     (default: default_variables), a histogram and the HISTORY_METRICS, written to `folder` (default:
-    history_folder). A folder already there is replaced if it holds only event files. Cancelling
+    history_folder). The metrics' pieces run on `executor` (threads by default, or a Dask cluster's workers);
+    the histograms are read here. A folder already there is replaced if it holds only event files. Cancelling
     (closing the job) or a failure leaves the folder as it was."""
     if not run.checkpoints:
         raise NotACheckpointError(run.folder, "holds no checkpoint of its own (name one of its sub-runs)")
     target = os.path.abspath(os.fspath(folder)) if folder is not None else history_folder(run)
     check_replaceable(target, _WHAT, HISTORY_FOLDER_NAME)
     plan = _plan(run, list(names) if names is not None else default_variables(run))
-    values = yield from _compute_metrics(plan)
+    values = yield from _compute_metrics(plan, executor)
     staging = run_logs.staging_folder(target)
     with folder_in_place(target, _WHAT, HISTORY_FOLDER_NAME, staging) as partial:  # cancelled or failed: the folder stays as it was
         event_file = yield from _write_events(partial, plan, values, done=len(values) * len(plan.checkpoints))
@@ -129,16 +131,16 @@ def _steps(checkpoints: list[CheckpointInfo]) -> list[int]:
 
 # ---- computing ----------------------------------------------------------------------------------------
 
-def _compute_metrics(plan: _Plan):
+def _compute_metrics(plan: _Plan, executor: Executor | None = None):
     """Every metric of every variable across the run, before anything is written (points are small;
     the pair metrics need the whole run in order). Returns {(name, metric): [Point per checkpoint]}."""
-    for progress in precompute(plan.checkpoints, plan.names, HISTORY_METRICS, plan.readers):
+    for progress in precompute(plan.checkpoints, plan.names, HISTORY_METRICS, plan.readers, executor):
         yield Progress(0, plan.total, progress.message)  # small tensors by groups, into the records
     values = {}
     for name in plan.names:
         for metric in HISTORY_METRICS:
             done = len(values) * len(plan.checkpoints)
-            job = compute_trajectory(plan.checkpoints, name, metric, readers=plan.readers)
+            job = compute_trajectory(plan.checkpoints, name, metric, readers=plan.readers, executor=executor)
             # its phases (readers opened, tensors read, points) each map onto this trajectory's share
             values[name, metric] = (yield from scaled(job, done, len(plan.checkpoints), plan.total)).points
     return values

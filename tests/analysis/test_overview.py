@@ -99,7 +99,7 @@ def test_streamed_tensors_give_the_same_values(training_runs, monkeypatch, tmp_p
     if damaged:
         _damage(run_dir / "ckpt-300.data-00000-of-00001")
     run = discover(run_dir)
-    monkeypatch.setattr(trajectory, "plain_local_ranges", lambda readers, name: None)  # tensor by tensor
+    monkeypatch.setattr(trajectory, "plain_local_ranges", lambda readers, name, urls=False: None)  # tensor by tensor
     whole = {m: run_to_end(compute_overview(run.checkpoints, m)).values for m in ("update_ratio", "dist_from_first")}
     CACHE.clear()
     monkeypatch.setattr(variable_rows, "WHOLE_TENSOR_LIMIT", 0)
@@ -219,7 +219,7 @@ def test_side_by_side_around_a_damaged_checkpoint_gives_the_tensor_by_tensor_gap
     run = discover(run_dir)
     found = run_to_end(compute_overview(run.checkpoints, "update_ratio"))
     CACHE.clear()
-    monkeypatch.setattr(trajectory, "plain_local_ranges", lambda readers, name: None)
+    monkeypatch.setattr(trajectory, "plain_local_ranges", lambda readers, name, urls=False: None)
     expected = run_to_end(compute_overview(run.checkpoints, "update_ratio"))
     np.testing.assert_allclose(found.values, expected.values, rtol=1e-12)
     assert np.isnan(found.values[:, 4]).all() and np.isfinite(found.values[:, 5]).any()
@@ -243,10 +243,10 @@ def test_side_by_side_sums_are_kept_for_the_trajectory_and_the_next_overview(tra
 
 
 def test_shares_of_the_checkpoints_each_start_at_their_reference():
-    assert lockstep_norms._segments(1, "previous") == [[0]]
-    assert lockstep_norms._segments(5, "previous") == [[0, 1, 2], [2, 3, 4]]
-    assert lockstep_norms._segments(5, "first") == [[0, 1, 2], [0, 3, 4]]
-    shares = lockstep_norms._segments(200, "previous")
+    assert lockstep_norms.segment_columns(1, "previous") == [[0]]
+    assert lockstep_norms.segment_columns(5, "previous") == [[0, 1, 2], [2, 3, 4]]
+    assert lockstep_norms.segment_columns(5, "first") == [[0, 1, 2], [0, 3, 4]]
+    shares = lockstep_norms.segment_columns(200, "previous")
     assert len(shares) % 2 == 0 and max(map(len, shares)) <= lockstep_norms.MAX_SEGMENT + 1
     assert sorted(c for share in shares for c in share[1:]) == list(range(1, 200))
     assert all(share[0] == share[1] - 1 for share in shares)
@@ -256,8 +256,8 @@ def test_cancelling_side_by_side_stops_between_bands(training_runs, side_by_side
     from checkpoint_inspector.core.analysis.numerics import blas_threads
 
     bands = []
-    real_add = lockstep_norms._Segment.add
-    monkeypatch.setattr(lockstep_norms._Segment, "add", lambda segment, low, high: (bands.append(low), real_add(segment, low, high)))
+    real_add = lockstep_norms.Segment.add
+    monkeypatch.setattr(lockstep_norms.Segment, "add", lambda segment, low, high: (bands.append(low), real_add(segment, low, high)))
     run = discover(training_runs.exploding_run)
     job = compute_overview(run.checkpoints, "update_ratio")
     for _ in range(4):
@@ -317,13 +317,13 @@ def test_a_segment_that_meets_damage_on_the_other_thread_is_freed_at_once(traini
     data = run_dir / "ckpt-500.data-00000-of-00001"  # in the first pair's second segment: the pool's
     data.write_bytes(data.read_bytes()[:40])
     made = []
-    real_init = lockstep_norms._Segment.__init__
+    real_init = lockstep_norms.Segment.__init__
 
     def tracked(segment, *args):
         real_init(segment, *args)
         made.append(weakref.ref(segment))
 
-    monkeypatch.setattr(lockstep_norms._Segment, "__init__", tracked)
+    monkeypatch.setattr(lockstep_norms.Segment, "__init__", tracked)
     gc.collect()
     gc.disable()
     try:

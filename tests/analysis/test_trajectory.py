@@ -174,7 +174,7 @@ def test_a_variable_stored_in_another_dtype_compares_value_by_value(dtype_changi
     monkeypatch.setattr(variable_rows, "CHUNK", 125)
     monkeypatch.setattr(variable_rows, "WHOLE_TENSOR_LIMIT", 0)
     if path != "side_by_side":
-        monkeypatch.setattr(trajectory_module, "plain_local_ranges", lambda readers, name: None)
+        monkeypatch.setattr(trajectory_module, "plain_local_ranges", lambda readers, name, urls=False: None)
     run = discover(dtype_changing_run)
     expected = expected_points(dtype_changing_run, "v", metric)
     if path == "overview_streamed":

@@ -16,13 +16,14 @@ from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 
+from ...executor import Executor
 from ...format.source import CheckpointSource
 from ...jobs import Job, Progress, run_to_end
 from ...run.variables import VariableInfo, describe_variables
 from .rename_matching import RenameMatch, Signature, match_renames
 from ..numerics.scratch import thread_scratch
 from ..numerics.value_difference import ValueDifference, compare_values, content_digest
-from .value_difference_groups import difference_piece, plan_differences
+from .value_difference_groups import difference_on_worker, difference_piece, plan_differences
 
 COMPARING_THREADS = 2  # the machines this runs on have two cores or more; more threads only contend for memory
 
@@ -75,8 +76,9 @@ def signature(variable: VariableInfo) -> Signature:
 
 
 def compare_checkpoints(reader_a: CheckpointSource, reader_b: CheckpointSource, values: bool = False,
-                        atol: float = 0.0, rtol: float = 0.0) -> Job[Comparison]:
-    """Job: compare two open checkpoints (see the module docstring)."""
+                        atol: float = 0.0, rtol: float = 0.0, executor: Executor | None = None) -> Job[Comparison]:
+    """Job: compare two open checkpoints (see the module docstring). With `values` and a Dask cluster as
+    `executor`, the values are compared by its workers (each reads its tensors' byte ranges itself)."""
     yield Progress(0, 0, "Listing both checkpoints")
     variables_a = {v.name: v for v in describe_variables(reader_a)}
     variables_b = {v.name: v for v in describe_variables(reader_b)}
@@ -85,7 +87,7 @@ def compare_checkpoints(reader_a: CheckpointSource, reader_b: CheckpointSource, 
                  and a.entry.dtype_name == b.entry.dtype_name]
     total_bytes = sum(a.entry.nbytes + b.entry.nbytes for a, b in same_kind) if values else len(common)
     # the values are compared on threads from here on, while this thread does the bookkeeping
-    comparing = _ValuesCompared(reader_a, reader_b, same_kind, atol, rtol) if values else None
+    comparing = _ValuesCompared(reader_a, reader_b, same_kind, atol, rtol, executor) if values else None
     try:
         result = Comparison(reader_a.prefix, reader_b.prefix, values_read=values)
         result.kinds = ({name: v.kind for name, v in variables_b.items()}
@@ -123,19 +125,28 @@ class _ValuesCompared:
     one by `gathered`, in the caller's thread, where a damaged tensor raises an error that names it.
     Cancelling stops the threads between two chunks."""
 
-    def __init__(self, reader_a, reader_b, pairs: list, atol: float, rtol: float):
+    def __init__(self, reader_a, reader_b, pairs: list, atol: float, rtol: float, executor: Executor | None = None):
         self.reader_a, self.reader_b, self.pairs, self.atol, self.rtol = reader_a, reader_b, pairs, atol, rtol
         self.stop = threading.Event()
         self.pool = None
         self.futures: list = []  # (name, or None for a group; what progress calls it; its bytes; the future)
+        self.on_cluster = None   # a Dask cluster's: (the pieces as futures list them, the outcomes as they come)
         if not (reader_a.kind.has_byte_ranges and reader_b.kind.has_byte_ranges):
             return
         names = [a.name for a, _ in pairs]
         ranges_a, ranges_b = reader_a.tensor_ranges(names), reader_b.tensor_ranges(names)
-        works = plan_differences(ranges_a, ranges_b, names, atol, rtol, COMPARING_THREADS)
+        cluster = executor is not None and not executor.in_process
+        works = plan_differences(ranges_a, ranges_b, names, atol, rtol,
+                                 executor.worker_count() if cluster else COMPARING_THREADS)
         grouped = {name for work in works for name in work.names}
         streamed = [(a, b) for a, b in pairs if a.name not in grouped and a.name in ranges_a and a.name in ranges_b]
         if not works and not streamed:
+            return
+        if cluster:  # the same pieces as the threads', each read and measured by a worker
+            pieces = [(a.name, a.name, a.entry.nbytes + b.entry.nbytes,
+                       ("pair", (ranges_a[a.name], ranges_b[a.name], atol, rtol))) for a, b in streamed]
+            pieces += [(None, f"{len(work.names)} small variables", work.nbytes, ("group", work)) for work in works]
+            self.on_cluster = (pieces, executor.map_unordered(difference_on_worker, [p[3] for p in pieces]))
             return
         self.pool = ThreadPoolExecutor(COMPARING_THREADS, thread_name_prefix="compare")
         # Biggest first and the quick groups last, so neither thread is left alone with a big tensor at the end.
@@ -159,6 +170,14 @@ class _ValuesCompared:
     def gathered(self, total_bytes: int):
         """Job: {name: ValueDifference} of every pair."""
         out, done = {}, 0
+        if self.on_cluster is not None:
+            pieces, outcomes = self.on_cluster
+            for index, outcome in outcomes:
+                name, label, nbytes, _ = pieces[index]
+                if not isinstance(outcome, BaseException):  # else damage: compared one by one below, named
+                    out.update({name: outcome} if name is not None else outcome)
+                done += nbytes
+                yield Progress(done, total_bytes, f"Compared {label}")
         for name, label, nbytes, future in self.futures:
             while True:
                 try:
@@ -186,6 +205,8 @@ class _ValuesCompared:
     def close(self) -> None:
         """Stop the threads (between two chunks) and wait for them; safe to call twice."""
         self.stop.set()
+        if self.on_cluster is not None:
+            self.on_cluster[1].close()  # cancels the pieces not done
         if self.pool is not None:
             self.pool.shutdown(wait=True, cancel_futures=True)
             self.pool = None

@@ -31,7 +31,7 @@ from ...storage.paths import is_url
 from ..numerics.scratch import thread_scratch
 from ..numerics.segment_statistics import segment_starts
 from ..numerics.tensor_groups import COALESCE_GAP, groupable, plan_groups, read_tensors
-from ..numerics.value_difference import ValueDifference, bits_differ, work_dtype
+from ..numerics.value_difference import ValueDifference, bits_differ, difference_of_ranges, work_dtype
 
 # Bytes a side. Below this a tensor costs less in a group (a few microseconds of Python, ~10 ns an
 # element) than streamed on its own (~60 microseconds, ~3 ns an element): measured on bench_compare's pairs.
@@ -87,6 +87,14 @@ def difference_piece(work: DifferenceWork) -> dict[str, ValueDifference]:
         found = differences_of_tensors([xs[i] for i in indexes], [ys[i] for i in indexes], work.atol, work.rtol)
         out.update(zip((work.names[i] for i in indexes), found))
     return out
+
+
+def difference_on_worker(piece: tuple):
+    """The one function a cluster's comparison runs (core.analysis.comparison.comparison): ("group", a
+    DifferenceWork) -> {name: ValueDifference}, or ("pair", (range_a, range_b, atol, rtol)) -> a streamed
+    tensor's ValueDifference."""
+    kind, work = piece
+    return difference_piece(work) if kind == "group" else difference_of_ranges(work)
 
 
 def _gap(ranges) -> int:

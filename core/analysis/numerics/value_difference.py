@@ -15,6 +15,7 @@ import math
 from dataclasses import dataclass
 
 from ...format.bundle.entry import BundleEntry
+from ...format.bundle.tensor_ranges import stream_range
 from ...format.bundle.writer import encode_strings
 from ...format.source import CheckpointSource
 from ...format.wire.checksum import crc32c, mask
@@ -203,6 +204,19 @@ def compare_values(reader_a: CheckpointSource, reader_b: CheckpointSource, entry
         accumulator.add(x, y)
         if total > 16 * chunk_bytes:
             yield Progress(accumulator.count * max(x.dtype.itemsize, 1), total, f"Comparing {entry_a.name}")
+    return accumulator.result()
+
+
+def difference_of_ranges(pair: tuple) -> ValueDifference:
+    """A piece an executor runs (a Dask worker): (range_a, range_b, atol, rtol), two plain tensors of one
+    dtype and size by their byte ranges (core.format.bundle.tensor_ranges), streamed and measured as
+    compare_values does it with their readers, to the same figures."""
+    from .scratch import thread_scratch
+
+    range_a, range_b, atol, rtol = pair
+    accumulator = _Accumulator(atol, rtol, thread_scratch())
+    for x, y in aligned_chunks(stream_range(range_a, CHUNK_BYTES), stream_range(range_b, CHUNK_BYTES)):
+        accumulator.add(x, y)
     return accumulator.result()
 
 

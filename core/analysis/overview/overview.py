@@ -3,7 +3,8 @@ reads each tensor once per checkpoint.
 
 Small tensors are measured by groups, many in one piece (core.analysis.trajectories.grouped_metrics); each bigger
 variable's row is computed on its own (core.analysis.overview.variable_rows: its checkpoints read side by side, or
-tensor by tensor), with two threads. Rows are given to a window as they are complete.
+tensor by tensor), with two threads. On a Dask cluster the groups, the side-by-side passes and the big
+tensors' statistics are its workers' pieces. Rows are given to a window as they are complete.
 
 Values are core.analysis.trajectories.trajectory's metrics with its definitions and its cache: a trajectory opened
 after the overview (or an overview after a trajectory) of the same checkpoints reads nothing again.
@@ -23,7 +24,7 @@ from ...run.discovery import CheckpointInfo
 from ...run.variables import describe_variables
 from ..trajectories.grouped_metrics import fill_grouped_rows
 from ..trajectories.metric_pieces import reader_of
-from ..trajectories.trajectory import holders
+from ..trajectories.trajectory import SINGLE_METRICS, compute_pieces, holders
 from .variable_rows import row_in_lockstep, row_tensor_by_tensor
 
 SPECTRAL_OVERVIEW_METRICS = ("alpha", "stable_rank", "spectral_norm")  # core.analysis.spectral.spectral_table's
@@ -171,6 +172,9 @@ def compute_overview(checkpoints: list[CheckpointInfo], metric: str, names: list
         grouped = yield from fill_grouped_rows(checkpoints, metric, names, readers, values, executor, single_metric,
                                                on_rows=lambda rows: [on_row(row, partial) for row in rows])
     rest = [(row, name) for row, name in enumerate(names) if row not in grouped]
+    if rest and metric in SINGLE_METRICS and executor is not None and not executor.in_process:
+        # on a cluster, every big tensor's statistics are pieces of its workers first; the rows find them cached
+        yield from compute_pieces(checkpoints, [name for _, name in rest], metric, readers, single_metric, executor)
     sizes = {row: _bytes_of(checkpoints, readers, name) for row, name in rest}
     total, done = sum(sizes.values()) or 1, 0
     # two threads: both read and sum side by side, or one reads the next checkpoint's tensor while one sums
@@ -179,7 +183,7 @@ def compute_overview(checkpoints: list[CheckpointInfo], metric: str, names: list
             yield Progress(done, total, f"{metric} of {labels[row]}")
             share, row_start = sizes[row] // max(len(checkpoints), 1), done
             held = holders(checkpoints, name, readers, problems)
-            found = yield from scaled(row_in_lockstep(held, name, metric, pool), done, sizes[row], total,
+            found = yield from scaled(row_in_lockstep(held, name, metric, pool, executor), done, sizes[row], total,
                                       f"{metric} of {labels[row]}")
             if found is None:  # tensor by tensor (after a side-by-side pass that met damage, progress restarts)
                 found = []

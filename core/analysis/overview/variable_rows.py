@@ -30,13 +30,13 @@ from ..trajectories.trajectory import (PAIR_METRICS, SINGLE_METRICS, cached, kno
 WHOLE_TENSOR_LIMIT = 256 << 20
 
 
-def row_in_lockstep(held: list[tuple], name: str, metric: str, pool) -> Job[list | None]:
+def row_in_lockstep(held: list[tuple], name: str, metric: str, pool, executor=None) -> Job[list | None]:
     """Job: (column, value) of update_ratio or dist_from_first at every checkpoint of `held` (trajectory.holders'),
     from the cache or with the checkpoints read side by side (trajectory.pair_sums_side_by_side); None where
     that pass does not apply or met a damaged checkpoint, for row_tensor_by_tensor to do and say why."""
     if metric not in PAIR_METRICS or len(held) < 2:
         return None
-    values = yield from pair_sums_side_by_side(held, name, metric, pool)
+    values = yield from pair_sums_side_by_side(held, name, metric, pool, executor)
     if values is None:
         return None
     first = float("nan") if metric == "update_ratio" else 0.0

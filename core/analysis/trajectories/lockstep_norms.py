@@ -44,15 +44,16 @@ class LockstepSums(NamedTuple):
     distances: list[float | None]  # Σ (w - reference)², None for the first checkpoint
 
 
-def plain_local_ranges(readers: list, name: str) -> list[TensorRange] | None:
-    """Each reader's byte range of `name` when all are plain real tensors of one shape in local shards,
-    native byte order; else None (the caller's tensor-by-tensor path handles the rest)."""
+def plain_local_ranges(readers: list, name: str, urls: bool = False) -> list[TensorRange] | None:
+    """Each reader's byte range of `name` when all are plain real tensors of one shape in local shards
+    (or, with `urls`, behind URLs too: a cluster's workers read them), native byte order; else None (the
+    caller's tensor-by-tensor path handles the rest)."""
     ranges, shapes = [], set()
     for reader in readers:
         if not reader.kind.has_byte_ranges:
             return None
         piece = reader.tensor_range(name)
-        if piece is None or is_url(piece.path):
+        if piece is None or (is_url(piece.path) and not urls):
             return None
         dtype = dtypes.from_number(piece.dtype_number)
         if dtype is None or not dtype.is_numeric or dtype.numpy_name.startswith("complex"):
@@ -74,12 +75,12 @@ def lockstep_sums(ranges: list[TensorRange], reference: str, pool, message: str 
     squares = [0.0] * len(ranges)
     distances: list[float | None] = [None] * len(ranges)
     elements = ranges[0].size // dtypes.from_number(ranges[0].dtype_number).itemsize if ranges else 0
-    columns_of = _segments(len(ranges), reference)
+    columns_of = segment_columns(len(ranges), reference)
     total = max(sum(ranges[c].size for columns in columns_of for c in columns), 1)
     done = 0
     with one_blas_thread():  # np.dot of a long vector would start OpenBLAS threads beside our two
         for pair in (columns_of[i:i + 2] for i in range(0, len(columns_of), 2)):
-            segments = [_Segment([ranges[c] for c in columns], reference) for columns in pair]
+            segments = [Segment([ranges[c] for c in columns], reference) for columns in pair]
             yield from _add_bands(segments, elements, pool, lambda count: Progress(min(done + count, total), total,
                                                                                   message))
             done += sum(segment.bytes_per_element for segment in segments) * elements
@@ -113,7 +114,7 @@ def _add_bands(segments: list, elements: int, pool, progress) -> Job[None]:
             segment.shards.close()
 
 
-def _segments(count: int, reference: str) -> list[list[int]]:
+def segment_columns(count: int, reference: str) -> list[list[int]]:
     """Column lists, one per segment: a reference column (the one before the segment's, or the first) and
     then the segment's columns, each compared with the one listed before it or with the first."""
     members = list(range(1, count))
@@ -125,10 +126,10 @@ def _segments(count: int, reference: str) -> list[list[int]]:
             for start in range(0, len(members), size)]
 
 
-class _Segment:
+class Segment:
     """One thread's segment of the checkpoints: its files, the running checksums and sums of each."""
 
-    def __init__(self, ranges: list[TensorRange], reference: str):
+    def __init__(self, ranges: list[TensorRange], reference: str, keep_parts: bool = False):
         import numpy as np
 
         self.ranges = ranges
@@ -139,6 +140,10 @@ class _Segment:
         self.crcs = [0] * len(ranges)
         self.squares = [0.0] * len(ranges)
         self.distances: list[float | None] = [None] + [0.0] * (len(ranges) - 1)
+        # keep_parts: each chunk's sums as well, for a piece of a cluster's job whose caller adds them up in the
+        # order one thread here would have (core.analysis.trajectories.lockstep_pieces): the same float64 sums
+        self.square_parts = [[] for _ in ranges] if keep_parts else None
+        self.distance_parts = [[] for _ in ranges] if keep_parts else None
         self.raw = np.empty(CHUNK * max(dtype.itemsize for dtype in self.numpy_dtypes), dtype=np.uint8)
         self.wide = [np.empty(CHUNK), np.empty(CHUNK), np.empty(CHUNK)]  # reference, current, difference
 
@@ -156,16 +161,22 @@ class _Segment:
                 self.crcs[index] = crc32c(raw, self.crcs[index])
                 wide = reference if index == 0 else current
                 np.copyto(wide, raw.view(dtype), casting="unsafe")
-                self.squares[index] += self_dot(wide)
+                squares = self_dot(wide)
+                self.squares[index] += squares
+                if self.square_parts is not None:
+                    self.square_parts[index].append(squares)
                 if index == 0:
                     continue
                 if self.against_first:  # the first checkpoint's chunk stays the reference
                     np.subtract(current, reference, out=difference)
-                    self.distances[index] += self_dot(difference)
+                    distance = self_dot(difference)
                 else:  # the one before is needed no more: its buffer takes the difference, then this one's place
                     np.subtract(current, reference, out=reference)
-                    self.distances[index] += self_dot(reference)
+                    distance = self_dot(reference)
                     reference, current = current, reference
+                self.distances[index] += distance
+                if self.distance_parts is not None:
+                    self.distance_parts[index].append(distance)
 
     def check_checksums(self) -> None:
         for piece, crc in zip(self.ranges, self.crcs):

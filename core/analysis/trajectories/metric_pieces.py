@@ -15,6 +15,7 @@ from ...executor import Executor, ThreadExecutor
 from ...format.readers import open_reader
 from ...format.bundle.tensor_ranges import TensorRange, stream_range
 from ...jobs import Job, Progress
+from ..numerics.blas_threads import one_blas_thread
 from ..numerics.pair_norms import self_dot
 from ..numerics.scratch import thread_scratch
 from ..numerics.statistics import StatisticsAccumulator
@@ -64,14 +65,15 @@ def l2_of_chunks(chunks) -> float:
     import numpy as np
 
     total, scratch = 0.0, thread_scratch()
-    for chunk in chunks:
-        wide = scratch.get("l2", chunk.size, np.float64)  # reused: no fresh mapping per chunk
-        np.copyto(wide, np.abs(chunk) if chunk.dtype.kind == "c" else chunk, casting="unsafe")
-        squares = self_dot(wide)
-        if not np.isfinite(squares):  # NaN or Inf in the chunk: count the finite values only
-            finite = wide[np.isfinite(wide)]
-            squares = self_dot(finite)
-        total += squares
+    with one_blas_thread():  # BLAS's dot in every process: a Dask worker's sums equal this process's
+        for chunk in chunks:
+            wide = scratch.get("l2", chunk.size, np.float64)  # reused: no fresh mapping per chunk
+            np.copyto(wide, np.abs(chunk) if chunk.dtype.kind == "c" else chunk, casting="unsafe")
+            squares = self_dot(wide)
+            if not np.isfinite(squares):  # NaN or Inf in the chunk: count the finite values only
+                finite = wide[np.isfinite(wide)]
+                squares = self_dot(finite)
+            total += squares
     return total ** 0.5
 
 
@@ -81,16 +83,17 @@ def distance_of_chunks(chunks_a, chunks_b) -> float:
     import numpy as np
 
     total, scratch = 0.0, thread_scratch()
-    for a, b in aligned_chunks(iter(chunks_a), iter(chunks_b)):
-        if a.dtype.kind == "c" or b.dtype.kind == "c":
-            difference = np.abs(a.astype(np.complex128) - b.astype(np.complex128))
-        else:  # widened into reused work arrays: no fresh mapping per chunk
-            difference = scratch.get("distance_a", a.size, np.float64)
-            np.copyto(difference, a, casting="unsafe")
-            other_wide = scratch.get("distance_b", b.size, np.float64)
-            np.copyto(other_wide, b, casting="unsafe")
-            np.subtract(difference, other_wide, out=difference)
-        total += self_dot(difference)
+    with one_blas_thread():  # as in l2_of_chunks
+        for a, b in aligned_chunks(iter(chunks_a), iter(chunks_b)):
+            if a.dtype.kind == "c" or b.dtype.kind == "c":
+                difference = np.abs(a.astype(np.complex128) - b.astype(np.complex128))
+            else:  # widened into reused work arrays: no fresh mapping per chunk
+                difference = scratch.get("distance_a", a.size, np.float64)
+                np.copyto(difference, a, casting="unsafe")
+                other_wide = scratch.get("distance_b", b.size, np.float64)
+                np.copyto(other_wide, b, casting="unsafe")
+                np.subtract(difference, other_wide, out=difference)
+            total += self_dot(difference)
     return total ** 0.5
 
 

@@ -29,6 +29,7 @@ from ...jobs import Job, Progress
 from ...run.discovery import CheckpointInfo
 from ...storage import files
 from .lockstep_norms import lockstep_sums, plain_local_ranges
+from .lockstep_pieces import lockstep_sums_on
 from .metric_records import RECORDS, recorded
 from .metric_pieces import (CHUNK_BYTES, distance_of_chunks, distance_piece, l2_of_chunks, l2_piece, reader_of,
                             run_pieces, source_of, statistics_of_chunks, statistics_piece)
@@ -96,8 +97,7 @@ def compute_trajectory(checkpoints: list[CheckpointInfo], name: str, metric: str
     """Job (see core.jobs): the metric at every checkpoint, oldest first. The tensors are read and
     reduced as independent pieces on the executor (threads by default, a Dask cluster when given), then
     each point is yielded in a PointProgress as it is put together. A pair metric (update_ratio,
-    dist_from_first) of plain local tensors is read with the checkpoints side by side first, in this thread
-    and one more, whatever in-process executor was given (a cluster keeps its pieces).
+    dist_from_first) of plain tensors is read with the checkpoints side by side first (_side_by_side).
 
     single_metric: compute just this metric where a lighter pass exists (l2: a sum of squares), for a
     caller that will not switch metrics (the CLI); the GUI computes every statistic in one pass."""
@@ -106,14 +106,9 @@ def compute_trajectory(checkpoints: list[CheckpointInfo], name: str, metric: str
     readers = {} if readers is None else readers
     if metric != "element":
         yield from _open_readers(checkpoints, readers)
-        if metric in PAIR_METRICS and (executor is None or executor.in_process):  # asked for a cluster: pieces
-            yield from _side_by_side(checkpoints, name, metric, readers)
-        wanted = _pieces_wanted(checkpoints, name, metric, readers, single_metric)
-        if wanted:
-            outcomes = yield from run_pieces(wanted, executor, f"{metric} of {name}")
-            for key, outcome in outcomes.items():
-                if not isinstance(outcome, BaseException):  # a failed piece fails again below, with its reason
-                    CACHE.put(key, outcome)
+        if metric in PAIR_METRICS:
+            yield from _side_by_side(checkpoints, name, metric, readers, executor)
+        yield from compute_pieces(checkpoints, [name], metric, readers, single_metric, executor)
     points: list[Point] = []
     first: tuple | None = None      # (prefix, shape) of the first checkpoint holding the variable
     previous = PreviousHolder()          # the same for the one an update ratio compares with
@@ -140,15 +135,32 @@ def _open_readers(checkpoints: list[CheckpointInfo], readers: dict) -> Job[None]
         yield Progress(done, len(missing), f"opened {done} of {len(missing)} checkpoints")
 
 
-def _side_by_side(checkpoints: list[CheckpointInfo], name: str, metric: str, readers: dict) -> Job[None]:
+def compute_pieces(checkpoints: list[CheckpointInfo], names: list[str], metric: str, readers: dict,
+                   single_metric: bool, executor: Executor | None) -> Job[None]:
+    """Job: the pieces `metric` of `names` needs and the cache lacks, run on the executor, into the cache (a
+    piece that failed is left out: the point asks again and says why)."""
+    wanted: dict = {}
+    for name in names:
+        wanted.update(_pieces_wanted(checkpoints, name, metric, readers, single_metric))
+    if wanted:
+        what = f"{metric} of {names[0]}" if len(names) == 1 else f"{metric} of {len(names)} variables"
+        outcomes = yield from run_pieces(wanted, executor, what)
+        for key, outcome in outcomes.items():
+            if not isinstance(outcome, BaseException):
+                CACHE.put(key, outcome)
+
+
+def _side_by_side(checkpoints: list[CheckpointInfo], name: str, metric: str, readers: dict,
+                  executor: Executor | None = None) -> Job[None]:
     """A pair metric's sums read with the checkpoints side by side, into the cache (pair_sums_side_by_side),
-    where each checkpoint holding the variable compares with the one before it: no two at one step."""
+    where each checkpoint holding the variable compares with the one before it: no two at one step. In this
+    thread and one more, whatever in-process executor was given; on a cluster, as its pieces."""
     held = holders(checkpoints, name, readers)
     steps = [checkpoints[column].step for column, _, _ in held if checkpoints[column].step is not None]
     if len(held) < 2 or len(set(steps)) < len(steps):  # a copy at one step compares with the step before: pieces
         return
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="trajectory") as pool:
-        yield from pair_sums_side_by_side(held, name, metric, pool)
+        yield from pair_sums_side_by_side(held, name, metric, pool, executor)
 
 
 def _pieces_wanted(checkpoints: list[CheckpointInfo], name: str, metric: str, readers: dict,
@@ -291,13 +303,15 @@ def holders(checkpoints: list[CheckpointInfo], name: str, readers: dict, problem
     return held
 
 
-def pair_sums_side_by_side(held: list[tuple], name: str, metric: str, pool) -> Job[list | None]:
+def pair_sums_side_by_side(held: list[tuple], name: str, metric: str, pool,
+                           executor: Executor | None = None) -> Job[list | None]:
     """Job: update_ratio or dist_from_first of `name` at held[1:] (holders' tuples, each checkpoint compared
     with the one before it or with the first), from the cache or with the checkpoints read side by side
     (core.analysis.trajectories.lockstep_norms, its second thread on `pool`), whose sums go into the cache as
     ("distance", ...) and ("all_l2", ...) for the points and the overview. None where that pass does not
     apply (not plain local tensors of one shape) or met damage: the caller reads tensor by tensor and says
-    why."""
+    why. On a cluster (`executor` not in process) the pass is cut into pieces for its workers
+    (core.analysis.trajectories.lockstep_pieces), to the same sums; its shards may then be URLs too."""
     identities = [identity for _, _, identity in held]
     references = identities[:-1] if metric == "update_ratio" else identities[:1] * (len(held) - 1)
     distance_keys = [("distance", identity, other, name) for identity, other in zip(identities[1:], references)]
@@ -306,11 +320,16 @@ def pair_sums_side_by_side(held: list[tuple], name: str, metric: str, pool) -> J
     norms = [known_l2(key) for key in norm_keys[:-1]] if metric == "update_ratio" else []
     if None in distances or None in norms:
         try:
-            ranges = plain_local_ranges([reader for _, reader, _ in held], name)
+            on_cluster = executor is not None and not executor.in_process
+            ranges = plain_local_ranges([reader for _, reader, _ in held], name, urls=on_cluster)
             if ranges is None:
                 return None
-            sums = yield from lockstep_sums(ranges, "previous" if metric == "update_ratio" else "first", pool,
-                                            f"{metric} of {name}")
+            reference = "previous" if metric == "update_ratio" else "first"
+            if on_cluster:
+                sums = yield from lockstep_sums_on(ranges, reference, executor, executor.worker_count(),
+                                                   f"{metric} of {name}")
+            else:
+                sums = yield from lockstep_sums(ranges, reference, pool, f"{metric} of {name}")
         except (CheckpointError, OSError):  # damaged bytes, a short shard, a wrong entry size, no file handle left
             return None
         distances = [squares ** 0.5 for squares in sums.distances[1:]]

@@ -63,3 +63,34 @@ def unmask_all(masked):
 
     rot = masked.astype(np.uint32) - np.uint32(MASK_DELTA)
     return (rot >> np.uint32(17)) | (rot << np.uint32(15))
+
+
+def crc32c_combine(first: int, second: int, second_length: int) -> int:
+    """The CRC32C of A followed by B, from crc32c(A), crc32c(B) and len(B): how the checksums of a tensor's
+    byte ranges, computed apart (on several Dask workers), make the checksum of the whole tensor.
+
+    Continuing a CRC over B is affine in the starting value c over GF(2): crc(c, B) = Z(c) ^ crc(0, B),
+    where Z(c) = crc(c, zeros) ^ crc(0, zeros) with len(B) zero bytes. Z is linear, so it is a 32x32 bit
+    matrix, found once per length from 33 CRCs of zero bytes (the C function itself is the oracle: no
+    polynomial is written down here)."""
+    shifted = 0
+    for bit, column in enumerate(_zeros_operator(second_length)):
+        if first >> bit & 1:
+            shifted ^= column
+    return shifted ^ second
+
+
+_OPERATORS: dict[int, tuple[int, ...]] = {}
+
+
+def _zeros_operator(length: int) -> tuple[int, ...]:
+    """Column i: what running over `length` zero bytes does to a CRC that is bit i alone (see above)."""
+    operator = _OPERATORS.get(length)
+    if operator is None:
+        zeros = bytes(length)
+        base = _crc32c(zeros, value=0)
+        operator = tuple(_crc32c(zeros, value=1 << bit) ^ base for bit in range(32))
+        if len(_OPERATORS) > 64:  # the lengths of one job are few (its bands, and the last one's)
+            _OPERATORS.clear()
+        _OPERATORS[length] = operator
+    return operator
