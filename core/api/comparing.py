@@ -86,16 +86,21 @@ class Difference:
 
 
 def diff(a, b, values: bool = False, atol: float = 0.0, rtol: float = 0.0, step_a: int | None = None,
-         step_b: int | None = None) -> Difference:
+         step_b: int | None = None, dask: str | None = None) -> Difference:
     """Compare two checkpoints (paths or Checkpoints). Without `values`, tensors are compared by the
-    checksums the files store; with it they are read, and `atol`/`rtol` tolerate small differences."""
+    checksums the files store; with it they are read, and `atol`/`rtol` tolerate small differences.
+    `dask` (with `values`): `local[N]` or a scheduler address, whose workers compare the values."""
     from ..analysis.comparison.comparison import compare_checkpoints
     from ..errors import UsageError
+    from ..executor import executor_for
 
     if atol < 0 or rtol < 0:
         raise UsageError("diff", "atol and rtol cannot be negative")
-    with _opened(a, step_a) as (_, reader_a), _opened(b, step_b) as (_, reader_b):
-        return Difference(run_to_end(compare_checkpoints(reader_a, reader_b, values, atol, rtol)))
+    if dask and not values:
+        raise UsageError("diff", "dask needs values=True (without it, the stored checksums are compared)")
+    with _opened(a, step_a) as (_, reader_a), _opened(b, step_b) as (_, reader_b), executor_for(dask) as executor:
+        return Difference(run_to_end(compare_checkpoints(reader_a, reader_b, values, atol, rtol,
+                                                         executor=executor if dask else None)))
 
 
 class Check:

@@ -112,6 +112,8 @@ def _export_command(commands) -> None:
     export.add_argument("--stored-keys", action="store_true",
                         help="write .npz members / HDF5 datasets under the stored keys, not the names shown")
     export.add_argument("--step", type=int)
+    # not offered (the tensors themselves come to this machine), but asked for it is explained, not "unrecognized"
+    export.add_argument("--dask", metavar="ADDRESS", help=argparse.SUPPRESS)
     export.set_defaults(handler=writing.command_export)
 
 

@@ -42,6 +42,10 @@ def command_export(args) -> int:
     from ..jobs import run_to_end
     from ..run.variables import export_keys
 
+    if args.dask:
+        raise UsageError("export", "writes the tensors themselves, so every byte comes to this machine and a "
+                                   "cluster cannot help; export-csv --all-steps --stats --dask computes a run's "
+                                   "statistics on one")
     _, reader = open_checkpoint(args.path, args.step)
     try:
         pattern = re.compile(args.name) if args.name else None

@@ -15,7 +15,8 @@ for the run (core.tensorboard.run_logs), never inside the run.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+import contextlib
+from dataclasses import dataclass, field
 from typing import Sequence
 
 from ..analysis.numerics.statistics import read_with_statistics
@@ -74,6 +75,7 @@ class _Plan:
     names: list[str]
     tags: dict[str, str]
     readers: dict[str, CheckpointSource]  # by prefix, shared with core.analysis.trajectories.trajectory (one index parse each)
+    histograms: dict = field(default_factory=dict)  # (prefix, name) -> (Statistics, Histogram) or None, from a cluster
 
     @property
     def total(self) -> int:
@@ -85,8 +87,8 @@ def write_checkpoint_history(run: Run, names: Sequence[str] | None = None,
                              folder: str | os.PathLike | None = None, executor: Executor | None = None) -> Job[HistoryResult]:
     """Job (core.jobs): for every checkpoint of `run` (not its sub-runs) and each variable of `names`
     (default: default_variables), a histogram and the HISTORY_METRICS, written to `folder` (default:
-    history_folder). The metrics' pieces run on `executor` (threads by default, or a Dask cluster's workers);
-    the histograms are read here. A folder already there is replaced if it holds only event files. Cancelling
+    history_folder). The metrics' pieces run on `executor` (threads by default, or a Dask cluster's workers,
+    which then read the histograms' tensors too). A folder already there is replaced if it holds only event files. Cancelling
     (closing the job) or a failure leaves the folder as it was."""
     if not run.checkpoints:
         raise NotACheckpointError(run.folder, "holds no checkpoint of its own (name one of its sub-runs)")
@@ -94,6 +96,8 @@ def write_checkpoint_history(run: Run, names: Sequence[str] | None = None,
     check_replaceable(target, _WHAT, HISTORY_FOLDER_NAME)
     plan = _plan(run, list(names) if names is not None else default_variables(run))
     values = yield from _compute_metrics(plan, executor)
+    if executor is not None and not executor.in_process:  # the histograms too: each worker reads its checkpoints
+        plan.histograms.update((yield from _histograms_on(plan, executor)))
     staging = run_logs.staging_folder(target)
     with folder_in_place(target, _WHAT, HISTORY_FOLDER_NAME, staging) as partial:  # cancelled or failed: the folder stays as it was
         event_file = yield from _write_events(partial, plan, values, done=len(values) * len(plan.checkpoints))
@@ -146,6 +150,38 @@ def _compute_metrics(plan: _Plan, executor: Executor | None = None):
     return values
 
 
+def histograms_piece(piece: tuple[str, tuple[str, ...]]) -> list:
+    """Run on a Dask worker: (prefix, names) -> [(Statistics, Histogram) or None per name], the checkpoint
+    opened there (one index parse for all its variables) and each tensor read and summarised as the writer
+    here does it (so the events are the same); a damaged tensor raises, and the writer reads it here."""
+    from ..format.readers import open_reader
+    from ..jobs import run_to_end
+
+    prefix, names = piece
+    reader = open_reader(prefix)
+    found = []
+    for name in names:
+        if name not in reader or not reader.entry(name).is_numeric:
+            found.append(None)
+            continue
+        _, stats, histogram = run_to_end(read_with_statistics(reader, name))
+        found.append((stats, histogram) if histogram is not None else None)
+    return found
+
+
+def _histograms_on(plan: _Plan, executor: Executor):
+    """Job: {(prefix, name): histograms_piece's} of every checkpoint, one piece per checkpoint on `executor`;
+    a checkpoint whose piece failed is left to the writer (which says why)."""
+    pieces = [(info.prefix, tuple(plan.names)) for info in plan.checkpoints]
+    found = {}
+    with contextlib.closing(executor.map_unordered(histograms_piece, pieces)) as results:
+        for done, (index, outcome) in enumerate(results, 1):
+            if not isinstance(outcome, BaseException):
+                found.update(((pieces[index][0], name), summary) for name, summary in zip(plan.names, outcome))
+            yield Progress(0, plan.total, f"histograms: {done} of {len(pieces)} checkpoints")
+    return found
+
+
 def _histogram_value(tag: str, stats, histogram):
     """A Summary.Value with TensorBoard's HistogramProto; bucket_limit holds each bucket's right edge
     (TensorBoard takes the first left edge from `min`)."""
@@ -180,8 +216,11 @@ def _checkpoint_event(plan: _Plan, index: int, values: dict, done: int):
     info = plan.checkpoints[index]
     summary = summary_pb2.Summary()
     for offset, name in enumerate(plan.names):
-        histogram = yield from _checkpoint_histogram(plan.readers[info.prefix], name,
-                                                     done + offset * _HISTOGRAM_UNITS, plan.total)
+        if (info.prefix, name) in plan.histograms:
+            histogram = plan.histograms[info.prefix, name]
+        else:
+            histogram = yield from _checkpoint_histogram(plan.readers[info.prefix], name,
+                                                         done + offset * _HISTOGRAM_UNITS, plan.total)
         if histogram is not None:
             summary.value.append(_histogram_value(plan.tags[name], *histogram))
         for metric in HISTORY_METRICS:

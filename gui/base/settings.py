@@ -33,7 +33,7 @@ class AppSettings:
         self._store_recent(recent[:MAX_RECENT])
 
     def executor_setting(self) -> str:
-        """Where trajectories compute (gui.window.compute_choice): "" for threads, else a Dask address."""
+        """Where the whole-run jobs compute (gui.window.compute_choice): "" for threads, else a Dask address."""
         return str(self.qsettings.value("compute/executor", "") or "")
 
     def set_executor_setting(self, setting: str) -> None:

@@ -43,9 +43,11 @@ class OverviewWindow(ComputedWhenShown, QMainWindow):
     partial_shown = Signal(object)  # an Overview under way was drawn (rows not computed yet are NaN)
     _partial_ready = Signal(object)  # (job token, Overview so far), emitted from the worker thread
 
-    def __init__(self, runs, parent=None):
-        """runs: [(name, checkpoints)], the window's run first, then the comparison run if any."""
+    def __init__(self, runs, parent=None, executor=None):
+        """runs: [(name, checkpoints)], the window's run first, then the comparison run if any; `executor()`:
+        where the pieces run (gui.window.compute_choice), None for threads."""
         super().__init__(parent)
+        self.executor = executor or (lambda: None)
         self.setWindowTitle("Training overview — Checkpoint Inspector")
         self.runner = JobRunner(self)
         self.runs = list(runs)
@@ -152,6 +154,7 @@ class OverviewWindow(ComputedWhenShown, QMainWindow):
         self.cancel()
         self.stale = False
         metric, weights_only, runs = self.metric_choice.currentText(), self.weights_box.isChecked(), list(self.runs)
+        executor = self.executor()
         token = self._token = object()
         self._pending = None
         last_sent = [0.0]
@@ -169,7 +172,8 @@ class OverviewWindow(ComputedWhenShown, QMainWindow):
                     self._partial_ready.emit((token, side_by_side(overviews + [copy])))
 
             for name, checkpoints in runs:
-                overview = yield from compute_overview(checkpoints, metric, weights_only=weights_only, on_row=row_done)
+                overview = yield from compute_overview(checkpoints, metric, weights_only=weights_only, on_row=row_done,
+                                                       executor=executor)
                 overviews.append(overview)
             return side_by_side(overviews)
 

@@ -21,8 +21,9 @@ from ..base.jobs import JobSlot
 
 
 class TrainingActions:
-    def __init__(self, session, open_variable_at, show_graph_in_tensorboard):
+    def __init__(self, session, open_variable_at, show_graph_in_tensorboard, executor=None):
         self.session = session
+        self.executor = executor or (lambda: None)  # where the overview's pieces run (gui.window.compute_choice)
         self.show_graph_in_tensorboard = show_graph_in_tensorboard  # (graph file path)
         self.open_variable_at = open_variable_at  # (prefix, stored name): open that checkpoint, select it
         self.run = None
@@ -198,7 +199,7 @@ class TrainingActions:
         if self.overview_window is None:
             from .overview_window import OverviewWindow  # its plots' library loads when first used
 
-            self.overview_window = OverviewWindow(self.runs())
+            self.overview_window = OverviewWindow(self.runs(), executor=self.executor)
             self.overview_window.cell_opened.connect(self.open_variable_at)
         self.overview_window.show()  # computes what is new since it was last shown
         self.overview_window.raise_()

@@ -1,5 +1,6 @@
-"""Where the window's trajectories run their pieces: threads of this app (the default), or a Dask
-cluster the person names (Tools ▸ Compute On…): a scheduler's address, or local[N] worker processes.
+"""Where the window's whole-run jobs (trajectories, the overview, the diagnosis, the TensorBoard history) run
+their pieces: threads of this app (the default), or a Dask cluster the person names (Tools ▸ Compute On…):
+a scheduler's address, or local[N] worker processes.
 
 The choice is kept in the settings; connecting to a cluster (or starting a local one) takes seconds, so
 it runs as a job off the GUI thread, and until it is up the threads go on serving. A cluster that cannot

@@ -107,7 +107,9 @@ class MainWindow(DropTarget, QMainWindow):
         self.exports = ExportActions(session)
         self.tensorboard = TensorBoardActions(session, self.statusBar())
         self.comparing = CompareActions(session, self.run_panel, self._reveal_edits)
-        self.training = TrainingActions(session, self.open_variable_at, self.tensorboard.show_graph)
+        self.tensorboard.executor = lambda: self.compute.current  # the history's metrics (Tools ▸ Compute On…)
+        self.training = TrainingActions(session, self.open_variable_at, self.tensorboard.show_graph,
+                                        executor=lambda: self.compute.current)
         self.diagnosing = DiagnosisActions(self)
         self.browser.drop_requested.connect(self.edit_actions.drop_variables)
         self.browser.export_requested.connect(self.exports.export_variables)
@@ -226,9 +228,12 @@ class MainWindow(DropTarget, QMainWindow):
             self.open_path(url.strip())
 
     def compute_on_dialog(self) -> None:
-        """Where trajectories run their pieces: threads here, or a Dask cluster (core.executor)."""
-        setting = dialogs.ask_text(self, "Compute on", "Empty for threads in this app; a Dask scheduler "
-                                                       "(tcp://host:8786) or local[N] for N worker processes:",
+        """Where the whole-run jobs (trajectories, the overview, the diagnosis, the TensorBoard history) run
+        their pieces: threads here, or a Dask cluster (core.executor)."""
+        setting = dialogs.ask_text(self, "Compute on", "Where trajectories, the overview, the diagnosis and the "
+                                                       "TensorBoard history compute. Empty: this machine (threads "
+                                                       "of this app); or a Dask scheduler (tcp://host:8786), or "
+                                                       "local[N] for N worker processes:",
                                    self.settings.executor_setting())
         if setting is not None:
             self.compute.choose(setting.strip())

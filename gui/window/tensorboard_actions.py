@@ -32,6 +32,7 @@ class TensorBoardActions(QObject):
         self.slot = JobSlot(session, "TensorBoard", "TensorBoard: cancelled")
         session.run_opened.connect(lambda loaded: self.run_opened(loaded.run.folder))
         self.board = None
+        self.executor = lambda: None  # where the history's metrics are computed (set by the main window)
         self.open_browser = True
         self.state_label = QLabel("")
         status_bar.addPermanentWidget(self.state_label)
@@ -155,7 +156,8 @@ class TensorBoardActions(QObject):
             if then_launch:
                 self.launch(shown_run=run_logs.HISTORY_RUN)
 
-        self.slot.start("history", lambda: write_checkpoint_history(run), written,
+        executor = self.executor()
+        self.slot.start("history", lambda: write_checkpoint_history(run, executor=executor), written,
                         busy_text="Writing checkpoint history for TensorBoard…", on_failed=self._failed,
                         on_cancelled=lambda: self.state_label.setText(""))
 

@@ -136,3 +136,22 @@ def test_plan_sizes_pieces_by_bytes():
 def test_joined_checksums_equal_the_checksum_of_the_whole(lengths):
     first, second = os.urandom(lengths[0]), os.urandom(lengths[1])
     assert crc32c_combine(crc32c(first), crc32c(second), len(second)) == crc32c(first + second)
+
+
+def test_a_run_in_a_bucket_is_read_by_the_workers_a_block_at_a_time(big_run, s3_server, remote_cache):
+    """The workers open the URLs themselves (the store's settings reach them as a real cluster's would: in
+    their environment), and a big kernel's bands are fetched REMOTE_BLOCK at a time, not a request per
+    chunk; the figures equal the local run's."""
+    bucket = s3_server.make_bucket("cluster-big-run")
+    url = s3_server.upload(big_run, bucket, "big_run")
+    local, remote = discover(str(big_run)), discover(url)
+    expected = _overview(local, "update_ratio")
+    s3_server.forget_requests()
+    with DaskExecutor("local[2]") as fresh:  # started now: its workers see the S3 settings
+        found = _overview(remote, "update_ratio", fresh)
+    assert np.array_equal(found.values, expected.values, equal_nan=True) and found.problems == {}
+    per_chunk = UNITS * UNITS * len(remote.checkpoints) // lockstep_norms.CHUNK  # a request per chunk would make these
+    sizes = [int(end) - int(begin) + 1 for method, path, _, byte_range in s3_server.counted()
+             if method == "GET" and ".data-" in path and byte_range
+             for begin, end in [byte_range.removeprefix("bytes=").split("-")]]
+    assert len(sizes) < per_chunk / 2 and max(sizes) > 2 * lockstep_norms.CHUNK * 4, (len(sizes), per_chunk)

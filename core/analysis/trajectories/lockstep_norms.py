@@ -15,7 +15,8 @@ segment keeps its files open, so a longer run is done a pair of segments after t
 is done between two progress reports, so a cancel waits one band.
 
 Only the ordinary case is done here (local shards, real numbers in native byte order, one shape at every
-checkpoint): `plain_local_ranges` says None otherwise, and a checkpoint whose bytes turn out damaged
+checkpoint; shards behind URLs too for a cluster's pieces, core.analysis.trajectories.lockstep_pieces, read
+REMOTE_BLOCK at a time): `plain_local_ranges` says None otherwise, and a checkpoint whose bytes turn out damaged
 raises its CheckpointError, for the caller's tensor-by-tensor path to leave its gap and say why.
 """
 from __future__ import annotations
@@ -33,6 +34,7 @@ from ...storage.paths import is_url
 from ..numerics.blas_threads import one_blas_thread
 from ..numerics.pair_norms import self_dot
 
+REMOTE_BLOCK = 4 << 20    # bytes a request to a store fetches for the chunks that follow (a URL's shard, on a cluster)
 CHUNK = 1 << 17           # elements: 1 MB float64 copies (two, or three against the first) in L2/L3; measured best of 2^15..2^19
 BAND = 1 << 21            # elements of every checkpoint between two progress reports
 MAX_SEGMENT = 32          # checkpoints a segment compares (its files open: these and its reference)
@@ -146,6 +148,7 @@ class Segment:
         self.distance_parts = [[] for _ in ranges] if keep_parts else None
         self.raw = np.empty(CHUNK * max(dtype.itemsize for dtype in self.numpy_dtypes), dtype=np.uint8)
         self.wide = [np.empty(CHUNK), np.empty(CHUNK), np.empty(CHUNK)]  # reference, current, difference
+        self.blocks: list[tuple | None] = [None] * len(ranges)  # (start, length, buffer) read ahead from a URL
 
     def add(self, low: int, high: int) -> None:
         """Fold elements [low, high) of every checkpoint of the segment into its checksums and sums."""
@@ -157,7 +160,7 @@ class Segment:
             for index, (piece, dtype) in enumerate(zip(self.ranges, self.numpy_dtypes)):
                 size = count * dtype.itemsize
                 raw = self.raw[:size]
-                self.shards.read_into(piece.path, piece, raw, piece.offset + start * dtype.itemsize)
+                self._read(index, raw, piece.offset + start * dtype.itemsize, piece.offset + high * dtype.itemsize)
                 self.crcs[index] = crc32c(raw, self.crcs[index])
                 wide = reference if index == 0 else current
                 np.copyto(wide, raw.view(dtype), casting="unsafe")
@@ -177,6 +180,26 @@ class Segment:
                 self.distances[index] += distance
                 if self.distance_parts is not None:
                     self.distance_parts[index].append(distance)
+
+    def _read(self, index: int, raw, at: int, limit: int) -> None:
+        """Bytes [at, at + len(raw)) of range `index`: from its file, or, behind a URL, from a block of up to
+        REMOTE_BLOCK bytes (not past `limit`, the band's end) fetched in one request and kept for the chunks
+        that follow: a store's round trip per 512 KB chunk would cost more than the bytes."""
+        import numpy as np
+
+        piece = self.ranges[index]
+        if not is_url(piece.path):
+            self.shards.read_into(piece.path, piece, raw, at)
+            return
+        start, length, buffer = self.blocks[index] or (0, 0, None)
+        if not start <= at or at + raw.size > start + length:
+            length = max(min(REMOTE_BLOCK, limit - at), raw.size)
+            if buffer is None or buffer.size < length:
+                buffer = np.empty(length, dtype=np.uint8)
+            self.shards.read_into(piece.path, piece, buffer[:length], at)
+            start = at
+            self.blocks[index] = (start, length, buffer)
+        raw[:] = buffer[at - start:at - start + raw.size]
 
     def check_checksums(self) -> None:
         for piece, crc in zip(self.ranges, self.crcs):

@@ -100,3 +100,27 @@ def test_esc_closes_the_overview(qtbot, window, training_runs):
     overview_window.plot.setFocus()
     qtbot.keyClick(overview_window.plot, Qt.Key_Escape)
     qtbot.waitUntil(lambda: not overview_window.isVisible(), timeout=5000)
+
+
+def test_the_overview_and_the_history_run_their_pieces_where_compute_on_says(qtbot, window, training_runs):
+    """Tools ▸ Compute On… names where the whole-run jobs run (a Dask cluster, say): the overview and the
+    TensorBoard history hand their pieces to that executor, not to threads of their own."""
+    from checkpoint_inspector.core.executor import SequentialExecutor
+
+    class Recording(SequentialExecutor):
+        def __init__(self):
+            self.functions = []
+
+        def map_unordered(self, function, pieces):
+            self.functions.append(function.__name__)
+            yield from super().map_unordered(function, pieces)
+
+    recording = window.compute.current = Recording()
+    overview_window = _computed_overview(qtbot, window, training_runs)
+    assert "group_piece" in recording.functions and np.isfinite(overview_window.overview.values).any()
+    recording.functions.clear()
+    trajectory_module.CACHE.clear()
+    RECORDS.clear()
+    window.tensorboard.write_history()
+    qtbot.waitUntil(lambda: not window.tensorboard.slot.busy, timeout=60000)
+    assert "group_piece" in recording.functions
