@@ -155,3 +155,31 @@ def test_a_run_in_a_bucket_is_read_by_the_workers_a_block_at_a_time(big_run, s3_
              if method == "GET" and ".data-" in path and byte_range
              for begin, end in [byte_range.removeprefix("bytes=").split("-")]]
     assert len(sizes) < per_chunk / 2 and max(sizes) > 2 * lockstep_norms.CHUNK * 4, (len(sizes), per_chunk)
+
+
+@pytest.mark.parametrize("want", ["statistics", "l2", "distance"])
+def test_a_groups_piece_and_result_travel_packed_with_every_value_as_it_was(training_runs, want):
+    """What a group sends to a worker and gets back is pickled packed (tensor_groups' __reduce__): the same
+    ranges and the same figures, None and NaN kept apart (the exploding run ends in NaN), far fewer bytes."""
+    import pickle
+
+    from checkpoint_inspector.core.analysis.numerics.tensor_groups import GroupWork, group_piece
+
+    run = discover(str(training_runs.exploding_run))
+    readers = [c.open_reader() for c in run.checkpoints]
+    names = [e.name for e in readers[-1].entries if e.is_numeric]
+    columns = tuple(tuple(reader.tensor_ranges(names)[n] for n in names) for reader in readers)
+    work = GroupWork(tuple(names), columns, (None,) + tuple(range(len(columns) - 1)), want)
+    sent = pickle.dumps(work)
+    assert pickle.loads(sent) == work
+    result = group_piece(work)
+    back = pickle.loads(pickle.dumps(result))
+    assert repr(back) == repr(result)
+    flat = [v for c in result.values for v in c]
+    if want == "distance":  # None for the first checkpoint, NaN where the run blew up: kept apart
+        assert any(d is None for d, _ in flat) and any(d is not None and d != d for d, _ in flat)
+    if want == "statistics":
+        assert any(s.nan_count for s in flat)
+    assert [type(v) for c in back.values for v in c] == [type(v) for c in result.values for v in c]
+    plain = len(pickle.dumps((work.names, work.columns, work.compare_with)))
+    assert len(sent) < plain / 3
