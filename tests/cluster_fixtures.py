@@ -22,7 +22,7 @@ def write_big_keras_run(run_dir: Path, checkpoints: int, units: int, optimizer: 
     """`checkpoints` saves of a Dense(units) on `units` inputs (kernel units² float32) and a Dense(1)."""
     tf = _tf()
     rng = np.random.default_rng(5)
-    x = rng.normal(size=(32, units)).astype(np.float32)
+    x = (rng.normal(size=(32, units)) / np.sqrt(units)).astype(np.float32)  # unit-norm rows: SGD does not diverge
     y = rng.normal(size=(32, 1)).astype(np.float32)
     model = tf.keras.Sequential([
         tf.keras.Input(shape=(units,)),

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from checkpoint_inspector.core.analysis.overview.overview import compute_overview
-from checkpoint_inspector.core.analysis.trajectories import lockstep_norms, lockstep_pieces
+from checkpoint_inspector.core.analysis.trajectories import grouped_metrics, lockstep_norms, lockstep_pieces
 from checkpoint_inspector.core.analysis.trajectories.trajectory import CACHE, compute_trajectory
 from checkpoint_inspector.core.executor import DaskExecutor
 from checkpoint_inspector.core.format.bundle.tensor_ranges import TensorRange
@@ -43,6 +43,7 @@ def fine_pieces(monkeypatch):
     """Pieces of 1 MB and segments of 2 checkpoints: many bands and many segments even on a small run."""
     monkeypatch.setattr(lockstep_pieces, "PIECE_BYTES_LEAST", 1 << 20)
     monkeypatch.setattr(lockstep_norms, "MAX_SEGMENT", 2)
+    monkeypatch.setattr(grouped_metrics, "MIN_SPAN_COLUMNS", 2)
 
 
 def _overview(run, metric, executor=None):
@@ -103,7 +104,7 @@ def test_a_worker_killed_mid_overview_loses_nothing(big_run, cluster, fine_piece
     def killing_after_the_first_piece(function, pieces):
         results = mapped(function, pieces)
         for number, outcome in enumerate(results):
-            if number == 1 and not killed:  # the side-by-side pieces are under way on both workers
+            if number == 1 and not killed and function.__name__ == "lockstep_piece":  # under way on both workers
                 os.kill(next(iter(workers.values())), signal.SIGKILL)
                 killed.append(function.__name__)
             yield outcome
@@ -183,3 +184,25 @@ def test_a_groups_piece_and_result_travel_packed_with_every_value_as_it_was(trai
     assert [type(v) for c in back.values for v in c] == [type(v) for c in result.values for v in c]
     plain = len(pickle.dumps((work.names, work.columns, work.compare_with)))
     assert len(sent) < plain / 3
+
+
+@pytest.mark.parametrize("metric", ["update_ratio", "dist_from_first", "mean", "l2"])
+def test_a_run_of_many_checkpoints_and_few_groups_is_cut_by_checkpoints_on_a_cluster(training_runs, cluster,
+                                                                                   monkeypatch, metric):
+    """Small variables make one group, which a cluster would run on one worker: cut by stretches of
+    checkpoints (each reading the checkpoints it compares with), the figures are the same."""
+    monkeypatch.setattr(grouped_metrics, "MIN_SPAN_COLUMNS", 2)
+    run = discover(str(training_runs.exploding_run))
+    expected = _overview(run, metric)
+    sizes, mapped = [], cluster.map_unordered
+
+    def counting(function, pieces):
+        pieces = list(pieces)
+        sizes.append((function.__name__, len(pieces), [len(p.columns) for p in pieces]))
+        return mapped(function, pieces)
+
+    monkeypatch.setattr(cluster, "map_unordered", counting)
+    found = _overview(run, metric, cluster)
+    assert np.array_equal(found.values, expected.values, equal_nan=True) and found.problems == expected.problems
+    [(name, count, columns)] = sizes
+    assert name == "group_piece" and count >= 2 and max(columns) < len(run.checkpoints), sizes

@@ -14,6 +14,7 @@ uses, so a trajectory or an overview of another metric asked later reads nothing
 from __future__ import annotations
 
 import contextlib
+import math
 from operator import attrgetter, itemgetter
 from typing import Callable
 
@@ -42,18 +43,31 @@ def fill_grouped_rows(checkpoints, metric: str, names: list[str], readers: dict,
     missing = [names[row] for row in eligible
                if not _known(names[row], want, identities, compare_with)]
     executor = executor or _default_executor(missing, columns[-1])
-    groups = plan_groups(missing, columns, getattr(executor, "workers", 2)) if missing else []
-    works = [GroupWork(tuple(group), tuple(_pick(column, group) for column in columns), tuple(compare_with), want)
-             for group in groups]
+    workers = executor.worker_count() if not executor.in_process else getattr(executor, "workers", 2)
+    groups = plan_groups(missing, columns, workers) if missing else []
+    # on a cluster, a run of many checkpoints and few groups is cut by checkpoints too, so every worker has work
+    spans = _column_spans(len(columns), compare_with, len(groups), 0 if executor.in_process else workers)
+    works, owners = [], []  # owners[i]: (its group, each of its columns' place in the run, None for a reference)
+    for number, group in enumerate(groups):
+        ranges = [_pick(column, group) for column in columns]
+        for span, owned in spans:
+            local = {column: index for index, column in enumerate(span)}
+            works.append(GroupWork(tuple(group), tuple(ranges[c] for c in span),
+                                   tuple(local.get(compare_with[c]) if c in owned else None for c in span), want))
+            owners.append((number, [c if c in owned else None for c in span]))
+    waiting = [len(spans)] * len(groups)
     failed: set[int] = set()
     yield Progress(0, len(works), f"{metric}: {len(eligible)} small variables in {len(works)} pieces on {executor.name}")
     with contextlib.closing(executor.map_unordered(group_piece, works)) as results:
         for done, (index, outcome) in enumerate(results, 1):
+            number, places = owners[index]
             if isinstance(outcome, BaseException):  # damage: these rows go tensor by tensor, to say where
                 failed.update(row_of[name] for name in works[index].names)
             else:
-                _record(outcome, want, identities, compare_with)
-                rows = [row_of[name] for name in outcome.names]
+                _record(outcome, want, identities, compare_with, places)
+            waiting[number] -= 1
+            rows = [row_of[name] for name in groups[number]]
+            if not waiting[number] and not failed.intersection(rows):  # the group's every checkpoint is in
                 _fill(values, rows, names, metric, identities, compare_with)
                 if on_rows is not None:
                     on_rows(rows)
@@ -84,6 +98,7 @@ def precompute(checkpoints, names: list[str], metrics, readers: dict, executor: 
 # (measured on 2 cores at load ~5, whole `main.py overview` processes: 2,000 tensors of 1 KB, 12% less CPU
 # and no slower in one thread; of 4 KB, 10-20% faster on two threads; of 256 KB, ~40% faster on two).
 THREADED_TENSOR_BYTES = 4 << 10
+MIN_SPAN_COLUMNS = 16  # checkpoints a piece measures at least: its references, read again, are few beside them
 
 
 def _default_executor(names: list[str], column: dict) -> Executor:
@@ -156,8 +171,29 @@ def _known(name: str, want: str, identities: list, compare_with: list) -> bool:
     return True
 
 
-def _record(result: GroupResult, want: str, identities: list, compare_with: list) -> None:
-    for column, per_name in enumerate(result.values):
+def _column_spans(count: int, compare_with: list, groups: int, workers: int) -> list[tuple[list[int], set[int]]]:
+    """(the columns a piece reads, the columns it measures) of each stretch of checkpoints a group is cut
+    into: all in one unless `workers` (a cluster's) outnumber the groups, then into stretches of at least
+    MIN_SPAN_COLUMNS, each also reading the columns its own are compared with."""
+    parts = min(math.ceil(2 * workers / max(groups, 1)), count // MIN_SPAN_COLUMNS) if groups < 2 * workers else 1
+    if parts <= 1:
+        return [(list(range(count)), set(range(count)))]
+    size = math.ceil(count / parts)
+    spans = []
+    for start in range(0, count, size):
+        owned = set(range(start, min(start + size, count)))
+        references = {compare_with[c] for c in owned if compare_with[c] is not None}
+        spans.append((sorted(owned | references), owned))
+    return spans
+
+
+def _record(result: GroupResult, want: str, identities: list, compare_with: list, places: list) -> None:
+    """A piece's figures into the records: `places[i]` is the run's column of the piece's column i (None: a
+    reference it read only to compare with)."""
+    for place, per_name in zip(places, result.values):
+        if place is None:
+            continue
+        column = place
         identity = identities[column]
         if want == "statistics":
             record(("stats", identity), dict(zip(result.names, per_name)))
