@@ -204,7 +204,7 @@ class MainWindow(DropTarget, QMainWindow):
         self.diagnosing.build_menu(tools_menu)
         self.tensorboard.build_menu(tools_menu)
         tools_menu.addSeparator()
-        self._action(tools_menu, "Compute &On…", self.compute_on_dialog)
+        self._action(tools_menu, "Compute O&n…", self.compute_on_dialog)
         fill_help_menu(self.menuBar().addMenu("&Help"), self)
 
     def _action(self, menu, text, slot, shortcut=None) -> QAction:
@@ -230,10 +230,11 @@ class MainWindow(DropTarget, QMainWindow):
     def compute_on_dialog(self) -> None:
         """Where the whole-run jobs (trajectories, the overview, the diagnosis, the TensorBoard history) run
         their pieces: threads here, or a Dask cluster (core.executor)."""
-        setting = dialogs.ask_text(self, "Compute on", "Where trajectories, the overview, the diagnosis and the "
-                                                       "TensorBoard history compute. Empty: this machine (threads "
-                                                       "of this app); or a Dask scheduler (tcp://host:8786), or "
-                                                       "local[N] for N worker processes:",
+        setting = dialogs.ask_text(self, "Compute on", "Where trajectories, the overview, the diagnosis and\n"
+                                                       "the TensorBoard history compute.\n\n"
+                                                       "Empty: this machine (threads of this app).\n"
+                                                       "Or a Dask scheduler (tcp://host:8786),\n"
+                                                       "or local[N] for N worker processes:",
                                    self.settings.executor_setting())
         if setting is not None:
             self.compute.choose(setting.strip())
