@@ -26,6 +26,19 @@ class ComputeChoice:
         if self.settings.executor_setting():
             self.choose(self.settings.executor_setting(), remember=False)
 
+    def ask(self) -> None:
+        """Tools ▸ Compute On…: the setting, asked in lines short enough for a laptop's screen."""
+        from ..base import dialogs
+
+        setting = dialogs.ask_text(self.parent, "Compute on", "Where trajectories, the overview, the diagnosis and\n"
+                                                              "the TensorBoard history compute.\n\n"
+                                                              "Empty: this machine (threads of this app).\n"
+                                                              "Or a Dask scheduler (tcp://host:8786),\n"
+                                                              "or local[N] for N worker processes:",
+                                   self.settings.executor_setting())
+        if setting is not None:
+            self.choose(setting.strip())
+
     def choose(self, setting: str, remember: bool = True) -> None:
         if remember:
             self.settings.set_executor_setting(setting)

@@ -228,16 +228,7 @@ class MainWindow(DropTarget, QMainWindow):
             self.open_path(url.strip())
 
     def compute_on_dialog(self) -> None:
-        """Where the whole-run jobs (trajectories, the overview, the diagnosis, the TensorBoard history) run
-        their pieces: threads here, or a Dask cluster (core.executor)."""
-        setting = dialogs.ask_text(self, "Compute on", "Where trajectories, the overview, the diagnosis and\n"
-                                                       "the TensorBoard history compute.\n\n"
-                                                       "Empty: this machine (threads of this app).\n"
-                                                       "Or a Dask scheduler (tcp://host:8786),\n"
-                                                       "or local[N] for N worker processes:",
-                                   self.settings.executor_setting())
-        if setting is not None:
-            self.compute.choose(setting.strip())
+        self.compute.ask()
 
     def open_files_dialog(self) -> None:
         path = dialogs.open_file(self, "Open a checkpoint", folder=self.session.run_folder or "",
