@@ -1,7 +1,7 @@
 """The mouse over the trajectory dock's plot: the hover box naming the checkpoint point under the mouse
 (or, off the points, the logged value and its nearest checkpoint), and a click on a point opening that
 checkpoint. Checkpoints of one step share an x: the click opens the one whose value it hit, the hover box
-names every checkpoint drawn on the dot."""
+names every checkpoint drawn on the dot. A click shows the variable of the curve clicked."""
 from __future__ import annotations
 
 import time
@@ -85,7 +85,9 @@ class PlotPointer:
             # was clicked, the first of them when their values are equal too.
             at_x = [info for index, info in enumerate(checkpoints) if self.panel.x_of(index, info) == x]
             if at_x:
-                self.panel.checkpoint_clicked.emit(min(at_x, key=lambda info: self._distance(series, info, y)).prefix)
+                # the variable of the curve clicked: its identity travels with the point
+                nearest = min(at_x, key=lambda info: self._distance(series, info, y))
+                self.panel.point_clicked.emit(nearest.prefix, series["name"])
             return
 
     def _same_point(self, series, info, point) -> list[str]:

@@ -31,7 +31,8 @@ _SYMBOLS = ("o", "t", "s", "d", "star", "p", "h", "+")  # variables told apart w
 
 
 class TrajectoryPanel(TrajectoryExports, QWidget):
-    checkpoint_clicked = Signal(str)  # prefix
+    checkpoint_clicked = Signal(str)  # prefix (a logged curve's point: no variable of its own)
+    point_clicked = Signal(str, str)  # prefix, stored name: a point of that variable's curve
     updated = Signal()                # every computation in flight has finished
 
     def __init__(self, session, parent=None, executor=None):
@@ -123,6 +124,7 @@ class TrajectoryPanel(TrajectoryExports, QWidget):
         self.export_image.clicked.connect(self._export_image_dialog)
         # It follows the session (a new run, the run growing, its logs); a click on a point opens that checkpoint.
         self.checkpoint_clicked.connect(session.open_checkpoint_prefix)
+        self.point_clicked.connect(self._open_point)
         session.run_opened.connect(self._run_opened)
         session.run_grown.connect(lambda run: self.set_checkpoints(run.checkpoints))
         session.logs_changed.connect(self.set_logs)
@@ -201,7 +203,8 @@ class TrajectoryPanel(TrajectoryExports, QWidget):
         if not self.series:
             self.plot.setTitle(None)
             self.plot.enableAutoRange()  # the hint's neutral axes gave way to the data
-        self.series[name] = {"label": label, "points": {}, "curve": self._new_curve(label), "number": len(self.series)}
+        self.series[name] = {"name": name, "label": label, "points": {}, "curve": self._new_curve(label),
+                             "number": len(self.series)}
         self._restyle(name)
         if self.comparing:
             self._add_comparison_curve(name)
@@ -217,7 +220,7 @@ class TrajectoryPanel(TrajectoryExports, QWidget):
 
     def _add_comparison_curve(self, name: str) -> None:
         label = self.series[name]["label"]
-        self.comparison_series[name] = {"label": label, "points": {}, "curve": self._new_curve(label)}
+        self.comparison_series[name] = {"name": name, "label": label, "points": {}, "curve": self._new_curve(label)}
         self._restyle(name)
 
     def _restyle(self, name: str) -> None:
@@ -380,6 +383,16 @@ class TrajectoryPanel(TrajectoryExports, QWidget):
 
     def _points_clicked(self, curve, points, *_) -> None:
         self.pointer.points_clicked(curve, points)
+
+    def _open_point(self, prefix: str, name: str) -> None:
+        """A point of a variable's curve: that checkpoint, showing that variable (the curve's, not the one
+        selected or plotted last). A point of a run plotted beside this one opens nothing: opening it
+        would replace the window's run and clear the plot."""
+        current = self.session.current
+        if current is None or not any(info.prefix == prefix for info in current.run.checkpoints):
+            self.status.setText("That point is of a run plotted beside this one: open that run to see it")
+            return
+        self.session.open_variable_at(prefix, name)
 
     # ---- distribution ----------------------------------------------------------------------------
     def _view_changed(self) -> None:
