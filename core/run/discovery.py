@@ -25,6 +25,7 @@ step is read from a `global_step`/`step`/`save_counter` variable (core.run.check
 """
 from __future__ import annotations
 
+import errno
 import os
 from dataclasses import dataclass, field
 
@@ -36,12 +37,13 @@ from ..format.readers import KERAS, SAVED_MODEL_WITHOUT_VARIABLES, V1_TABLE, V2_
 from ..format.saved_model import GRAPH_FILES, is_without_variables, misplaced_variables
 from ..format.wire.sstable import LFS_PROBLEM, is_lfs_pointer
 from ..format.bundle.v1_table import is_v1_file, v1_files, v1_prefix_of
-from ..format.checkpoint_state import STATE_FILE_NAME, CheckpointState, read_state_file, resolve, resolved_timestamps
+from ..format.checkpoint_state import STATE_FILE_NAME, CheckpointState, read_state_file
 from ..storage import files, paths
 from ..storage.location import Location
 from .folder_notes import files_named_as_prefixes, interrupted_saves
 from .checkpoint_info import CheckpointInfo, describe_checkpoint, keras_name_parts, sort_oldest_first
-from .name_templates import name_template, series_of
+from .name_templates import name_template, series_of, series_steps
+from .state_listing import state_listing
 from .recognition import DATA_SUFFIX, prefix_of_file, recognise
 
 __all__ = ["CheckpointInfo", "Run", "discover", "keras_name_parts", "saved_model_prefix"]
@@ -252,43 +254,45 @@ def _discover_folder(folder: str, selected: str | None, depth: int, state_path: 
     budget = budget if budget is not None else [_MAX_FOLDERS_SCANNED]
     budget[0] -= 1
     try:
-        names = sorted(files.listdir(folder))
+        entries = files.scan(folder)
     except PermissionError:
         raise NotACheckpointError(folder, "permission denied: cannot list this folder") from None
     run = Run(folder=folder, checkpoints=[], selected_prefix=selected)
+    entries, broken = _without_broken_links(folder, entries)
+    run.warnings.extend(broken)
+    names = sorted(e.name for e in entries)
     state = _read_state(folder, state_path, run)
-    tensorflow = [paths.join(folder, n[:-len(".index")]) for n in names if n.endswith(".index")]
-    tensorflow += _v1_prefixes(folder, names)
+    indexed = [paths.join(folder, n[:-len(".index")]) for n in names if n.endswith(".index")]
+    tensorflow = indexed + _v1_prefixes(folder, names)
     keras = [paths.join(folder, n) for n in names if has_keras_name(n) and not n.startswith(".")
              and keras_file_problem(paths.join(folder, n)) is None]
     if selected is not None and selected not in keras + tensorflow and is_keras_file(selected):
         keras.append(selected)  # a Keras file opened by name, whatever its extension
-    in_series = {paths.join(folder, n) for members in series_of([paths.basename(k) for k in keras]).values()
-                 for n in members}
+    series = series_of([paths.basename(k) for k in keras])
+    in_series = {paths.join(folder, n) for members in series.values() for n in members}
     loose = [k for k in keras if k not in in_series]
     # Sub-folders first: whether they hold runs decides what a loose Keras file is.
-    subruns = _subfolder_runs(folder, names, depth, budget) if scan_subruns and depth < _MAX_SUBRUN_DEPTH else []
+    subruns = _subfolder_runs(folder, entries, depth, budget) if scan_subruns and depth < _MAX_SUBRUN_DEPTH else []
     if not tensorflow and not in_series and len(loose) == 1 and not subruns:
         # A folder whose one checkpoint is a Keras file is that file's run; beside runs in sub-folders the
         # file is one run among them (below), or a command would quietly take it and hide them.
         in_series, loose = set(loose), []
-    listed = _listed_prefixes(state, folder)
-    latest = resolve(state.latest, folder) if state and state.latest else None
     prefixes = list(dict.fromkeys(tensorflow + [k for k in keras if k in in_series]))
+    listing = state_listing(state, folder, set(prefixes))
     # Each checkpoint's row of the format table, known from the listing: an index makes a V2 bundle (even
     # where a Keras file has the prefix's name: TensorFlow's rule), a table file V1, a Keras file Keras.
     formats = {k: KERAS.name for k in keras}
     formats.update({t: V1_TABLE.name for t in tensorflow})
-    formats.update({paths.join(folder, n[:-len(".index")]): V2_BUNDLE.name for n in names if n.endswith(".index")})
-    for prefix in listed:
-        if prefix not in prefixes:
-            run.warnings.append(f"{state.path}: lists {paths.basename(prefix)}, which is not on disk")
+    formats.update({t: V2_BUNDLE.name for t in indexed})
+    run.warnings.extend(listing.notes)
     run.warnings.extend(interrupted_saves(folder, names) + files_named_as_prefixes(folder, names))
     data_files = _data_files_by_prefix(folder, names)
-    timestamps = resolved_timestamps(state, folder) if state is not None else {}
+    epochs = {paths.join(folder, n): step for n, step in series_steps(
+        [paths.basename(k) for k in keras if k in in_series]).items()}
     for prefix in prefixes:
-        run.checkpoints.append(describe_checkpoint(prefix, timestamps.get(prefix), prefix in listed, prefix == latest,
-                                                   data_files.get(prefix, []), run.warnings, formats[prefix]))
+        run.checkpoints.append(describe_checkpoint(
+            prefix, listing.timestamps.get(prefix), listing.is_listed(prefix), prefix == listing.latest,
+            data_files.get(prefix, []), run.warnings, formats[prefix], epochs.get(prefix), listing.order.get(prefix)))
         note = misplaced_variables(prefix)  # variables.* beside saved_model.pb: TensorFlow never loads them
         if note:
             run.warnings.append(note)
@@ -301,14 +305,35 @@ def _discover_folder(folder: str, selected: str | None, depth: int, state_path: 
     return run
 
 
-def _subfolder_runs(folder: str, names: list[str], depth: int, budget: list[int], first: bool = False) -> list[Run]:
-    """The runs in the folder's sub-folders (`names` its listing), in its order; `first`: stop at one."""
+def _without_broken_links(folder: str, entries: list[files.FolderEntry]) -> tuple[list[files.FolderEntry], list[str]]:
+    """The listing less the symbolic links named as checkpoint files that lead nowhere or in a circle
+    (TensorFlow could not open them either), and a line saying so of each; only links are looked at."""
+    kept, notes = [], []
+    for entry in entries:
+        if entry.is_link and not entry.is_dir and _is_checkpoint_file_name(entry.name):
+            try:
+                os.stat(paths.join(folder, entry.name))
+            except OSError as exc:
+                why = "loops back on itself" if exc.errno == errno.ELOOP else "leads nowhere"
+                notes.append(f"{paths.join(folder, entry.name)}: a symbolic link that {why}; not read")
+                continue
+        kept.append(entry)
+    return kept, notes
+
+
+def _is_checkpoint_file_name(name: str) -> bool:
+    return name.endswith(".index") or bool(DATA_SUFFIX.search(name)) or has_keras_name(name) or name == STATE_FILE_NAME
+
+
+def _subfolder_runs(folder: str, entries: list[files.FolderEntry], depth: int, budget: list[int],
+                    first: bool = False) -> list[Run]:
+    """The runs in the folder's sub-folders (`entries` its listing), in name order; `first`: stop at one.
+    Links to folders are not followed (a link to a parent would loop)."""
     found = []
-    for name in names:
-        child = paths.join(folder, name)
-        if name.startswith(".") or not files.isdir(child) or files.islink(child) or budget[0] <= 0:
+    for entry in sorted(entries):
+        if entry.name.startswith(".") or not entry.is_dir or entry.is_link or budget[0] <= 0:
             continue
-        sub = _discover_folder(child, None, depth + 1, budget=budget)
+        sub = _discover_folder(paths.join(folder, entry.name), None, depth + 1, budget=budget)
         if sub.checkpoints or sub.subruns:
             found.append(sub)
             if first:
@@ -327,7 +352,7 @@ def _run_of_file(path: str) -> Run:
             return alone
     mine = next((c for c in run.checkpoints if c.prefix == path), None)
     if mine is not None and mine.format == KERAS.name and len(run.checkpoints) == 1 and _subfolder_runs(
-            folder, sorted(files.listdir(folder)), 0, [_MAX_FOLDERS_SCANNED], first=True):
+            folder, files.scan(folder), 0, [_MAX_FOLDERS_SCANNED], first=True):
         # The folder's one Keras file beside runs in sub-folders: a run of its own, as the folder lists it.
         return Run(folder=run.folder, checkpoints=[mine], selected_prefix=path, single_file=paths.basename(path),
                    warnings=run.warnings)
@@ -350,15 +375,6 @@ def _read_state(folder: str, state_path: str | None, run: Run) -> CheckpointStat
     except CheckpointError as exc:
         run.warnings.append(str(exc))  # a broken state file must not hide the checkpoints on disk
         return None
-
-
-def _listed_prefixes(state: CheckpointState | None, folder: str) -> list[str]:
-    if state is None:
-        return []
-    raw = list(state.all_paths)
-    if state.latest and state.latest not in raw:
-        raw.append(state.latest)
-    return [resolve(p, folder) for p in raw]
 
 
 def _data_files_by_prefix(folder: str, names: list[str]) -> dict[str, list[str]]:

@@ -12,6 +12,7 @@ from ..storage.location import Location
 from ..format.source import CheckpointSource
 from ..jobs import Job, Progress
 from .discovery import CheckpointInfo, Run, discover
+from .latest import latest_in_folder
 from .variables import VariableInfo, describe_variables
 
 
@@ -35,7 +36,9 @@ def checkpoint_at(path: str, step: int | None = None,
                   take_first: bool = False) -> tuple[CheckpointInfo, CheckpointSource]:
     """The checkpoint a path names (a run folder: its latest, or the one at `step`) and its reader.
     `take_first`: a folder of several runs gives its first (a window shows which) instead of refusing."""
-    info = discover(path).single_run(take_first=take_first).find(step)
+    info = latest_in_folder(path) if step is None else None  # a long run's latest without the whole run
+    if info is None:
+        info = discover(path).single_run(take_first=take_first).find(step)
     return info, info.open_reader()
 
 

@@ -29,12 +29,8 @@ def name_template(name: str) -> str:
     """`weights.05-0.42.weights.h5` -> `weights.{}-{}.weights.h5`; `model.ckpt-1000` -> `model.ckpt-{}`;
     a name without a number is its own template. The Keras suffix stays as it is (`x.h5` and `x.keras`
     are two savers)."""
-    stem, suffix = name, ""
-    for known in sorted(KERAS_SUFFIXES, key=len, reverse=True):
-        if name.lower().endswith(known):
-            stem, suffix = name[: -len(known)], name[-len(known):]
-            break
-    return _NUMBER.sub(FIELD, stem) + suffix
+    stem = _stem(name)
+    return _NUMBER.sub(FIELD, stem) + name[len(stem):]
 
 
 def has_field(template: str) -> bool:
@@ -48,3 +44,28 @@ def series_of(names: list[str]) -> dict[str, list[str]]:
     for name in names:
         groups.setdefault(name_template(name), []).append(name)
     return {template: members for template, members in groups.items() if len(members) > 1 and has_field(template)}
+
+
+def series_steps(names: list[str]) -> dict[str, int]:
+    """{name: its epoch or batch number} for the names of each series (series_of) in which exactly one of
+    the template's fields differs between members and is a whole number in all of them: `ep01.weights.h5`,
+    `ep02.weights.h5` -> 1, 2; `weights.05-0.42`, `weights.06-0.40` -> 5, 6 (the loss is no whole number).
+    A series whose whole numbers differ in several fields (`batch03epoch02`) says nothing here."""
+    steps: dict[str, int] = {}
+    for members in series_of(names).values():
+        fields = [[m.group(0) for m in _NUMBER.finditer(_stem(name))] for name in members]
+        if len({len(f) for f in fields}) != 1:
+            continue
+        varying = [i for i in range(len(fields[0])) if len({f[i] for f in fields}) > 1
+                   and all(f[i].isdigit() for f in fields)]
+        if len(varying) == 1:
+            steps.update((name, int(f[varying[0]])) for name, f in zip(members, fields))
+    return steps
+
+
+def _stem(name: str) -> str:
+    """The name without its Keras suffix (the suffix's own digits, `.h5`, are no field)."""
+    for known in sorted(KERAS_SUFFIXES, key=len, reverse=True):
+        if name.lower().endswith(known):
+            return name[: -len(known)]
+    return name

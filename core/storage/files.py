@@ -15,6 +15,7 @@ from __future__ import annotations
 import io
 import os
 import stat
+from typing import NamedTuple
 
 from ..errors import NotACheckpointError
 from . import remote
@@ -69,6 +70,34 @@ def listdir(path: str) -> list[str]:
             continue  # the empty `run/` object a console's "Create folder" leaves: the folder itself
         names.append(name.rsplit("/", 1)[-1])
     return names
+
+
+class FolderEntry(NamedTuple):
+    """One name in a folder's listing, with what the listing itself tells of it: whether it is a folder
+    (a link to one counts) and whether it is a symbolic link (never, behind a URL)."""
+
+    name: str
+    is_dir: bool
+    is_link: bool
+
+
+def scan(path: str) -> list[FolderEntry]:
+    """The folder's names with their kinds, as listdir raises. Locally from one `scandir`, which reads the
+    kinds from the directory itself: no stat per name except for symbolic links (a run of 10,000
+    checkpoints is 20,000 names); behind a URL from the listing's details."""
+    if not is_url(path):
+        found = []
+        with os.scandir(path) as entries:
+            for entry in entries:
+                try:
+                    is_dir = entry.is_dir()
+                except OSError:  # a link that loops: no folder
+                    is_dir = False
+                found.append(FolderEntry(entry.name, is_dir, entry.is_symlink()))
+        return found
+    folders = {entry["name"].rstrip("/").rsplit("/", 1)[-1] for entry in remote.listing(path)
+               if entry.get("type") == "directory"}
+    return [FolderEntry(name, name in folders, False) for name in listdir(path)]
 
 
 def getsize(path: str) -> int:

@@ -37,7 +37,10 @@ def test_not_a_state_file(tmp_path):
 def test_resolve_relative_absolute_and_stale(tmp_path):
     (tmp_path / "m-1.index").write_bytes(b"")
     assert resolve("m-1", str(tmp_path)) == str(tmp_path / "m-1")
-    assert resolve(str(tmp_path / "m-1"), "/elsewhere") == str(tmp_path / "m-1")
+    # An absolute path names the folder the run was trained in: its checkpoint here is the one of that name,
+    # wherever the old one is (here it still exists: the original of a copy, never looked at).
+    assert resolve(str(tmp_path / "m-1"), "/elsewhere") == "/elsewhere/m-1"
+    assert resolve(str(tmp_path / "m-1"), str(tmp_path)) == str(tmp_path / "m-1")
     assert resolve("/home/someone/old/m-1", str(tmp_path)) == os.path.join(str(tmp_path), "m-1")
 
 

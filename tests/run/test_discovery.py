@@ -6,6 +6,7 @@ import pytest
 
 from checkpoint_inspector.core.errors import NotACheckpointError, SeveralRunsError
 from checkpoint_inspector.core.run.discovery import discover
+from tests.tf_fixtures import STALE_TRAIN_DIR
 
 
 def _tf():
@@ -53,7 +54,8 @@ def test_stale_absolute_paths_fall_back_to_the_folder(tf_ckpts):
     assert all(c.listed for c in run.checkpoints)
     assert run.latest.name == "model.ckpt-20"
     assert all(c.timestamp is not None for c in run.checkpoints)
-    assert run.warnings == []
+    assert run.warnings == [f"{run.state_file}: points to {STALE_TRAIN_DIR}/...: the run was moved or copied "
+                            f"from there; using the checkpoints of those names here"]
 
 
 def test_keras_run_and_timestamps(tf_ckpts):

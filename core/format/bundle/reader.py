@@ -21,7 +21,7 @@ from ...errors import (CheckpointError, ChecksumMismatchError, CorruptCheckpoint
                        NotACheckpointError, UnsupportedDtypeError, VariableNotFoundError)
 from ..wire.ordered_code import decode_slice_key
 from ..wire.protowire import read_varint
-from ..wire.sstable import LFS_PROBLEM, is_lfs_pointer, parse_table, table_bytes
+from ..wire.sstable import LFS_POINTER_MAX, LFS_PROBLEM, is_lfs_pointer, parse_table, table_bytes
 from ..source import CHUNK_BYTES, CheckpointSource, SourceKind
 from .tensor_ranges import TensorRange, stream_range
 from ...storage import files, paths
@@ -374,10 +374,11 @@ def bundle_problem(prefix: str) -> str | None:
                 needed[entry.shard_id] = (entry.offset + entry.size, entry.name)
         for shard_id, (end, name) in needed.items():  # the shards the entries use, not all the header names
             path = data_file_path(reader.prefix, shard_id, reader.header.num_shards)
-            size = files.getsize(path) if files.exists(path) else None
-            if size is None:
+            try:
+                size = files.getsize(path)  # one look per shard: a run's health check asks it of every checkpoint
+            except FileNotFoundError:
                 return f"{path}: data shard missing (needed for {name!r})"
-            if is_lfs_pointer(path):
+            if size <= LFS_POINTER_MAX and is_lfs_pointer(path):
                 return f"{path}: {LFS_PROBLEM}"
             if size < end:
                 return f"{path}: data shard is {size} bytes, shorter than the index says ({name!r} ends at byte {end})"

@@ -18,6 +18,7 @@ from .protowire import read_varint
 
 TABLE_MAGIC = 0xDB4775248B80FB57
 LFS_POINTER_START = b"version https://git-lfs.github.com/spec/v1"
+LFS_POINTER_MAX = 1024  # bytes: a pointer file is ~130; anything longer is no pointer
 LFS_PROBLEM = "is a Git LFS pointer, not the file itself: run `git lfs pull` in its repository"
 
 
@@ -25,7 +26,7 @@ def is_lfs_pointer(path: str) -> bool:
     """A fresh clone of a repository that keeps checkpoints in Git LFS has ~130-byte text files in
     their place."""
     try:
-        if not files.isfile(path) or files.getsize(path) > 1024:  # a pipe could block the open forever
+        if not files.isfile(path) or files.getsize(path) > LFS_POINTER_MAX:  # a pipe could block the open forever
             return False
         return files.read_bytes(path, 0, len(LFS_POINTER_START)) == LFS_POINTER_START
     except OSError:
