@@ -18,8 +18,8 @@ Signals, in the order a subscriber can rely on:
 - `plan_changed(RemapPlan)`: the plan of the run shown changed (an operation, undo, an option, a save,
   another run opened).
 - `logs_changed(TrainingLogs | None)`: what the open run's training logged was read (None: nothing, or
-  not yet for a run just opened); `comparison_changed((Run, TrainingLogs | None) | None)`: a run
-  plotted beside it came or went.
+  not yet for a run just opened); `comparison_changed([(Run, TrainingLogs | None)])`: the runs
+  plotted beside it, after one came or went.
 - `busy_changed(bool, str)`, `progress(Progress)`, `message(str, int)`: for the status bar.
 
 Long work runs through JobSlots (gui.base.jobs) that take the session as their context."""
@@ -42,10 +42,10 @@ from .base.undo_actions import UndoActions
 
 # What the Session forwards to its model: state (read and written there) and the model's methods.
 _MODEL_STATE = frozenset({"current", "prepared", "path", "run_folder", "run_path", "selected", "scope", "logs",
-                          "comparison", "edits"})
+                          "comparisons", "edits"})
 _FROM_MODEL = _MODEL_STATE | frozenset({
     "plan", "unsaved", "restore_target", "unsaved_runs", "select", "select_scope", "set_shown", "shown_names",
-    "shown_count", "require_current", "require_selected", "grow_run", "set_logs", "set_comparison", "run_names",
+    "shown_count", "require_current", "require_selected", "grow_run", "set_logs", "add_comparison", "remove_comparison", "run_names",
     "push", "edit_values", "replace_plan", "discard_plan", "set_plan_options", "plan_saved", "plan_edited",
     "open_run_folders"})
 
@@ -63,7 +63,7 @@ class Session(QObject):
     run_grown = Signal(object)
     plan_changed = Signal(object)
     logs_changed = Signal(object)        # core.run.training_logs.TrainingLogs of the open run, or None
-    comparison_changed = Signal(object)  # (Run, TrainingLogs | None) plotted beside the open run, or None
+    comparison_changed = Signal(object)  # [(Run, TrainingLogs | None)] plotted beside the open run
     busy_changed = Signal(bool, str)
     progress = Signal(object)
     message = Signal(str, int)

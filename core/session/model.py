@@ -1,6 +1,6 @@
 """The session model: what one window (or one script) has open. The run and the checkpoint shown (a
 core.run.loading.LoadedCheckpoint), what was opened, the selected variable and scope, the variables the
-filter shows, the run's training logs and a run beside it, and the edits of each run (RunEdits: plan, undo
+filter shows, the run's training logs and the runs plotted beside it, and the edits of each run (RunEdits: plan, undo
 history, the plan as last saved, a check's restore target); where a save dialog starts.
 
 Every change is announced by an Event of the same name as the window's signal (gui/session.py forwards
@@ -23,18 +23,18 @@ EVENTS = ("run_opened", "checkpoint_loaded", "selection_changed", "select_name_r
           "undo_changed")
 
 
-def run_name(folder: str, other: str | None = None) -> str:
-    """A run's name in legends: its folder's name; with its parent's when the other run's is the same."""
+def run_name(folder: str, others=()) -> str:
+    """A run's name in legends: its folder's name; with its parent's when another run's (`others`: their
+    paths) is the same."""
     name = os.path.basename(folder.rstrip(os.sep)) or folder
-    if other is not None and os.path.basename(other.rstrip(os.sep)) == name:
+    if any(other != folder and os.path.basename(other.rstrip(os.sep)) == name for other in others):
         return os.path.join(os.path.basename(os.path.dirname(folder.rstrip(os.sep))), name)
     return name
 
 
-def open_run_folders(run_folder: str | None, comparison) -> list[str]:
-    """The run shown's folder and that of the run plotted beside it (`comparison`: (Run, logs) or None)."""
-    beside = comparison[0].folder if comparison is not None else None
-    return [folder for folder in (run_folder, beside) if folder]
+def open_run_folders(run_folder: str | None, comparisons=()) -> list[str]:
+    """The run shown's folder and those of the runs plotted beside it (`comparisons`: (Run, logs) each)."""
+    return [folder for folder in [run_folder] + [run.folder for run, _ in comparisons or ()] if folder]
 
 
 class RunEdits:
@@ -66,7 +66,7 @@ class SessionModel:
         self.selected = None                 # VariableInfo
         self.scope: tuple[str, ...] | None = None  # the scope row current in the tree (its names shown)
         self.logs = None                     # what the open run's training logged (TrainingLogs), if anything
-        self.comparison = None               # (Run, TrainingLogs | None): a run plotted beside it
+        self.comparisons: list = []          # (Run, TrainingLogs | None) of each run plotted beside it
         self._shown = None                   # (visible set, indexes) of the window's filter
         self._edits: dict[str, RunEdits] = {}
         self.edits: RunEdits | None = None   # the edits of the run shown
@@ -113,16 +113,26 @@ class SessionModel:
         self.logs = logs
         self.logs_changed.emit(logs)
 
-    def set_comparison(self, comparison) -> None:
-        """(Run, TrainingLogs | None) to plot beside the open run, or None."""
-        self.comparison = comparison
-        self.comparison_changed.emit(comparison)
+    def add_comparison(self, run, logs) -> None:
+        """A run (and what its training logged, or None) to plot beside the open run; one already beside
+        it (the same path) is replaced where it stands, so its place (and colour) stays."""
+        paths = [each.path for each, _ in self.comparisons]
+        if run.path in paths:
+            self.comparisons[paths.index(run.path)] = (run, logs)
+        else:
+            self.comparisons.append((run, logs))
+        self.comparison_changed.emit(list(self.comparisons))
 
-    def run_names(self) -> tuple[str, str]:
-        """The names legends give the open run and the comparison run ("" when none)."""
-        other = self.comparison[0].path if self.comparison is not None else None
-        return (run_name(self.run_path, other) if self.run_path else "",
-                run_name(other, self.run_path) if other else "")
+    def remove_comparison(self, path: str | None = None) -> None:
+        """The run of `path` no longer beside the open run (None: none of them)."""
+        self.comparisons = [(run, logs) for run, logs in self.comparisons if path is not None and run.path != path]
+        self.comparison_changed.emit(list(self.comparisons))
+
+    def run_names(self) -> tuple[str, ...]:
+        """The names legends give the open run ("" when none) and each run beside it, in that order."""
+        paths = ([self.run_path] if self.run_path else []) + [run.path for run, _ in self.comparisons]
+        names = [run_name(path, paths) for path in paths]
+        return tuple(names) if self.run_path else ("", *names)
 
     # ---- the selection -----------------------------------------------------------------------------------
     def select(self, info) -> None:
@@ -163,7 +173,7 @@ class SessionModel:
     # ---- where saves go ----------------------------------------------------------------------------------
     def open_run_folders(self) -> list[str]:
         """The folders nothing is saved into unasked: the run shown and the run plotted beside it."""
-        return open_run_folders(self.run_folder, self.comparison)
+        return open_run_folders(self.run_folder, self.comparisons)
 
     # ---- the edit plan of the run shown ------------------------------------------------------------------
     def _switch_edits(self, run_path: str) -> None:

@@ -117,20 +117,20 @@ def save_start_folder(session) -> str:
 
 
 def _not_to_save_in(session) -> list[str]:
-    """The open runs' folders (the one shown, the one plotted beside it) and the app's own folder: the
+    """The open runs' folders (the one shown, those plotted beside it) and the app's own folder: the
     sample run and the icons live there, and a bundle's folder may be read-only or replaced on update."""
     from checkpoint_inspector.core.session.model import open_run_folders
 
     from .paths import bundle_root, resource_root
 
-    return open_run_folders(session.run_folder, getattr(session, "comparison", None)) + [bundle_root(), resource_root()]
+    return open_run_folders(session.run_folder, getattr(session, "comparisons", ())) + [bundle_root(), resource_root()]
 
 
 def save_output(session, title: str, name: str, pattern: str = "", what: str = "a file", source=None,
                 kind=None) -> str | None:
     """Where to save `name` (a file, or a checkpoint prefix): asked in save_start_folder, never in the
     run; a place inside the run (`session.run_folder`) only after saying what it adds there. `session`:
-    anything with dialog_parent, settings, run_folder and comparison (gui.session.Session). `source`
+    anything with dialog_parent, settings, run_folder and comparisons (gui.session.Session). `source`
     (with its SourceKind `kind`): the checkpoint of which this is a copy, or with save_output_folder the
     run's checkpoints; a place refused for it (core.edit.destination: over the source, a file where a
     folder is needed) is said and None returned. An existing checkpoint there is the caller's to ask about."""

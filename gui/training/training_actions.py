@@ -1,9 +1,10 @@
 """Training as a whole, in the main window: the run's logged curves read when it opens (and again when
-the watcher sees it grow), a comparison run beside it, and the Tools menu's Training Overview and
+the watcher sees it grow), runs plotted beside it, and the Tools menu's Training Overview and
 Graph of the Run (its "Show graph in TensorBoard" goes through the TensorBoard actions).
 
-A comparison run comes from the menu or from a drop on the Trajectory dock; its trajectories, logged
-curves and overview columns sit beside the run's. Everything is read on worker threads; a run without
+A comparison run comes from the menu or from a drop on the Trajectory dock, as many as wanted (each
+drop adds one; the same run again is read afresh in its place); their trajectories, logged curves and
+overview columns sit beside the run's. Everything is read on worker threads; a run without
 event files simply has no logged curves (a log file that cannot be read is said in the status bar)."""
 from __future__ import annotations
 
@@ -34,6 +35,7 @@ class TrainingActions:
         self.graph_slot = JobSlot(session, "Cannot show the graph")
         session.run_opened.connect(lambda loaded: self.run_opened(loaded.run))
         session.run_grown.connect(self.run_changed)
+        session.comparison_changed.connect(lambda *_: self._comparisons_changed())
 
     def build_menu(self, menu) -> None:
         overview = menu.addAction("Training &Overview…")
@@ -43,7 +45,9 @@ class TrainingActions:
         compare = menu.addAction("Add Comparison &Run…")
         compare.setToolTip("Plot another run beside this one (or drop its folder on the Trajectory dock)")
         compare.triggered.connect(lambda *_: self.choose_comparison())
-        self.remove_action = menu.addAction("Remove Comparison Run")
+        self.remove_action = menu.addAction("Remove Comparison Runs")
+        self.remove_action.setToolTip("Plot the window's run alone again (one run: uncheck it in the "
+                                      "Trajectory dock's run list, or right-click it there to remove it)")
         self.remove_action.setEnabled(False)
         self.remove_action.triggered.connect(lambda *_: self.remove_comparison())
         graph = menu.addAction("&Graph of the Run…")
@@ -142,20 +146,22 @@ class TrainingActions:
         if not self._comparison_ended(handle):
             return
         run, logs = result
-        self.session.set_comparison((run, logs if logs.scalars or logs.histograms else None))
-        self.remove_action.setEnabled(True)
+        self.session.add_comparison(run, logs if logs.scalars or logs.histograms else None)
         self.session.show_message(f"Comparing with {run.folder}: {len(run.checkpoints)} checkpoints", 6000)
-        if self.overview_window is not None:
-            self.overview_window.set_runs(self.runs())
 
     def _comparison_failed(self, handle, exc, path: str) -> None:
         if self._comparison_ended(handle):
             errors.show_error(self.session.dialog_parent, "Cannot open the comparison run",
                               f"{path}\n\n{errors.describe(exc)}", getattr(exc, "formatted_traceback", ""))
 
-    def remove_comparison(self) -> None:
-        self.session.set_comparison(None)
-        self.remove_action.setEnabled(False)
+    def remove_comparison(self, path: str | None = None) -> None:
+        """The run of `path` no longer beside the window's run (None: none of them)."""
+        self.session.remove_comparison(path)
+
+    def _comparisons_changed(self) -> None:
+        """A run came or went beside the window's (the menu, a drop, the Trajectory dock's run list)."""
+        if hasattr(self, "remove_action"):
+            self.remove_action.setEnabled(bool(self.session.comparisons))
         if self.overview_window is not None:
             self.overview_window.set_runs(self.runs())
 
@@ -189,8 +195,7 @@ class TrainingActions:
     def runs(self) -> list:
         names = self.session.run_names()
         runs = [(names[0], self.run.checkpoints)] if self.run else []
-        if self.session.comparison is not None:
-            runs.append((names[1], self.session.comparison[0].checkpoints))
+        runs += [(name, run.checkpoints) for name, (run, _) in zip(names[1:], self.session.comparisons)]
         return runs
 
     def show_overview(self):

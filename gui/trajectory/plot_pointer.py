@@ -47,8 +47,7 @@ class PlotPointer:
         if best is not None:
             _, series, info, point = best
             when = time.strftime("%Y-%m-%d %H:%M", time.localtime(info.timestamp or info.mtime))
-            in_comparison = any(series is other for other in self.panel.comparison_series.values())
-            run = f" · {self.panel.run_names[in_comparison]}" if self.panel.comparing else ""
+            run = f" · {series['run'].name}" if self.panel.comparing else ""
             # a checkpoint saved without a step is named, never "step None"
             where = (f"step {info.step}  ({info.name}, {when})" if info.step is not None
                      else f"{info.name}  (no step, {when})")

@@ -2,7 +2,8 @@
 with a legend; beside them what training logged (gui.trajectory.logged_curves) and the distribution over steps
 of one variable (gui.trajectory.distribution_view). Points appear as the worker computes them; clicking one opens
 that checkpoint. With a comparison run, each variable is plotted for both runs (the same stored name is
-one variable), told apart by colour and name as TensorBoard tells runs apart. A diagnosis finding's evidence
+one variable), told apart by colour and name as TensorBoard tells runs apart; as many runs as wanted, each
+shown or hidden from the dock's run list (gui.trajectory.plotted_runs, gui.trajectory.run_curves). A diagnosis finding's evidence
 is plotted here too (gui.trajectory.evidence_plot). A checkpoint without a step (TF1's last save without
 global_step) puts the "global step" axis in run order, as its label says: no step is invented for it."""
 from __future__ import annotations
@@ -20,17 +21,17 @@ from .distribution_view import DistributionView
 from .evidence_plot import EvidencePlot
 from .trajectory_export import TrajectoryExports
 from ..base.elided_label import ElidedLabel
-from .logged_curves import RUN_COLOURS, LoggedCurves
+from .logged_curves import LoggedCurves
+from .plotted_runs import PlottedRuns
+from .run_curves import RunCurves
 from .plot_frame import legend_beside, narrow_title, plain_axes
 from .plot_pointer import PlotPointer
 from ..base.overflow_toolbar import OverflowToolbar
 
 X_AXES = ("global step", "checkpoint index", "wall time")
-_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf")
-_SYMBOLS = ("o", "t", "s", "d", "star", "p", "h", "+")  # variables told apart when colour tells the runs
 
 
-class TrajectoryPanel(TrajectoryExports, QWidget):
+class TrajectoryPanel(RunCurves, TrajectoryExports, QWidget):
     checkpoint_clicked = Signal(str)  # prefix (a logged curve's point: no variable of its own)
     point_clicked = Signal(str, str)  # prefix, stored name: a point of that variable's curve
     updated = Signal()                # every computation in flight has finished
@@ -41,10 +42,7 @@ class TrajectoryPanel(TrajectoryExports, QWidget):
         self.runner = session.runner
         self.executor = executor or (lambda: None)  # where the pieces run (gui.window.compute_choice); None: threads
         self.checkpoints = []
-        self.series: dict[str, dict] = {}  # stored name -> {"label", "points": {prefix: Point}, "curve"}
-        self.comparison_checkpoints = []
-        self.comparison_series: dict[str, dict] = {}  # the same, in the comparison run
-        self.run_names = ["", ""]
+        self.runs = PlottedRuns(self)  # the window's run and those beside it, each with its variables' curves
         self.stepless: list[str] = []  # names of the plotted runs' checkpoints without a step
         self._jobs = set()
 
@@ -77,12 +75,15 @@ class TrajectoryPanel(TrajectoryExports, QWidget):
         for widget, label, name in ((self.add_button, "", ""), (self.clear_button, "", ""),
                                     (self.metric_choice, "metric", ""), (self.element, "", "element"),
                                     (self.view_choice, "plot", ""), (self.x_axis, "x", "x axis"),
-                                    (self.log_scale, "", ""), (self.logged.tag, "", "logged tag")):
+                                    (self.log_scale, "", ""), (self.runs.button, "", "runs"),
+                                    (self.logged.tag_button, "", "logged tags"),
+                                    (self.logged.smoothing, "smoothing", "smoothing")):
             self.toolbar.add(widget, label, name)
         self.toolbar.add_stretch()
         self.toolbar.add(self.export_csv, "export", "export")
         self.toolbar.add(self.export_image)
-        self.toolbar.set_shown(self.element, False)
+        for hidden in (self.element, self.runs.button, self.logged.smoothing):  # shown when they apply
+            self.toolbar.set_shown(hidden, False)
         self.progress = QProgressBar()
         self.progress.setMaximumWidth(160)
         self.progress.setMaximumHeight(16)
@@ -129,29 +130,13 @@ class TrajectoryPanel(TrajectoryExports, QWidget):
         session.run_grown.connect(lambda run: self.set_checkpoints(run.checkpoints))
         session.logs_changed.connect(self.set_logs)
         session.comparison_changed.connect(self._comparison_changed)
+        self.runs.visibility_changed.connect(self._runs_shown_changed)
+        self.runs.remove_requested.connect(session.remove_comparison)
         if session.current is not None:  # made after a run opened: what it would have been shown
             self._run_opened(session.current)
             self.set_logs(session.logs)
-            if session.comparison is not None:
-                self._comparison_changed(session.comparison)
-
-    def _run_opened(self, loaded) -> None:
-        """Another run: nothing of the last one left on a plot (curves, bands, histograms, its logged curve,
-        the hover box, the ranges they gave), its checkpoints on the axis, its logs to come."""
-        # Its logs go first: drawn again over the new checkpoints, the last run's logged curve would
-        # give the empty plot its x range through the link of the logged axis.
-        self.logged.set_logs(0, None, loaded.run.checkpoints)
-        self.clear()
-        self.run_names[0] = self.session.run_names()[0]
-        self.set_checkpoints(loaded.run.checkpoints)
-
-    def _comparison_changed(self, comparison) -> None:
-        self.run_names[0] = self.session.run_names()[0]  # both names, once a second run may share it
-        if comparison is None:
-            self.set_comparison(None)
-            return
-        run, logs = comparison
-        self.set_comparison(self.session.run_names()[1], run.checkpoints, logs)
+            if session.comparisons:
+                self._comparison_changed(session.comparisons)
 
     @property
     def distribution(self):
@@ -161,6 +146,7 @@ class TrajectoryPanel(TrajectoryExports, QWidget):
     def set_checkpoints(self, checkpoints) -> None:
         """The run's checkpoints (again, when the watcher found new ones): plots extend to them."""
         self.checkpoints = list(checkpoints)
+        self.runs.runs[0].checkpoints = self.checkpoints
         self._find_stepless()
         self.logged.set_checkpoints(0, self.checkpoints)
         self.recompute()
@@ -169,84 +155,16 @@ class TrajectoryPanel(TrajectoryExports, QWidget):
         """What the run's training logged (core.run.training_logs.TrainingLogs), or None."""
         self.logged.set_logs(0, logs, self.checkpoints)
 
-    def set_comparison(self, name: str | None, checkpoints=(), logs=None) -> None:
-        """A second run plotted beside this one (None: none any more). Each plotted variable gets its
-        curve in the comparison run too, and so does the logged tag."""
-        for series in self.comparison_series.values():
-            self.plot.removeItem(series["curve"])
-            self.legend.removeItem(series["curve"])
-        self.comparison_series = {}
-        self.comparison_checkpoints = list(checkpoints) if name else []
-        self.run_names = [self.run_names[0], name or ""]
-        self._find_stepless()
-        self.logged.set_logs(1, logs if name else None, self.comparison_checkpoints)
-        for variable in self.series:
-            self._restyle(variable)
-            if name:
-                self._add_comparison_curve(variable)
-        self.recompute()
-
-    @property
-    def comparing(self) -> bool:
-        return bool(self.run_names[1])
-
     def _show_hint(self) -> None:
         """An empty plot says what to do rather than show empty axes."""
         self.plot.setTitle("Select variables, then “+ selected” plots them over the run", color="#aaa")
         self.plot.getPlotItem().vb.setRange(xRange=(0, 1), yRange=(0, 1))  # no axes left from another run
         self.status.setText("")
 
-    def add_variable(self, name: str, label: str) -> None:
-        if name in self.series:
-            return
-        self.evidence.clear()
-        if not self.series:
-            self.plot.setTitle(None)
-            self.plot.enableAutoRange()  # the hint's neutral axes gave way to the data
-        self.series[name] = {"name": name, "label": label, "points": {}, "curve": self._new_curve(label),
-                             "number": len(self.series)}
-        self._restyle(name)
-        if self.comparing:
-            self._add_comparison_curve(name)
-        self._compute(name)
-        if self.view_choice.currentIndex() > 0 and len(self.series) == 1:
-            self._view_changed()  # the distribution is of the first variable: later ones do not change it
-
-    def _new_curve(self, label: str):
-        curve = self.plot.plot([], [], name=label, symbolSize=6)
-        curve.sigPointsClicked.connect(self._points_clicked)
-        curve.setCurveClickable(True)
-        return curve
-
-    def _add_comparison_curve(self, name: str) -> None:
-        label = self.series[name]["label"]
-        self.comparison_series[name] = {"name": name, "label": label, "points": {}, "curve": self._new_curve(label)}
-        self._restyle(name)
-
-    def _restyle(self, name: str) -> None:
-        """Colour by variable; with a comparison run, colour by run and a symbol per variable."""
-        series = self.series[name]
-        symbol = _SYMBOLS[series["number"] % len(_SYMBOLS)] if self.comparing else "o"
-        pairs = [(series, RUN_COLOURS[0] if self.comparing else _COLOURS[series["number"] % len(_COLOURS)], 0)]
-        if name in self.comparison_series:
-            pairs.append((self.comparison_series[name], RUN_COLOURS[1], 1))
-        for each, colour, run in pairs:
-            curve = each["curve"]
-            curve.setPen(pg.mkPen(colour, width=2))
-            curve.setSymbol(symbol)
-            curve.setSymbolBrush(colour)
-            curve.setSymbolPen(colour)
-            label = f"{each['label']} · {self.run_names[run]}" if self.comparing else each["label"]
-            self.legend.removeItem(curve)
-            self.legend.addItem(curve, label)
-
     def clear(self) -> None:
         self.evidence.clear()
         self.pointer.clear()  # it named a point of a curve about to go
-        for series in list(self.series.values()) + list(self.comparison_series.values()):
-            self.plot.removeItem(series["curve"])
-            self.legend.removeItem(series["curve"])
-        self.series, self.comparison_series = {}, {}
+        self._remove_curves()
         self.distributions.reset()
         self.plot.enableAutoRange()  # no axes left over from the previous run
         self._view_changed()
@@ -255,10 +173,9 @@ class TrajectoryPanel(TrajectoryExports, QWidget):
             self.logged.redraw()
 
     def recompute(self) -> None:
-        for name in self.series:
-            self._compute(name)
-            if name in self.comparison_series:
-                self._compute(name, comparison=True)
+        for plotted in self.runs.runs:
+            for name in plotted.series:
+                self._compute(name, plotted)
         if self.view_choice.currentIndex() > 0 and len(self.series) == 1:
             self._view_changed()  # the distribution is of the first variable: later ones do not change it
 
@@ -267,15 +184,16 @@ class TrajectoryPanel(TrajectoryExports, QWidget):
         self.plot.setLabel("left", metric)
         self.recompute()
 
-    def _compute(self, name: str, comparison: bool = False) -> None:
+    def _compute(self, name: str, plotted) -> None:
+        """`name`'s curve in run `plotted` (a PlottedRun), computed again."""
         metric, element = self.metric_choice.currentText(), self.element.value()
-        checkpoints = list(self.comparison_checkpoints if comparison else self.checkpoints)
-        series = (self.comparison_series if comparison else self.series)[name]
+        checkpoints = list(plotted.checkpoints)
+        series = plotted.series[name]
         series["points"] = {}
         series["metric"] = metric
 
         def progress(step):
-            mine = (self.comparison_series if comparison else self.series).get(name) is series
+            mine = plotted.series.get(name) is series
             if isinstance(step, PointProgress) and step.point is not None and mine and series["metric"] == metric:
                 series["points"][step.point.prefix] = step.point
                 self._redraw()
@@ -336,7 +254,7 @@ class TrajectoryPanel(TrajectoryExports, QWidget):
 
     # ---- drawing ---------------------------------------------------------------------------------
     def _find_stepless(self) -> None:
-        self.stepless = [info.name for info in self.checkpoints + self.comparison_checkpoints if info.step is None]
+        self.stepless = [info.name for run in self.runs.runs for info in run.checkpoints if info.step is None]
         self._label_x_axis()
 
     @property
@@ -363,16 +281,9 @@ class TrajectoryPanel(TrajectoryExports, QWidget):
             return float(info.timestamp or info.mtime)
         return float(index)
 
-    def plotted_series(self):
-        """(series, its run's checkpoints) of every curve, the window's run first."""
-        for name, series in self.series.items():
-            yield series, self.checkpoints
-            if name in self.comparison_series:
-                yield self.comparison_series[name], self.comparison_checkpoints
-
     def _redraw(self) -> None:
         self._label_x_axis()
-        for series, checkpoints in self.plotted_series():
+        for series, checkpoints in self._all_series():
             xs, ys = [], []
             for index, info in enumerate(checkpoints):
                 point = series["points"].get(info.prefix)
@@ -398,8 +309,8 @@ class TrajectoryPanel(TrajectoryExports, QWidget):
     def _view_changed(self) -> None:
         choice = self.view_choice.currentIndex()
         self.stack.setCurrentWidget(self.histogram_plot if choice == 2 else self.plot)
-        for series in list(self.series.values()) + list(self.comparison_series.values()):
-            series["curve"].setVisible(choice == 0)
+        for name in self.series:
+            self._restyle(name)  # shown on the metric view, if its run is
         self.legend.setVisible(choice == 0)
         self.distributions.clear_bands()
         self.logged.redraw()

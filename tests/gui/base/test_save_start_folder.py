@@ -31,10 +31,10 @@ def run(tmp_path):
 
 def _session(tmp_path, run_folder, comparison_folder=None):
     """What the dialogs read of gui.session.Session: the dialogs' parent, the settings, the open runs."""
-    comparison = (SimpleNamespace(folder=str(comparison_folder)), None) if comparison_folder else None
+    comparisons = [(SimpleNamespace(folder=str(comparison_folder)), None)] if comparison_folder else []
     settings = AppSettings(QSettings(str(tmp_path / "settings.ini"), QSettings.IniFormat))
     return SimpleNamespace(dialog_parent=None, settings=settings, run_folder=run_folder and str(run_folder),
-                           comparison=comparison)
+                           comparisons=comparisons)
 
 
 def test_a_fresh_account_with_the_sample_run_starts_in_the_outputs_folder_made_now(tmp_path, outputs):
@@ -62,7 +62,7 @@ def test_the_last_folder_unless_it_is_gone_in_an_open_run_or_in_the_app(tmp_path
     mine.mkdir()
     session.settings.set_last_output_folder(str(mine))
     assert dialogs.save_start_folder(session) == str(mine)
-    session.run_folder, session.comparison = "s3://bucket/runs/run", None  # a remote run holds no local folder
+    session.run_folder, session.comparisons = "s3://bucket/runs/run", []  # a remote run holds no local folder
     assert dialogs.save_start_folder(session) == str(mine)
 
 

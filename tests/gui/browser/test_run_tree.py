@@ -34,10 +34,9 @@ def _tree_labels(tree) -> list[tuple[int, str]]:
 def _logged_tags_shown(qtbot, window, expected_folders) -> list[str]:
     """The tags the trajectory dock offers, once the run's logs are read."""
     expected = sorted(f"{name}/{tag}" for name, folder in expected_folders.items() for tag in _tensorboard_points(folder))
-    combo = window.trajectory.logged.tag
     qtbot.waitUntil(lambda: window.session.logs is not None and sorted(window.session.logs.scalars) == expected,
                     timeout=20000)
-    return [combo.itemText(i) for i in range(1, combo.count())], expected
+    return window.trajectory.logged.offered_tags(), expected
 
 
 def _pick(qtbot, window, path):

@@ -56,8 +56,8 @@ def test_logged_loss_beside_the_trajectory_with_checkpoint_markers(qtbot, window
     assert [m.value() for m in logged.markers] == steps
     add_variable(qtbot, window, "dense/kernel/.ATTRIBUTES/VARIABLE_VALUE")
     assert logged.curves and window.trajectory.plot.getPlotItem().getAxis("right").isVisible()
-    logged.tag.setCurrentText("train/learning_rate")
-    assert logged.curves[0].series.tag == "train/learning_rate"
+    logged.set_checked(["train/learning_rate"])
+    assert [curve.series.tag for curve in logged.curves] == ["train/learning_rate"]
 
 
 def test_hovering_the_loss_names_the_nearest_checkpoint_and_a_click_opens_it(qtbot, window, training_runs):
@@ -158,12 +158,13 @@ def test_two_runs_in_one_window(qtbot, window, training_runs):
     assert window.session.current.run.folder == str(training_runs.tf2_run)
     panel = window.trajectory
     assert panel.run_names == ["tf2_run", "tf2_run_b"]
-    xs, ys = panel.comparison_series[name]["curve"].getData()
+    xs, ys = panel.runs.runs[1].series[name]["curve"].getData()
     expected = [float(np.linalg.norm(tf.train.load_checkpoint(c.prefix).get_tensor(name).astype(np.float64)))
                 for c in discover(training_runs.tf2_run_b).checkpoints]
     assert list(ys) == pytest.approx(expected)
     labels = [label.text for _, label in panel.legend.items]
-    assert "dense/kernel · tf2_run" in labels and "dense/kernel · tf2_run_b" in labels
+    # a row per variable (its symbol) and per run (its colour), not one per pairing
+    assert {"dense/kernel", "tf2_run", "tf2_run_b", "train/loss (logged)"} <= set(labels)
     assert len(panel.logged.curves) == 2  # each run's logged loss
     overview_window = window.training.show_overview()
     qtbot.addWidget(overview_window)
@@ -172,7 +173,7 @@ def test_two_runs_in_one_window(qtbot, window, training_runs):
     assert overview_window.overview.column_runs == [0] * 4 + [1] * 4
     assert len(overview_window.overview.variables) == 4  # the same names in both runs: one row each
     window.training.remove_comparison()
-    assert panel.comparison_series == {} and len(panel.logged.curves) == 1
+    assert panel.run_names == ["tf2_run"] and len(panel.logged.curves) == 1
     overview_window.close()
     outside = QDropEvent(QPointF(window.browser.geometry().center()), Qt.CopyAction, mime, Qt.LeftButton, Qt.NoModifier)
     with qtbot.waitSignal(window.session.checkpoint_loaded, timeout=20000):

@@ -2,7 +2,7 @@
 variable's orange (CIE76 distance 31), the loss and that variable looked like one curve."""
 import math
 
-from checkpoint_inspector.gui.trajectory import logged_curves, trajectory_panel
+from checkpoint_inspector.gui.trajectory import logged_curves, plotted_runs, run_curves
 
 
 def _lab(colour: str) -> tuple[float, float, float]:
@@ -18,6 +18,6 @@ def _lab(colour: str) -> tuple[float, float, float]:
 
 
 def test_the_logged_colour_is_far_from_every_variable_colour():
-    colours = trajectory_panel._COLOURS + logged_curves.RUN_COLOURS
+    colours = run_curves._COLOURS + plotted_runs.RUN_COLOURS
     nearest = min(math.dist(_lab(logged_curves.LOGGED_COLOUR), _lab(c)) for c in colours)
     assert nearest >= 40, nearest  # "just noticeable" is ~2.3; 40 is a different colour, not a shade

@@ -4,7 +4,7 @@ import csv
 
 import numpy as np
 import pytest
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QInputDialog
 
 from checkpoint_inspector.core.analysis.trajectories import trajectory as trajectory_module
 from checkpoint_inspector.core.run.training_logs import ScalarSeries, TrainingLogs
@@ -52,13 +52,11 @@ def test_every_control_is_reachable_at_800x500(qtbot, window, tf_ckpts, tmp_path
     assert toolbar.more.isVisibleTo(panel) and toolbar.width() <= 800
     assert window.minimumSizeHint().width() < 800  # the row does not hold the window wide
     assert toolbar.height() < 2 * panel.metric_choice.sizeHint().height()  # one row
-    shown = [w for w in (panel.add_button, panel.clear_button, panel.metric_choice, panel.view_choice, panel.x_axis,
-                         panel.log_scale, panel.logged.tag, panel.export_csv, panel.export_image)
-             if w.isVisibleTo(panel)]
+    controls = {panel.add_button, panel.clear_button, panel.metric_choice, panel.view_choice, panel.x_axis,
+                panel.log_scale, panel.logged.tag_button, panel.logged.smoothing, panel.export_csv, panel.export_image}
+    shown = [w for w in controls if w.isVisibleTo(panel)]
     assert panel.export_csv in hidden and panel.export_image in hidden
-    assert set(hidden) | set(shown) == {panel.add_button, panel.clear_button, panel.metric_choice, panel.view_choice,
-                                        panel.x_axis, panel.log_scale, panel.logged.tag, panel.export_csv,
-                                        panel.export_image}  # each one either in the row or in the menu
+    assert set(hidden) | set(shown) == controls  # each one either in the row or in the menu
 
     # Narrower still (the panel itself squeezed): every control goes behind », each entry with its effect.
     toolbar.setFixedWidth(toolbar.more.sizeHint().width() + 8)
@@ -73,11 +71,15 @@ def test_every_control_is_reachable_at_800x500(qtbot, window, tf_ckpts, tmp_path
     assert panel.plot.getPlotItem().getAxis("bottom").labelText == "wall time"
     _entry(actions, "log y").trigger()
     assert panel.log_scale.isChecked() and panel.plot.getPlotItem().ctrl.logYCheck.isChecked()
-    tag_menu = _entry(toolbar.menu_actions(), "logged tag").menu()
-    _entry(tag_menu.actions(), "logged: none").trigger()
+    tag_menu = _entry(toolbar.menu_actions(), "logged tags").menu()
+    assert tag_menu is panel.logged.picker.menu  # the list of tags itself, each with its check box
+    panel.logged.set_checked([])
     assert panel.logged.chosen() is None and not panel.logged.curves
-    _entry(_entry(toolbar.menu_actions(), "logged tag").menu().actions(), "train/epoch_loss").trigger()
+    panel.logged.set_checked(["train/epoch_loss"])
     assert panel.logged.chosen() == "train/epoch_loss" and panel.logged.curves
+    monkeypatch.setattr(QInputDialog, "getDouble", lambda *args: (0.25, True))
+    _entry(toolbar.menu_actions(), "smoothing (0.60)…").trigger()
+    assert panel.logged.smoothing.weight == 0.25 and panel.logged.smoothed
 
     out = tmp_path / "from_menu.csv"
     monkeypatch.setattr(dialogs, "save_output", lambda *args, **kwargs: str(out))
