@@ -70,6 +70,12 @@ class Difference:
     def renames(self) -> list[tuple[str, str]]:
         return [(m.old, m.new) for m in self._comparison.renames]
 
+    @property
+    def shown_renames(self) -> list[tuple[str, str]]:
+        """(name shown in a, name shown in b) of each variable stored under the same key on both sides that
+        the object graph names otherwise (a renamed Keras layer in a TF2 checkpoint)."""
+        return [(r.a, r.b) for r in self._comparison.shown_renames]
+
     def to_dict(self) -> dict:
         return self._comparison.record()
 

@@ -46,10 +46,12 @@ def _print_comparison(comparison, show_all: bool) -> None:
         changed = [c for c in comparison.changed if c.kind == kind]
         equal = sum(1 for name in comparison.equal if comparison.kinds.get(name) == kind)
         unchecked = sum(1 for name in comparison.unchecked if comparison.kinds.get(name) == kind)
+        renamed = [r for r in comparison.shown_renames if comparison.kinds.get(r.name) == kind]
         if not (only_a or only_b or changed or equal or unchecked):
             continue
         counts = [f"{len(changed)} changed", f"{len(only_a)} only in A", f"{len(only_b)} only in B", f"{equal} equal"]
         counts += [f"{unchecked} not compared"] if unchecked else []
+        counts += [f"{len(renamed)} renamed"] if renamed else []
         print(f"\n{title}: {', '.join(counts)}")
         if kind != "variable" and not show_all and (only_a or only_b or changed):
             print("  (listed with --all)")
@@ -59,6 +61,8 @@ def _print_comparison(comparison, show_all: bool) -> None:
         rows += [("only in B", shown.get(s.name, s.name), s.dtype_name, format_shape(s.shape), "") for s in only_b]
         rows += [(c.change, shown.get(c.name, c.name), _pair(c.a.dtype_name, c.b.dtype_name),
                   _pair(format_shape(c.a.shape), format_shape(c.b.shape)), _numbers(c.values)) for c in changed]
+        rows += [("renamed", f"{r.a} → {r.b}", r.signature.dtype_name, format_shape(r.signature.shape),
+                  "same stored key, named otherwise by the object graph") for r in renamed]
         if rows:
             print_table(("", "name", "dtype", "shape", "difference"), rows)
     if comparison.unchecked and not comparison.values_read:
@@ -68,7 +72,8 @@ def _print_comparison(comparison, show_all: bool) -> None:
         print("\nvalues compared by the checksums the files store; --values reads them and says how far apart they are")
     if comparison.different:
         print(f"\nA and B differ: {len(comparison.changed)} changed, {len(comparison.only_a)} only in A, "
-              f"{len(comparison.only_b)} only in B")
+              f"{len(comparison.only_b)} only in B"
+              + (f", {len(comparison.shown_renames)} renamed" if comparison.shown_renames else ""))
     else:
         how = "read" if comparison.values_read else "compared by checksum"
         print(f"\nA and B hold the same {len(comparison.equal) + len(comparison.unchecked)} variables"

@@ -65,7 +65,10 @@ def comparison_rows(comparison) -> list[ComparisonRow]:
     for name in comparison.unchecked:
         rows.append(ComparisonRow("unchecked", name, signatures[name], "same", "same",
                                   note="no checksum stored: compare values to know"))
-    rows = [replace(row, shown=comparison.shown.get(row.name, "")) for row in rows]
+    renamed_shown = {r.name: r for r in comparison.shown_renames}  # same key, named otherwise by the object graph
+    rows = [replace(row, shown=comparison.shown.get(row.name, ""),
+                    note=row.note or (f"renamed: {renamed_shown[row.name].a} → {renamed_shown[row.name].b}"
+                                      if row.name in renamed_shown else "")) for row in rows]
     order = {status: n for n, status in enumerate(STATUS_TITLES)}
     rows.sort(key=lambda r: (order[r.status], r.name))
     return rows

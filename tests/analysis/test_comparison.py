@@ -205,3 +205,34 @@ def test_string_tensors_are_settled_by_their_stored_checksums(tf_ckpts, tmp_path
         data, crc = encode_strings(np.array(read_a.get_tensor(name), dtype=object))
         assert (len(data), crc) == (reader.entry(name).size, reader.entry(name).crc32c)
         assert content_digest(reader, reader.entry(name), read=False) == ("crc", len(data), crc)
+
+
+def test_a_renamed_keras_layer_in_a_tf2_checkpoint_is_a_rename(tmp_path):
+    """Keras 3 models that differ only by a layer's name, saved by tf.train.Checkpoint: the same stored keys,
+    the same values, an object graph that names the layer's variables otherwise. The diff says the rename
+    (what TensorFlow's own object graph says each variable is called), not 'equal'."""
+    import keras
+
+    tf = _tf()
+    models = {}
+    for side, name in (("a", "hidden"), ("b", "encoder")):
+        models[side] = keras.Sequential([keras.Input((3,)), keras.layers.Dense(2, name=name),
+                                         keras.layers.Dense(1, name="out")], name="sequential")
+    models["b"].set_weights(models["a"].get_weights())
+    prefixes = {side: tf.train.Checkpoint(model=model).write(str(tmp_path / side / "ckpt-1"))
+                for side, model in models.items()}
+    result = compare(prefixes["a"], prefixes["b"])
+    expected = {(a.path, b.path) for a, b in zip(models["a"].weights, models["b"].weights) if a.path != b.path}
+    assert {(r.a, r.b) for r in result.shown_renames} == expected == {
+        ("sequential/hidden/kernel", "sequential/encoder/kernel"), ("sequential/hidden/bias", "sequential/encoder/bias")}
+    assert result.different and not result.only_a and not result.only_b
+    assert {r.name for r in result.shown_renames} <= set(result.equal)  # the values are the same
+    assert result.record()["shown_renames"] == [r.record() for r in result.shown_renames]
+    same = compare(prefixes["a"], prefixes["a"])
+    assert not same.shown_renames and not same.different
+    from tests.bounded_cli import run_cli
+
+    printed = run_cli("diff", prefixes["a"], prefixes["b"])
+    assert printed.returncode == 1 and "2 renamed" in printed.stdout.splitlines()[-1]
+    assert any(line.startswith("renamed") and "sequential/hidden/kernel → sequential/encoder/kernel" in line
+               for line in printed.stdout.splitlines())

@@ -1,5 +1,6 @@
 """What changed between two checkpoints: names only in one, the same name with another shape or dtype,
-the same variable with other values (how far apart, with --values), and likely renames.
+the same variable with other values (how far apart, with --values), likely renames, and variables stored
+under the same key that the object graph names otherwise (a renamed Keras layer in a TF2 checkpoint).
 
 Without reading values, two bundle entries with the same size and checksum count as equal and different
 checksums as different values (TensorFlow's CRC32C of the stored bytes); where a format stores no
@@ -44,6 +45,20 @@ class Changed:
         return record | (self.values.record() if self.values else {})
 
 
+@dataclass(frozen=True)
+class ShownRename:
+    """A variable stored under the same key on both sides that a person knows by another name on each: a
+    TF2 checkpoint whose object graph names the variable otherwise (a Keras layer renamed, same position)."""
+
+    name: str  # the stored key
+    a: str     # the name shown in A
+    b: str     # the name shown in B
+    signature: Signature  # in A (B's may differ in shape or dtype too: then it is also among `changed`)
+
+    def record(self) -> dict:
+        return {"name": self.name, "a": self.a, "b": self.b}
+
+
 @dataclass
 class Comparison:
     a: str
@@ -55,20 +70,22 @@ class Comparison:
     within_tolerance: list[str] = field(default_factory=list)  # of those, the ones not bit for bit
     unchecked: list[str] = field(default_factory=list)   # same shape and dtype, values not compared
     renames: list[RenameMatch] = field(default_factory=list)
+    shown_renames: list[ShownRename] = field(default_factory=list)  # same key, another name shown
     kinds: dict[str, str] = field(default_factory=dict)  # name -> kind, of every name on either side
     shown: dict[str, str] = field(default_factory=dict)  # name -> the name a person knows it by, where that differs
     values_read: bool = False
 
     @property
     def different(self) -> bool:
-        return bool(self.only_a or self.only_b or self.changed)
+        return bool(self.only_a or self.only_b or self.changed or self.shown_renames)
 
     def record(self) -> dict:
         return {"a": self.a, "b": self.b, "only_a": [s.record() for s in self.only_a],
                 "only_b": [s.record() for s in self.only_b], "changed": [c.record() for c in self.changed],
                 "equal": len(self.equal), "within_tolerance": len(self.within_tolerance),
                 "unchecked": len(self.unchecked), "values_read": self.values_read,
-                "renames": [r.record() for r in self.renames], "shown_names": self.shown}
+                "renames": [r.record() for r in self.renames],
+                "shown_renames": [r.record() for r in self.shown_renames], "shown_names": self.shown}
 
 
 def signature(variable: VariableInfo) -> Signature:
@@ -94,6 +111,8 @@ def compare_checkpoints(reader_a: CheckpointSource, reader_b: CheckpointSource, 
                         | {name: v.kind for name, v in variables_a.items()})
         result.shown = {name: v.display_name for side in (variables_b, variables_a) for name, v in side.items()
                         if v.display_name != name}
+        result.shown_renames = [ShownRename(a.name, a.display_name, b.display_name, signature(a)) for a, b in common
+                                if a.display_name != b.display_name]
         result.only_a = [signature(v) for name, v in variables_a.items() if name not in variables_b]
         result.only_b = [signature(v) for name, v in variables_b.items() if name not in variables_a]
         signed = [(a, b, signature(a), signature(b)) for a, b in common]
