@@ -8,6 +8,38 @@ anything else cannot be said in a Keras file and is refused with what to do.
 from __future__ import annotations
 
 from ..errors import PlanError
+from ..format.source import SourceKind
+
+
+def keras_layer_renames(reader, result) -> dict[str, str]:
+    """The rule a plan must keep to be saved as a Keras file of `reader`'s kind, checked by the save before
+    it writes anything and by the preview before anything is asked: PlanError naming the first weight that
+    cannot be said there (moved, added, renamed alone, a layer of a legacy .h5 renamed); else the layer
+    renames, {vars group path: new layer name}. `result`: the plan's preview over the file's weights."""
+    moved = [p for p in result.planned if p.source is None or p.target != p.source]
+    if moved:
+        raise PlanError(reader.prefix, f"{moved[0].source or moved[0].target}: a Keras file keeps its weights in "
+                                       f"their layers' places, so they cannot be moved or added here (rename "
+                                       f"a layer by the names shown, or export the weights)")
+    # Layers are renamed in Keras 3's layout (`…/vars/<i>` groups, named in the config); the legacy layout
+    # names them in `layer_names` and every weight path, which is not rewritten here.
+    if any(p.variable_name is not None for p in result.planned) and reader.kind is SourceKind.KERAS_LEGACY_H5:
+        raise PlanError(reader.prefix, "renaming layers of a legacy .h5 is not done here: convert it to a .keras "
+                                       "first (load it with Keras and save it as .keras)")
+    named = reader.naming()
+    return layer_renames(reader, [p for p in result.planned if p.source and not named[p.source].optimizer_state])
+
+
+def keras_save_problems(source, result) -> list[str]:
+    """What the save would refuse (keras_layer_renames), said as the preview's problems: [] when the plan
+    can be saved, or when `source` is not a Keras file."""
+    if result is None or not source.kind.is_keras:
+        return []
+    try:
+        keras_layer_renames(source, result)
+    except PlanError as exc:
+        return [exc.problem]
+    return []
 
 
 def layer_renames(reader, planned_rows) -> dict[str, str]:

@@ -13,6 +13,7 @@ from checkpoint_inspector.core.jobs import Progress
 from checkpoint_inspector.core.run.health import check_checkpoints
 from checkpoint_inspector.core.run.watch import LOCAL_INTERVAL_MS, RunWatcher
 
+from ..base.keyboard_menu import route_context_menu
 from .checkpoint_list import CheckpointListModel
 from .run_tree import RunTree
 
@@ -37,8 +38,7 @@ class RunPanel(QWidget):
         table.setSelectionBehavior(QAbstractItemView.SelectRows)
         # Ctrl/Shift-click selects a second checkpoint to compare with (it does not open it).
         table.setSelectionMode(QAbstractItemView.ExtendedSelection)
-        table.setContextMenuPolicy(Qt.CustomContextMenu)
-        table.customContextMenuRequested.connect(self._context_menu)
+        route_context_menu(table, self._context_menu)  # Compare the two selected (also by the Menu key)
         table.verticalHeader().hide()
         table.verticalHeader().setDefaultSectionSize(22)
         # Columns fitted to 200 rows, not Qt's default 1,000 (the horizontal header's precision is how many rows
@@ -143,9 +143,11 @@ class RunPanel(QWidget):
         if len(selected) != 2:
             return
         menu = QMenu(self)
+        menu.setAttribute(Qt.WA_DeleteOnClose)
         names = [self.checkpoint_model.checkpoints[self.checkpoint_model.row_of(p)].name for p in selected]
         menu.addAction(f"Compare {names[0]} with {names[1]}", lambda: self.compare_requested.emit(selected))
-        menu.exec(self.table.viewport().mapToGlobal(point))
+        self.context_menu = menu  # for tests: they cannot click into a popup's event loop
+        menu.popup(self.table.viewport().mapToGlobal(point))
 
     def _clicked(self, index) -> None:
         if QApplication.keyboardModifiers() & (Qt.ControlModifier | Qt.ShiftModifier):

@@ -10,6 +10,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QHBoxLayout, QLabel
 from checkpoint_inspector.core.errors import FilterError
 from checkpoint_inspector.core.run.variables import VariableInfo
 
+from ..base.keyboard_menu import route_context_menu
 from ..base.overflow_toolbar import OverflowToolbar
 from .columns import BYTES, DTYPE, ELEMENTS, NAME, SHAPE, cell_text
 from .variable_menu import build_context_menu, copied_names, put_on_clipboard
@@ -66,8 +67,7 @@ class VariableBrowser(QWidget):
         for view in (self.flat_view, self.tree_view):
             view.setSelectionBehavior(QAbstractItemView.SelectRows)
             view.setSelectionMode(QAbstractItemView.ExtendedSelection)  # Shift and Ctrl pick several to plot
-            view.setContextMenuPolicy(Qt.CustomContextMenu)
-            view.customContextMenuRequested.connect(lambda point, v=view: self._context_menu(v, point))
+            route_context_menu(view, lambda point, v=view: self._context_menu(v, point))
             view.setAlternatingRowColors(True)
             view.setEditTriggers(QAbstractItemView.DoubleClicked)  # only the stored-key column is editable
             # Tab leaves the variables for the next panel (cell to cell it scrolled the names away);
@@ -274,20 +274,7 @@ class VariableBrowser(QWidget):
             if event.type() == QEvent.KeyPress:
                 self.copy_names()
             return True
-        if watched in (self.flat_view, self.tree_view) and event.type() == QEvent.KeyPress and _asks_for_menu(event):
-            self.keyboard_context_menu(watched)
-            return True
         return super().eventFilter(watched, event)
-
-    def keyboard_context_menu(self, view) -> None:
-        """The Menu key and Shift+F10: the context menu of the selected row (what the menu acts on), opened
-        beside it; the keyboard-current row only when nothing is selected."""
-        rows = view.selectionModel().selectedRows() if view.selectionModel() is not None else []
-        index = min(rows, key=lambda i: view.visualRect(i).top()) if rows else view.currentIndex()
-        if not index.isValid():
-            return
-        view.scrollTo(index)
-        self._context_menu(view, view.visualRect(index).center())
 
     def copy_names(self) -> None:
         names = copied_names(self, self.view)
@@ -356,10 +343,4 @@ class VariableBrowser(QWidget):
             if width > 0:
                 self.tree_view.setColumnWidth(c, width)
                 self.flat_view.setColumnWidth(c, width)
-
-
-def _asks_for_menu(event) -> bool:
-    """Shift+F10 or the Menu key: the keyboard's ways to a context menu (Qt maps neither to one here)."""
-    key, modifiers = event.key(), event.modifiers() & ~Qt.KeypadModifier
-    return key == Qt.Key_Menu or (key == Qt.Key_F10 and modifiers == Qt.ShiftModifier)
 

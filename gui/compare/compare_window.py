@@ -25,6 +25,7 @@ from ..base import dialogs, errors
 from .comparison_model import DIFFERENT, ComparisonFilter, ComparisonModel, comparison_rows
 from ..base.drop_hint import DropHint, DropTarget
 from ..base.elided_label import ElidedLabel
+from ..base.keyboard_menu import copy_menu
 from ..base.plots import HeatmapView
 from ..base.status_progress import StatusProgress
 from ..base.worker import JobRunner
@@ -89,6 +90,7 @@ class CompareWindow(DropTarget, QMainWindow):
         self.table.verticalHeader().setDefaultSectionSize(22)
         self.table.horizontalHeader().setStretchLastSection(True)
         self.table.setTabKeyNavigation(False)  # Tab goes on to the heatmaps' window parts; arrows pick rows
+        copy_menu(self.table, "Name", column=1)  # right-click or the Menu key: copy the name of the row picked
         self.table.selectionModel().currentRowChanged.connect(lambda current, _: self._row_chosen(current))
         for widget in (self.filter_edit,):
             widget.textChanged.connect(self._refilter)

@@ -10,12 +10,14 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QCheckBox, QHBoxLayout, QHeaderView, QLabel, QListWidget, QPushButton, QTableWidget,
                                QTableWidgetItem, QVBoxLayout, QWidget)
 
+from checkpoint_inspector.core.edit.keras_layers import keras_save_problems
 from checkpoint_inspector.core.edit.keras_load_check import keras_load_warnings
 from checkpoint_inspector.core.edit.plan import RemapPlan, preview
 from checkpoint_inspector.core.run.discovery import keras_name_parts
 
 from ..base import dialogs, errors
 from ..base.jobs import JobSlot
+from ..base.keyboard_menu import copy_menu
 from . import plan_files
 from .preview_names import object_path_rows, shown_after, shown_before, shown_before_key
 
@@ -63,6 +65,8 @@ class RemapPanel(QWidget):
         # (`/.ATTRIBUTES/VARIABLE_VALUE`): a cell shows the object path, cut at its start, where names
         # differ; the whole key is the cell's tooltip.
         self.preview_table.setTextElideMode(Qt.ElideLeft)
+        copy_menu(self.operations, "Operation")  # right-click or the Menu key: copy the row picked
+        copy_menu(self.preview_table, "Name")
         self.problems = QLabel("")
         self.problems.setWordWrap(True)
         self.save_button = QPushButton("Save As…")
@@ -179,7 +183,9 @@ class RemapPanel(QWidget):
         widest = max(self.preview_table.viewport().width() * 2 // 5, 160)
         for column in (0, 1):  # source and result share the width: both stay in sight
             self.preview_table.setColumnWidth(column, min(self.preview_table.columnWidth(column), widest))
-        problems = result.problems if result is not None else []
+        # What a Keras file cannot say (one weight renamed alone, a weight moved) is refused by the save's
+        # own rule, said here before the Save dialog asks anything.
+        problems = result.problems + keras_save_problems(self.session.current.reader, result) if result else []
         # What would keep Keras from loading the saved copy: said before saving, though the save stays
         # possible (weights for a changed model, or loaded with skip_mismatch, are what some want).
         warnings = keras_load_warnings(self.session.current.reader, result) if result is not None else []
