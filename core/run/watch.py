@@ -3,11 +3,15 @@
 TensorFlow writes a checkpoint's data shards first and its `.index` last (under a temporary name,
 then renamed), and updates the `checkpoint` state file after that. A new prefix counts as arrived
 only when its index parses and every data shard it names exists and covers the byte ranges the index
-gives; otherwise it is looked at again on the next poll.
+gives; otherwise it is looked at again on the next poll. A local folder whose entries and state file have
+not changed since the last poll is not looked into at all.
 """
 from __future__ import annotations
 
+import os
+
 from ..errors import CheckpointError
+from ..format.checkpoint_state import STATE_FILE_NAME
 from ..format.readers import checkpoint_problem
 from ..storage import files, paths
 from .discovery import Run, discover
@@ -24,8 +28,14 @@ class RunWatcher:
         self.folder = run.folder
         self.known = {c.prefix for c in run.checkpoints}
         self.interval_ms = REMOTE_INTERVAL_MS if paths.is_url(run.folder) else LOCAL_INTERVAL_MS
+        self._stamp = _folder_stamp(self.folder)
+        self._waiting = False  # a checkpoint arrived incomplete: its shards may grow in place, look again
 
     def poll(self) -> Run | None:
+        stamp = _folder_stamp(self.folder)
+        if stamp is not None and stamp == self._stamp and not self._waiting:
+            return None  # nothing added, removed or renamed in the folder: a run of 10,000 costs nothing idle
+        self._stamp = stamp
         files.refresh(self.folder)  # a remote folder's listing is cached: look again
         try:
             run = discover(self.folder)
@@ -34,9 +44,26 @@ class RunWatcher:
         run.subruns = []  # only this folder's own checkpoints are watched
         arrived = [c for c in run.checkpoints if c.prefix not in self.known]
         complete = [c for c in arrived if checkpoint_problem(c.prefix, c.format) is None]
+        self._waiting = len(complete) < len(arrived)
         run.checkpoints = [c for c in run.checkpoints if c.prefix in self.known or c in complete]
         current = {c.prefix for c in run.checkpoints}
         if current == self.known:
             return None
         self.known = current
         return run
+
+
+def _folder_stamp(folder: str) -> tuple[int, int] | None:
+    """What changes when a checkpoint arrives or goes in a local folder: the folder's modification time (an
+    entry added, removed or renamed: TensorFlow renames each finished file into place) and the state
+    file's. None behind a URL, where only a listing tells."""
+    if paths.is_url(folder):
+        return None
+    try:
+        state = os.stat(os.path.join(folder, STATE_FILE_NAME)).st_mtime_ns
+    except OSError:
+        state = 0
+    try:
+        return os.stat(folder).st_mtime_ns, state
+    except OSError:
+        return None
