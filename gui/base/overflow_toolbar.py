@@ -5,8 +5,7 @@ controls never set the window's minimum width nor take a second row of height.
 Qt's own QToolBar extension button only works inside a QMainWindow's toolbar area; in a dock's layout it
 does nothing. Here each hidden control becomes a menu entry with the control's effect: a combo box a
 submenu of exclusive checkable choices, a check box a checkable action, a button an action, a spin box
-an entry asking for the number, a button with a menu that menu, a control with an `add_menu_entry(menu)`
-method the entry it adds. The entries act on the hidden widgets themselves, so their signals (and
+an entry asking for the number, a button with a menu that menu. The entries act on the hidden widgets themselves, so their signals (and
 whatever the panel connected to them) fire as if the control had been used.
 """
 from __future__ import annotations
@@ -142,9 +141,7 @@ class OverflowToolbar(QWidget):
     def _add_entry(self, menu: QMenu, item: _Item) -> None:
         widget, name = item.widget, item.name
         enabled = widget.isEnabled()
-        if hasattr(widget, "add_menu_entry"):  # a composite control says what its entry is
-            widget.add_menu_entry(menu)
-        elif isinstance(widget, QToolButton) and widget.menu() is not None:  # a button's menu: a submenu
+        if isinstance(widget, QToolButton) and widget.menu() is not None:  # a button's menu: a submenu
             menu.addMenu(widget.menu()).setEnabled(enabled)
         elif isinstance(widget, QComboBox):
             submenu = menu.addMenu(name)

@@ -1,11 +1,11 @@
 """The controls of what training logged on the trajectory dock, as TensorBoard's scalars dashboard has
-them: the logged tags to draw, checked in a list (as many at once as wanted; a filter above it once
-there are many), and the smoothing slider (TensorBoard's exponential moving average, 0 to 0.99 in steps
-of 0.01, 0.6 at first as TensorBoard starts)."""
+them, in the menu of the dock's "logged" button: the logged tags to draw, checked in a list (as many at
+once as wanted; a filter above it once there are many), and below it the smoothing slider (TensorBoard's
+exponential moving average, 0 to 0.99 in steps of 0.01, 0.6 at first as TensorBoard starts)."""
 from __future__ import annotations
 
 from PySide6.QtCore import QObject, Qt, Signal
-from PySide6.QtWidgets import (QHBoxLayout, QInputDialog, QLabel, QLineEdit, QListWidget, QListWidgetItem, QMenu,
+from PySide6.QtWidgets import (QHBoxLayout, QLabel, QLineEdit, QListWidget, QListWidgetItem, QMenu,
                                QSlider, QToolButton, QVBoxLayout, QWidget, QWidgetAction)
 
 DEFAULT_SMOOTHING = 0.6  # TensorBoard's
@@ -27,11 +27,12 @@ def popup_button(text: str, title: str, content: QWidget, tooltip: str) -> tuple
 
 
 class TagPicker(QObject):
-    """The "logged" button: its menu is the list of logged tags, each with a check box."""
+    """The "logged" button: its menu is the list of logged tags, each with a check box, and `below` it
+    (the smoothing slider)."""
 
     changed = Signal()  # the person checked or unchecked a tag
 
-    def __init__(self, parent=None):
+    def __init__(self, below: QWidget, parent=None):
         super().__init__(parent)
         box = QWidget()
         layout = QVBoxLayout(box)
@@ -43,8 +44,10 @@ class TagPicker(QObject):
         self.list.itemChanged.connect(lambda *_: self._item_changed())
         layout.addWidget(self.filter)
         layout.addWidget(self.list)
+        layout.addWidget(below)
         self.button, self.menu = popup_button("logged", "logged tags", box, "Scalars training logged (TensorBoard "
-                                              "event files of the runs), on the right axis: check as many as wanted")
+                                              "event files of the runs), on the right axis: check as many as "
+                                              "wanted; the smoothing slider is below them")
         self.menu.aboutToShow.connect(self.filter.setFocus)
 
     def set_tags(self, tags: list[str], checked: list[str]) -> None:
@@ -86,8 +89,8 @@ class TagPicker(QObject):
 
     def _label(self) -> None:
         checked = self.checked()
-        self.button.setText("logged: none" if not checked else
-                            f"logged: {checked[0]}" if len(checked) == 1 else f"logged: {len(checked)} tags")
+        # short, the row has room for it beside the runs' button; the legend names the tags drawn
+        self.button.setText(f"logged ({len(checked)}/{self.list.count()})")
         self.button.setEnabled(self.list.count() > 0)
 
     def _filter(self, text: str) -> None:
@@ -97,7 +100,7 @@ class TagPicker(QObject):
 
 
 class SmoothingControl(QWidget):
-    """A slider of the smoothing weight with its value beside it."""
+    """A slider of the smoothing weight, named, with its value beside it."""
 
     weight_changed = Signal(float)
 
@@ -106,7 +109,6 @@ class SmoothingControl(QWidget):
         self.slider = QSlider(Qt.Horizontal)
         self.slider.setRange(0, 99)
         self.slider.setValue(round(DEFAULT_SMOOTHING * 100))
-        self.slider.setFixedWidth(90)
         self.slider.setToolTip("Smoothing of the logged curves: TensorBoard's exponential moving average "
                                "(0: none); the curve as logged stays faint behind")
         self.slider.setAccessibleName("Smoothing")
@@ -115,7 +117,8 @@ class SmoothingControl(QWidget):
         row = QHBoxLayout(self)
         row.setContentsMargins(0, 0, 0, 0)
         row.setSpacing(3)
-        row.addWidget(self.slider)
+        row.addWidget(QLabel("smoothing"))
+        row.addWidget(self.slider, 1)
         row.addWidget(self.value)
         self.slider.valueChanged.connect(self._changed)
         self._show()
@@ -133,14 +136,3 @@ class SmoothingControl(QWidget):
 
     def _show(self) -> None:
         self.value.setText(f"{self.weight:.2f}")
-
-    def add_menu_entry(self, menu: QMenu) -> None:
-        """Its entry in the dock toolbar's » menu when the row has no room for it."""
-        action = menu.addAction(f"smoothing ({self.weight:.2f})…")
-        action.setEnabled(self.isEnabled())
-        action.triggered.connect(self._ask)
-
-    def _ask(self) -> None:
-        weight, ok = QInputDialog.getDouble(self, "Smoothing", "smoothing (0 to 0.99)", self.weight, 0.0, 0.99, 2)
-        if ok:
-            self.set_weight(weight)

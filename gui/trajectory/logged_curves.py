@@ -2,7 +2,7 @@
 "logged" list (loss, learning rate, accuracy, as many at once as wanted) of every run shown, on a second
 y axis at the right, on the same x axis as the weights' metrics, with a vertical marker at every
 checkpoint, so a loss spike and an update-ratio jump line up. As TensorBoard draws them: smoothed by
-its exponential moving average (the dock's smoothing slider; core.analysis.trajectories.logged_scalars)
+its exponential moving average (the slider below the tags; core.analysis.trajectories.logged_scalars)
 with the curve as logged faint behind. One run: olive, a line style per tag; several runs: each run's
 colour (gui.trajectory.plotted_runs), dashed, a line style per tag.
 
@@ -29,7 +29,7 @@ from .logged_controls import SmoothingControl, TagPicker
 # olive), so a logged loss is never taken for the second variable's curve, as amber was for its orange.
 LOGGED_COLOUR = "#bcbd22"
 _STYLES = (Qt.SolidLine, Qt.DashLine, Qt.DotLine, Qt.DashDotLine, Qt.DashDotDotLine)  # one per tag
-_FAINT = 70       # alpha of the curve as logged behind its smoothed one
+_FAINT = 55       # alpha of the curve as logged behind its smoothed one
 _NEAR_PIXELS = 30
 
 
@@ -45,9 +45,9 @@ class LoggedCurves(QObject):
         self.read_logs: list = [None]   # the same as read (Keras's epochs not yet lined up)
         self.alignments: list = [None]  # core.run.epoch_alignment.EpochAlignment of each run
         self.checkpoints: list = [[]]
-        self.picker = TagPicker(self)
-        self.tag_button = self.picker.button
         self.smoothing = SmoothingControl()
+        self.picker = TagPicker(self.smoothing, self)
+        self.tag_button = self.picker.button
         self._picked = False            # the person chose the tags: new logs keep that choice, even none
         self.curves: list = []          # the curves as logged (each with .run, .series, .smoothed)
         self.smoothed: list = []        # their smoothed curves, when smoothing
@@ -168,7 +168,6 @@ class LoggedCurves(QObject):
         self.curves, self.smoothed, self.markers, self.unplaced = [], [], [], []
         tags = self.checked_tags()
         showing = bool(tags) and self.panel.view_choice.currentIndex() == 0
-        self.panel.toolbar.set_shown(self.smoothing, bool(tags))
         self._axis_shown(showing)
         if not showing:
             self._say("")

@@ -49,6 +49,7 @@ class TrajectoryPanel(RunCurves, TrajectoryExports, QWidget):
         self.metric_choice = QComboBox()
         self.metric_choice.addItems(METRICS)
         self.metric_choice.setCurrentText("l2")
+        # as wide as its longest name, not wider: the row keeps room for the logged tags and smoothing
         self.element = QSpinBox()
         self.element.setRange(0, 2**31 - 1)
         self.element.setPrefix("index ")
@@ -56,7 +57,10 @@ class TrajectoryPanel(RunCurves, TrajectoryExports, QWidget):
         self.x_axis.addItems(X_AXES)
         self.log_scale = QCheckBox("log y")
         self.view_choice = QComboBox()
-        self.view_choice.addItems(["metric", "distribution (bands)", "distribution (histograms)"])
+        # short names: the row keeps room for the logged tags (the tooltip says what the two others show)
+        self.view_choice.addItems(["metric", "percentile bands", "histograms"])
+        self.view_choice.setToolTip("The metric of each variable, or the distribution of the first one's values "
+                                    "over the steps: percentile bands, or a histogram per checkpoint")
         self.add_button = QPushButton("+ selected")
         self.add_button.setToolTip("Plot every selected variable (Ctrl+T); right-click the variables to select "
                                    "all of a scope, or all its kernels")
@@ -76,13 +80,12 @@ class TrajectoryPanel(RunCurves, TrajectoryExports, QWidget):
                                     (self.metric_choice, "metric", ""), (self.element, "", "element"),
                                     (self.view_choice, "plot", ""), (self.x_axis, "x", "x axis"),
                                     (self.log_scale, "", ""), (self.runs.button, "", "runs"),
-                                    (self.logged.tag_button, "", "logged tags"),
-                                    (self.logged.smoothing, "smoothing", "smoothing")):
+                                    (self.logged.tag_button, "", "logged tags")):
             self.toolbar.add(widget, label, name)
         self.toolbar.add_stretch()
         self.toolbar.add(self.export_csv, "export", "export")
         self.toolbar.add(self.export_image)
-        for hidden in (self.element, self.runs.button, self.logged.smoothing):  # shown when they apply
+        for hidden in (self.element, self.runs.button):  # shown when they apply
             self.toolbar.set_shown(hidden, False)
         self.progress = QProgressBar()
         self.progress.setMaximumWidth(160)

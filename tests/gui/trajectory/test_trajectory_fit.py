@@ -4,7 +4,7 @@ import csv
 
 import numpy as np
 import pytest
-from PySide6.QtWidgets import QApplication, QInputDialog
+from PySide6.QtWidgets import QApplication
 
 from checkpoint_inspector.core.analysis.trajectories import trajectory as trajectory_module
 from checkpoint_inspector.core.run.training_logs import ScalarSeries, TrainingLogs
@@ -53,7 +53,7 @@ def test_every_control_is_reachable_at_800x500(qtbot, window, tf_ckpts, tmp_path
     assert window.minimumSizeHint().width() < 800  # the row does not hold the window wide
     assert toolbar.height() < 2 * panel.metric_choice.sizeHint().height()  # one row
     controls = {panel.add_button, panel.clear_button, panel.metric_choice, panel.view_choice, panel.x_axis,
-                panel.log_scale, panel.logged.tag_button, panel.logged.smoothing, panel.export_csv, panel.export_image}
+                panel.log_scale, panel.logged.tag_button, panel.export_csv, panel.export_image}
     shown = [w for w in controls if w.isVisibleTo(panel)]
     assert panel.export_csv in hidden and panel.export_image in hidden
     assert set(hidden) | set(shown) == controls  # each one either in the row or in the menu
@@ -77,9 +77,8 @@ def test_every_control_is_reachable_at_800x500(qtbot, window, tf_ckpts, tmp_path
     assert panel.logged.chosen() is None and not panel.logged.curves
     panel.logged.set_checked(["train/epoch_loss"])
     assert panel.logged.chosen() == "train/epoch_loss" and panel.logged.curves
-    monkeypatch.setattr(QInputDialog, "getDouble", lambda *args: (0.25, True))
-    _entry(toolbar.menu_actions(), "smoothing (0.60)…").trigger()
-    assert panel.logged.smoothing.weight == 0.25 and panel.logged.smoothed
+    assert panel.logged.smoothing.isAncestorOf(panel.logged.smoothing.slider)
+    assert tag_menu.actions()[0].defaultWidget().isAncestorOf(panel.logged.smoothing)  # the slider below the tags
 
     out = tmp_path / "from_menu.csv"
     monkeypatch.setattr(dialogs, "save_output", lambda *args, **kwargs: str(out))
