@@ -66,9 +66,27 @@ def verify_saved(source_prefix: str, destination_prefix: str, result: Preview,
         return (yield from _ask_child(worker, request, folder, f"{who} is reloading it", who, destination_prefix))
 
 
+def verifier_missing(who: str) -> str | None:
+    """Why `who` ("TensorFlow" or "Keras") cannot verify in this install, with what installs it; None when
+    it can. The child runs this interpreter, so its packages are found here, without importing them."""
+    import importlib.util
+
+    needed = ("tensorflow", "keras") if who == "Keras" else ("tensorflow",)
+    missing = [name for name in needed if importlib.util.find_spec(name) is None]
+    if not missing:
+        return None
+    return (f"Verify reloads the copy with {who}, which this install does not have (no {' or '.join(missing)} "
+            f"module): install the [tensorflow] extra, pip install 'checkpoint-inspector[tensorflow]' (or pip "
+            f"install tensorflow); a clone's ./run-app and ./run-tests set it up in .venv/")
+
+
 def _ask_child(worker: str, request: dict, folder: str, doing: str, who: str, prefix: str,
                into: str = "") -> Job[VerifyResult]:
-    """Hand `request` to the worker module in a child process and read its one-line JSON verdict."""
+    """Hand `request` to the worker module in a child process and read its one-line JSON verdict; without
+    the module the worker needs, the verdict says what to install (verifier_missing)."""
+    missing = verifier_missing(who)
+    if missing:
+        return VerifyResult(False, 0, [missing], prefix, who, into)
     request_path = os.path.join(folder, "request.json")
     with open(request_path, "w", encoding="utf-8") as f:
         json.dump(request, f)

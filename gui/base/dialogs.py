@@ -137,8 +137,14 @@ def save_output(session, title: str, name: str, pattern: str = "", what: str = "
     import os
 
     suggestion = os.path.join(save_start_folder(session), name)
-    path = save_file(session.dialog_parent, title, suggestion, pattern)
-    return _confirmed_output(session, path, what, source, kind)
+    while True:
+        path = save_file(session.dialog_parent, title, suggestion, pattern)
+        confirmed = _confirmed_output(session, path, what, source, kind)
+        if confirmed is not NOT_THERE:
+            return confirmed
+        # No to writing into the run is "not there", not "not at all": the dialog again, outside the run,
+        # under the name chosen.
+        suggestion = os.path.join(save_start_folder(session), os.path.basename(os.path.normpath(path)))
 
 
 def save_output_folder(session, title: str, name: str, what: str, checkpoints=None) -> str | None:
@@ -147,9 +153,12 @@ def save_output_folder(session, title: str, name: str, what: str, checkpoints=No
     return save_output(session, title, name, "", what, checkpoints)
 
 
-def _confirmed_output(session, path: str | None, what: str, source=None, kind=None) -> str | None:
-    """`path` as judged by core.edit.destination: refused (said), inside the run (asked, No the default),
-    else taken."""
+NOT_THERE = object()  # _confirmed_output's answer to a No to "Write into the run?"
+
+
+def _confirmed_output(session, path: str | None, what: str, source=None, kind=None):
+    """`path` as judged by core.edit.destination: refused (said: None), inside the run (asked, No the
+    default: NOT_THERE), else taken (the path)."""
     import os
 
     from checkpoint_inspector.core.edit.destination import Verdict, judge_destination
@@ -168,7 +177,7 @@ def _confirmed_output(session, path: str | None, what: str, source=None, kind=No
             f"{path} is inside the run you are inspecting ({session.run_folder}).\n\nSaving there adds {what} "
             f"to the run: its checkpoints, trajectories and TensorBoard will see it. Write it there anyway?",
             default_yes=False):
-        return None
+        return NOT_THERE
     folder = os.path.dirname(os.path.abspath(path))
     if outside(folder, _not_to_save_in(session)):  # a Yes to one write into a run is not a place to start
         session.settings.set_last_output_folder(folder)

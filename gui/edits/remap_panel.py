@@ -255,8 +255,7 @@ class RemapPanel(QWidget):
         for report in reports[:1]:
             lines += report.cast_warnings + report.notes
         self.result.setText("\n".join(lines))
-        self.verify_button.setText("Verify with Keras" if kind.is_keras else "Verify with TensorFlow")
-        self.verify_button.setEnabled(True)
+        self._offer_verify(kind)
         self.code_button.setEnabled(True)
         self.refresh()
         self.saved.emit(reports)
@@ -289,6 +288,17 @@ class RemapPanel(QWidget):
 
     def cancel(self) -> None:
         self.slot.cancel()
+
+    def _offer_verify(self, kind) -> None:
+        """Verify with Keras or TensorFlow, greyed with what to install where that is missing (found without
+        importing it: core.edit.verify.verifier_missing)."""
+        from checkpoint_inspector.core.edit.verify import verifier_missing
+
+        who = "Keras" if kind.is_keras else "TensorFlow"
+        missing = verifier_missing(who)
+        self.verify_button.setText(f"Verify with {who}")
+        self.verify_button.setEnabled(missing is None)
+        self.verify_button.setToolTip(missing or f"Reload the saved copy with {who} and compare every tensor")
 
     def verify(self) -> None:
         from checkpoint_inspector.core.edit.verify import verify_restore, verify_saved  # with the restore check, when first verifying

@@ -93,19 +93,36 @@ def test_a_place_inside_the_run_is_asked_first_and_no_writes_nothing(qtbot, main
                                                                       outputs, monkeypatch):
     window = main_window
     run, before = _edited_copy_of_a_run(qtbot, window, tf_ckpts, tmp_path)
-    questions = []
-    monkeypatch.setattr(dialogs, "save_file", lambda parent, title, suggestion, pattern="": str(run / "copy.ckpt"))
+    questions, answers = [], [str(run / "copy.ckpt"), ""]  # a place in the run, then Cancel
+    monkeypatch.setattr(dialogs, "save_file", lambda parent, title, suggestion, pattern="": answers.pop(0))
     monkeypatch.setattr(dialogs, "ask_yes_no", lambda parent, title, question, default_yes=True: questions.append(
         (question, default_yes)) or False)
     window.edits.save_dialog()
-    assert not window.edits.slot.busy and _fingerprint(run) == before
+    assert not window.edits.slot.busy and _fingerprint(run) == before and not answers
     [(question, default_yes)] = questions
     assert str(run) in question and "inside the run" in question and default_yes is False
     # Yes, on purpose: then it is written there, as asked
+    monkeypatch.setattr(dialogs, "save_file", lambda parent, title, suggestion, pattern="": str(run / "copy.ckpt"))
     monkeypatch.setattr(dialogs, "ask_yes_no", lambda parent, title, question, default_yes=True: True)
     with qtbot.waitSignal(window.edits.saved, timeout=60000):
         window.edits.save_dialog()
     assert (run / "copy.ckpt.index").exists()
+
+
+def test_no_to_writing_into_the_run_goes_back_to_the_file_dialog(qtbot, main_window, tf_ckpts, tmp_path, outputs,
+                                                                 monkeypatch):
+    """No means "not there": the file dialog comes back, outside the run under the name chosen, and the
+    place picked then is where the copy goes."""
+    window = main_window
+    run, before = _edited_copy_of_a_run(qtbot, window, tf_ckpts, tmp_path)
+    suggestions, answers = [], [str(run / "mine.ckpt"), str(outputs / "mine.ckpt")]
+    monkeypatch.setattr(dialogs, "save_file", lambda parent, title, suggestion, pattern="": suggestions.append(
+        suggestion) or answers.pop(0))
+    monkeypatch.setattr(dialogs, "ask_yes_no", lambda *_, **__: False)
+    with qtbot.waitSignal(window.edits.saved, timeout=60000):
+        window.edits.save_dialog()
+    assert len(suggestions) == 2 and Path(suggestions[1]) == outputs / "mine.ckpt"
+    assert (outputs / "mine.ckpt.index").exists() and _fingerprint(run) == before
 
 
 def test_the_whole_run_is_never_saved_over_itself(qtbot, main_window, tf_ckpts, tmp_path, outputs, monkeypatch):
