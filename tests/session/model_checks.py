@@ -93,6 +93,34 @@ def check_the_selection_and_what_needs_one(tf1, tf2):
     assert model.open_run_folders() == [tf2] and model.shown_names() == [v.name for v in model.current.variables]
 
 
+def check_runs_beside_the_open_run(tf1, tf2):
+    import os
+    import shutil
+
+    from checkpoint_inspector.core.run.discovery import discover
+    from checkpoint_inspector.core.session.model import SessionModel
+
+    copy = shutil.copytree(tf1, os.path.join(os.path.dirname(tf1), "copied", "tf1_run"), dirs_exist_ok=True)
+    model = SessionModel()
+    heard = _recording(model)
+    model.open(tf1)
+    beside = [discover(path).single_run() for path in (tf2, copy)]
+    for run in beside:
+        model.add_comparison(run, None)
+    assert heard[-1] == ("comparison_changed", [(beside[0], None), (beside[1], None)])
+    parent = os.path.basename(os.path.dirname(tf1))
+    # one folder name twice: both told apart by their parents' names; the other keeps its own
+    assert model.run_names() == (f"{parent}/tf1_run", "tf2_keras_run", "copied/tf1_run")
+    assert model.open_run_folders() == [tf1, tf2, copy]
+    again = discover(tf2).single_run()
+    model.add_comparison(again, "logs")  # the same run again: read afresh where it stood
+    assert [(run.path, logs) for run, logs in model.comparisons] == [(again.path, "logs"), (beside[1].path, None)]
+    model.remove_comparison(again.path)
+    assert model.run_names() == (f"{parent}/tf1_run", "copied/tf1_run")
+    model.remove_comparison()
+    assert model.comparisons == [] and heard[-1] == ("comparison_changed", []) and model.run_names() == ("tf1_run",)
+
+
 def check_the_api_holds_the_same_kind_of_object(tf1, tf2):
     import checkpoint_inspector as ci
     from checkpoint_inspector.core.session.model import SessionModel
