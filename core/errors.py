@@ -13,7 +13,7 @@ the GUI shows its message as is. Subclasses say the cause:
     │   │   └── DecodeError        bytes a low-level decoder rejects (no file yet: its caller adds it)
     │   ├── MissingShardError      a data shard is missing or shorter than the index says
     │   ├── UnsupportedDtypeError  a dtype this reader cannot turn into numbers
-    │   ├── StorageError           a remote store refused or failed (credentials, bucket, timeout)
+    │   ├── StorageError           a file could not be read (I/O error, looping link) or a remote store failed
     │   └── VariableNotFoundError  no such variable (also a KeyError, as in h5py)
     │       └── AmbiguousNameError a name that fits several variables
     ├── InputError                 what a person typed or loaded is not usable
@@ -98,12 +98,29 @@ class UnsupportedDtypeError(CheckpointError):
 
 
 class StorageError(CheckpointError):
-    """A file behind a URL could not be read or written: no credentials, no such bucket, access denied,
-    a timeout, an unreachable server, or the library for its protocol is not installed."""
+    """A file could not be read: a local one the system refuses (an I/O error, a symbolic link that
+    loops, no permission), or one behind a URL (no credentials, no such bucket, access denied, a timeout,
+    an unreachable server, or the library for its protocol is not installed)."""
 
 
 class VariableNotFoundError(CheckpointError, KeyError):
-    """The asked-for variable is not in the checkpoint (a KeyError too, so `except KeyError` works)."""
+    """The asked-for variable is not in the checkpoint (a KeyError too, so `except KeyError` works).
+
+    `see_listing`: the checkpoint's listing shows the names that would do. Each door says how to get it
+    in its own words (the CLI its `list` command, the API a Checkpoint's keys), through with_hint."""
+
+    def __init__(self, path, problem: str, *, see_listing: bool = False):
+        super().__init__(path, problem)
+        self.see_listing = see_listing
+
+    def with_hint(self, hint: str) -> "VariableNotFoundError":
+        """The same error, its problem followed by `(see HINT)`; itself when it has no listing to point at."""
+        if not self.see_listing:
+            return self
+        error = type(self).__new__(type(self))
+        error.__dict__.update(self.__dict__, problem=f"{self.problem} (see {hint})", see_listing=False)
+        Exception.__init__(error, error.message)
+        return error
 
 
 class AmbiguousNameError(VariableNotFoundError):

@@ -19,6 +19,10 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..format.source import CheckpointSource
 
 
+# Where a person using the API finds the names a checkpoint holds (the CLI says its own `list`).
+LISTING_HINT = "the Checkpoint's `.keys()` (stored keys) or `.variables` (with each shown_name)"
+
+
 @dataclass(frozen=True)
 class Variable:
     """One stored variable, as `tf.train.list_variables` and the window list it.
@@ -103,10 +107,15 @@ class Checkpoint:
         return next(v for v in self.variables if v.name == key)
 
     def resolve(self, name: str) -> str:
-        """The stored key `name` stands for (core.run.names.resolve_name: the CLI's rule)."""
+        """The stored key `name` stands for (core.run.names.resolve_name: the CLI's rule). A name that is
+        no str is a TypeError; one that names no variable (the empty name included), VariableNotFoundError."""
+        from ..errors import VariableNotFoundError
         from ..run.names import resolve_name
 
-        return resolve_name(self._reader(), name)
+        try:
+            return resolve_name(self._reader(), name)
+        except VariableNotFoundError as exc:
+            raise exc.with_hint(LISTING_HINT) from None
 
     def __contains__(self, name: str) -> bool:
         from ..errors import VariableNotFoundError

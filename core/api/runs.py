@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from ..errors import ClosedError, InputError
+from ..errors import ClosedError, InputError, VariableNotFoundError
 from ..jobs import run_to_end
 from ..run.discovery import CheckpointInfo, discover
 from .checkpoints import Checkpoint
@@ -103,7 +103,10 @@ class Run:
         from .frames import trajectory_series
 
         readers = self._open_readers()
-        key = resolve_in_run(self._run, name, readers)
+        try:
+            key = resolve_in_run(self._run, name, readers)
+        except VariableNotFoundError as exc:
+            raise exc.with_hint("`run.checkpoint().variables`") from None
         with executor_for(dask) as executor:
             trajectory = run_to_end(compute_trajectory(self._run.checkpoints, key, metric, element, readers,
                                                        single_metric=True, executor=executor))

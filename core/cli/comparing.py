@@ -7,6 +7,7 @@ import json
 
 from ..errors import UsageError
 from ..formatting import format_shape
+from . import program_name
 from .output import print_table
 from .reading import open_checkpoint
 
@@ -83,7 +84,7 @@ def _print_comparison(comparison, show_all: bool) -> None:
         print("\nlikely renames (A → B):")
         for match in comparison.renames:
             print(f"  {match.old} → {match.new}   [{match.evidence}: {match.detail}]")
-        print("as a remap plan: main.py remap A NEW " + " ".join(
+        print(f"as a remap plan: {program_name()} remap A NEW " + " ".join(
             f"--rename '^{_quoted(m.old)}$={m.new}'" for m in comparison.renames[:20]))
 
 
@@ -163,6 +164,6 @@ def _print_check(report, fix, plan_out: str | None) -> None:
     for item in fix.unresolved:
         print(f"unresolved: {item['name'] + ': ' if item['name'] else ''}{item['reason']}")
     if plan_out:
-        print(f"plan written to {plan_out}: main.py remap {report.checkpoint} NEW --plan {plan_out}")
+        print(f"plan written to {plan_out}: {program_name()} remap {report.checkpoint} NEW --plan {plan_out}")
     elif fix.plan.operations:
-        print("write it with --plan-out PLAN.json, then: main.py remap CKPT NEW --plan PLAN.json")
+        print(f"write it with --plan-out PLAN.json, then: {program_name()} remap CKPT NEW --plan PLAN.json")

@@ -14,6 +14,7 @@ import warnings
 from ..collector import collector_paused
 from ..errors import InspectorError, UsageError
 from ..storage.location import parse_location
+from . import program_name
 
 NUMPY_FLOATING_POINT_WARNINGS = r"(invalid value|overflow|divide by zero|underflow) encountered"
 
@@ -30,10 +31,10 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
     With `command` (one of core.cli.COMMANDS), only that command's arguments are declared: what one run of
     it needs. Without it, or with a name that is no command, every command's."""
-    parser = _Parser(prog="main.py", description="Inspect TensorFlow checkpoints from the command line. Without a "
-                                                 "command, `main.py [PATH]` opens the window on PATH (a run folder, "
-                                                 "a checkpoint file, a SavedModel; the bundled sample run without "
-                                                 "one).")
+    program = program_name()
+    parser = _Parser(prog=program, description=f"Inspect TensorFlow checkpoints from the command line. Without a "
+                                               f"command, `{program} [PATH]` opens the window on PATH (a run folder, "
+                                               f"a checkpoint file, a SavedModel; the bundled sample run without one).")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     known = command in _DECLARATIONS
@@ -302,7 +303,7 @@ def run(argv: list[str]) -> int:
             args = build_parser(argv[0] if argv else None).parse_args(argv)
             return args.handler(args)
         except InspectorError as exc:
-            print(f"error: {exc}", file=sys.stderr)
+            print(f"error: {_said_here(exc)}", file=sys.stderr)
             return _bad_input()
         except BrokenPipeError:  # `main.py list ... | head` closed the pipe: not an error
             import os
@@ -310,9 +311,20 @@ def run(argv: list[str]) -> int:
             # Python would try to flush stdout again at exit and complain on stderr: point it at nothing.
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             return 0
-        except OSError as exc:
-            print(f"error: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
+        except OSError as exc:  # the engine names its files (files.read_error); this is the last net
+            # An OSError of a read() names no file: the command's first path stands for it, never nothing.
+            where = exc.filename or next((a for a in argv[1:] if not a.startswith("-")), program_name())
+            print(f"error: {where}: {exc.strerror or exc}", file=sys.stderr)
             return _bad_input()
+
+
+def _said_here(exc: InspectorError) -> str:
+    """The error as this door says it: a name not found points at this command's own listing."""
+    from ..errors import VariableNotFoundError
+
+    if isinstance(exc, VariableNotFoundError):
+        exc = exc.with_hint(f"`{program_name()} list {exc.path}`")
+    return str(exc)
 
 
 def _prestart_hdf5_worker(arguments: list[str]) -> None:

@@ -31,7 +31,7 @@ def command_export_csv(args) -> int:
     else:
         _, reader = open_checkpoint(args.path, args.step)
         count = run_to_end(export_variable_table(reader, args.out, with_statistics=args.stats))
-    print(f"wrote {count} rows to {args.out}", file=sys.stderr)
+    print(f"wrote {count} rows to {args.out}")  # what was written: stdout, as remap says it
     return 0
 
 
@@ -70,7 +70,7 @@ def command_export(args) -> int:
         run_to_end((export_npz if extension == ".npz" else export_hdf5)(reader, names, args.out, keys))
     else:
         raise UsageError(args.out, f"cannot export to {extension or 'a file without extension'}: use .npz, .h5, .npy or .csv")
-    print(f"wrote {len(names)} variable(s) to {args.out}", file=sys.stderr)
+    print(f"wrote {len(names)} variable(s) to {args.out}")
     return 0
 
 
@@ -99,7 +99,7 @@ def command_tensorboard(args) -> int:
             with executor_for(args.dask) as executor:  # threads, or a Dask cluster's workers for the metrics
                 history = run_to_end(write_checkpoint_history(run.single_run(), folder=run_logs.history_folder(logdir),
                                                               executor=executor))
-            print(f"wrote the history of {len(history.steps)} checkpoints x {len(history.tags)} variables "
+            print(f"note: wrote the history of {len(history.steps)} checkpoints x {len(history.tags)} variables "
                   f"to {history.folder}", file=sys.stderr)
         elif not launcher.has_logs(logdir):
             print(f"note: {logdir} holds no TensorBoard event files; add --write-history to show the "

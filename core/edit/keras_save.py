@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import tempfile
 
-from ..atomic_write import atomic_path
+from ..atomic_write import atomic_path, new_folders
 from ..errors import PlanError
 from ..format import dtypes
 from ..format.keras.reader import KerasReader
@@ -55,17 +55,17 @@ def save_keras_remapped(reader: KerasReader, plan: RemapPlan, destination: str, 
             else reader.read(planned.source)
         replaced[planned.source] = cast_values(values, target_dtype, planned.target, report.cast_warnings)
     yield Progress(len(changed), len(changed) + 1, f"Writing {os.path.basename(destination)}")
-    os.makedirs(os.path.dirname(destination), exist_ok=True)
-    if reader.kind is not SourceKind.KERAS_ARCHIVE:  # an HDF5 file: the weights are the whole file
-        with atomic_path(destination) as temporary:
-            write_weights(reader, temporary, replaced, set(result.dropped), layers)
-    else:
-        with tempfile.TemporaryDirectory(dir=os.path.dirname(destination), prefix=".keras-weights-") as scratch:
-            weights = os.path.join(scratch, "model.weights.h5")
-            write_weights(reader, weights, replaced, set(result.dropped), layers)
-            config = renamed_config(reader.config, _old_to_new(reader, layers)) if layers else None
+    with new_folders(destination):  # made as a save makes them; removed again if it fails
+        if reader.kind is not SourceKind.KERAS_ARCHIVE:  # an HDF5 file: the weights are the whole file
             with atomic_path(destination) as temporary:
-                write_archive(reader, temporary, weights, config)
+                write_weights(reader, temporary, replaced, set(result.dropped), layers)
+        else:
+            with tempfile.TemporaryDirectory(dir=os.path.dirname(destination), prefix=".keras-weights-") as scratch:
+                weights = os.path.join(scratch, "model.weights.h5")
+                write_weights(reader, weights, replaced, set(result.dropped), layers)
+                config = renamed_config(reader.config, _old_to_new(reader, layers)) if layers else None
+                with atomic_path(destination) as temporary:
+                    write_archive(reader, temporary, weights, config)
     report.written = len(result.planned)
     return report
 

@@ -18,7 +18,7 @@ import os
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 
-from ..atomic_write import name_the_file
+from ..atomic_write import name_the_file, new_folders
 from ..errors import CheckpointError, CorruptCheckpointError, DecodeError, GraphEditError, InputError
 from ..format import dtypes
 from ..format.bundle.reader import data_file_path
@@ -80,29 +80,30 @@ def save_remapped(reader: CheckpointSource, plan: RemapPlan, destination: str, o
     if os.path.exists(reader.prefix + ".meta"):
         report.notes.append("The TF1 .meta graph file was not copied: its variable names would no longer match.")
     planned = [p for p in result.planned if not (p.source == OBJECT_GRAPH_KEY)]
-    os.makedirs(os.path.dirname(destination), exist_ok=True)  # new parent folders, as tf.train.Checkpoint.write
-    writer = BundleWriter(destination, reader.header.producer or 1)
-    report.notes += writer.recovered
-    try:
-        total = max(sum(_size(reader, p) for p in planned), 1)
-        done = 0
-        # Copies in the source's data order: one sequential pass over its shards.
-        planned.sort(key=lambda p: _data_order(reader, p))
-        for p in planned:
-            yield Progress(done, total, f"Writing {p.target}")
-            _write_one(reader, writer, p, report)
-            done += _size(reader, p)
-            report.written += 1
-        if graph is not None:
-            import numpy as np
+    # New parent folders, as tf.train.Checkpoint.write makes them; removed again if the save fails.
+    with new_folders(destination):
+        writer = BundleWriter(destination, reader.header.producer or 1)
+        report.notes += writer.recovered
+        try:
+            total = max(sum(_size(reader, p) for p in planned), 1)
+            done = 0
+            # Copies in the source's data order: one sequential pass over its shards.
+            planned.sort(key=lambda p: _data_order(reader, p))
+            for p in planned:
+                yield Progress(done, total, f"Writing {p.target}")
+                _write_one(reader, writer, p, report)
+                done += _size(reader, p)
+                report.written += 1
+            if graph is not None:
+                import numpy as np
 
-            writer.add_array(OBJECT_GRAPH_KEY.encode(), np.array(graph, dtype=object), dtypes.from_number(7))
-        yield Progress(total, total, "Writing the index")
-        writer.commit()
-    except BaseException as exc:
-        writer.abort()
-        name_the_file(exc, writer.data_path)
-        raise
+                writer.add_array(OBJECT_GRAPH_KEY.encode(), np.array(graph, dtype=object), dtypes.from_number(7))
+            yield Progress(total, total, "Writing the index")
+            writer.commit()
+        except BaseException as exc:
+            writer.abort()
+            name_the_file(exc, writer.data_path)
+            raise
     if state_file:
         _name_in_state_file(destination, reader.prefix, make_latest, report)
     return report
@@ -221,18 +222,18 @@ def save_remapped_run(checkpoints: list[CheckpointInfo], plan: RemapPlan, destin
         for report in reports:
             report.prefix = paths.join(destination_folder, paths.basename(report.prefix))
         return reports
-    os.makedirs(destination_folder, exist_ok=True)
-    reports, checkpoints_written = [], False
-    for index, info in enumerate(checkpoints):
-        yield Progress(index, len(checkpoints), f"Remapping {info.name}")
-        target = os.path.join(destination_folder, info.name)
-        known = reader is not None and info.prefix == reader.prefix
-        # opened here, so closed here (a Keras file's HDF5 handle); the caller's stays open
-        with nullcontext(reader) if known else info.open_reader() as opened:
-            checkpoints_written |= opened.kind.is_tensorflow  # a Keras file is saved as one, named by no state file
-            reports.append((yield from save_remapped(opened, plan, target, overwrite, state_file=False,
-                                                     plan_preview=plan_preview if known else None,
-                                                     variables=variables if known else None)))
-    if checkpoints_written:
-        write_state_file(destination_folder, [r.prefix for r in reports])
+    with new_folders(os.path.join(destination_folder, STATE_FILE_NAME)):  # the folder, gone again if nothing is saved
+        reports, checkpoints_written = [], False
+        for index, info in enumerate(checkpoints):
+            yield Progress(index, len(checkpoints), f"Remapping {info.name}")
+            target = os.path.join(destination_folder, info.name)
+            known = reader is not None and info.prefix == reader.prefix
+            # opened here, so closed here (a Keras file's HDF5 handle); the caller's stays open
+            with nullcontext(reader) if known else info.open_reader() as opened:
+                checkpoints_written |= opened.kind.is_tensorflow  # a Keras file is saved as one, named by no state file
+                reports.append((yield from save_remapped(opened, plan, target, overwrite, state_file=False,
+                                                         plan_preview=plan_preview if known else None,
+                                                         variables=variables if known else None)))
+        if checkpoints_written:
+            write_state_file(destination_folder, [r.prefix for r in reports])
     return reports

@@ -15,6 +15,7 @@ bundle/ and keras/ can build on it without an upward import.
 from __future__ import annotations
 
 import abc
+import contextlib
 import enum
 from typing import Any, Iterator
 
@@ -174,3 +175,19 @@ class CheckpointSource(abc.ABC):
 
     def __exit__(self, *exc_info) -> None:
         self.close()
+
+
+@contextlib.contextmanager
+def readers_owned(readers: dict | None):
+    """The dict of open readers (by prefix) a whole-run job fills as it goes: the caller's, left open for
+    it, or, when it gave none, a new one whose readers are closed when the job ends, fails or is
+    cancelled. Whoever opens a reader closes it; the garbage collector is never the one to."""
+    if readers is not None:
+        yield readers
+        return
+    own: dict = {}
+    try:
+        yield own
+    finally:
+        for reader in own.values():
+            reader.close()

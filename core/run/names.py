@@ -10,7 +10,12 @@ from .variables import describe_variables
 
 
 def resolve_name(reader: CheckpointSource, name: str) -> str:
-    """The stored key `name` stands for in this checkpoint."""
+    """The stored key `name` stands for in this checkpoint. A name that is no str is a TypeError (Python's
+    answer to an argument of the wrong type); an empty one names no variable."""
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a str (a variable's name), not {type(name).__name__}")
+    if not name.strip("/"):  # every name ends with "" and every tail test would match: nothing is meant
+        raise VariableNotFoundError(reader.prefix, f"no variable is named {name!r}: a name cannot be empty")
     if name in reader:
         return name
     variables = describe_variables(reader)
@@ -30,7 +35,7 @@ def resolve_name(reader: CheckpointSource, name: str) -> str:
     if problem is not None:
         raise CorruptCheckpointError(reader.prefix, f"is damaged, so {name!r} cannot be looked up by the names "
                                                     f"shown ({problem})")
-    raise VariableNotFoundError(reader.prefix, f"no variable named {name!r} (see `main.py list`)")
+    raise VariableNotFoundError(reader.prefix, f"no variable named {name!r}", see_listing=True)
 
 
 def _damage_of(reader: CheckpointSource) -> str | None:

@@ -17,7 +17,7 @@ import os
 import stat
 from typing import NamedTuple
 
-from ..errors import NotACheckpointError
+from ..errors import NotACheckpointError, StorageError
 from . import remote
 from .paths import is_url
 
@@ -158,6 +158,13 @@ def _refuse_special(path: str, mode: int) -> None:
     kind = special_kind(mode)
     if kind is not None:
         raise NotACheckpointError(path, f"is {kind}, not a regular file" if kind.startswith("a") else f"is {kind}")
+
+
+def read_error(path: str, exc: OSError) -> StorageError:
+    """An OSError met opening or reading a file (an I/O error, a symbolic link that loops, no permission)
+    as the family's error naming the file: the OSError's own file when it names one, else `path` (a
+    read() that fails names none)."""
+    return StorageError(exc.filename or path, f"cannot be read: {exc.strerror or exc}")
 
 
 def open_local(path: str, buffering: int = -1):

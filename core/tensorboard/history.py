@@ -59,11 +59,15 @@ def scalar_tag(metric: str, variable_tag: str) -> str:
 
 def default_variables(run: Run) -> list[str]:
     """The numeric model variables (kind "variable") of the run's latest checkpoint: no optimizer
-    slots, no bookkeeping, nothing without numbers."""
+    slots, no bookkeeping, nothing without numbers; in model order (the overview's rows), which is the
+    order they are read in, so a damaged checkpoint is named by its first variable whatever computes it."""
+    from ..analysis.overview.overview import model_order_key
+
     if run.latest is None:
         raise NotACheckpointError(run.folder, "holds no checkpoint")
-    reader = run.latest.open_reader()
-    return [v.name for v in describe_variables(reader) if v.kind == "variable" and v.entry.is_numeric]
+    with run.latest.open_reader() as reader:
+        weights = [v for v in describe_variables(reader) if v.kind == "variable" and v.entry.is_numeric]
+    return [v.name for v in sorted(weights, key=lambda v: model_order_key(v.display_name))]
 
 
 @dataclass(frozen=True)
@@ -95,23 +99,34 @@ def write_checkpoint_history(run: Run, names: Sequence[str] | None = None,
     target = os.path.abspath(os.fspath(folder)) if folder is not None else history_folder(run)
     check_replaceable(target, _WHAT, HISTORY_FOLDER_NAME)
     plan = _plan(run, list(names) if names is not None else default_variables(run))
-    values = yield from _compute_metrics(plan, executor)
-    if executor is not None and not executor.in_process:  # the histograms too: each worker reads its checkpoints
-        plan.histograms.update((yield from _histograms_on(plan, executor)))
-    staging = run_logs.staging_folder(target)
-    with folder_in_place(target, _WHAT, HISTORY_FOLDER_NAME, staging) as partial:  # cancelled or failed: the folder stays as it was
-        event_file = yield from _write_events(partial, plan, values, done=len(values) * len(plan.checkpoints))
-    yield Progress(plan.total, plan.total, f"Wrote the checkpoint history to {target}")
-    return HistoryResult(target, os.path.join(target, os.path.basename(event_file)), plan.steps, plan.tags)
+    try:  # the readers the plan opened are closed here, on every path
+        values = yield from _compute_metrics(plan, executor)
+        if executor is not None and not executor.in_process:  # the histograms too: each worker reads its checkpoints
+            plan.histograms.update((yield from _histograms_on(plan, executor)))
+        staging = run_logs.staging_folder(target)
+        with folder_in_place(target, _WHAT, HISTORY_FOLDER_NAME, staging) as partial:  # cancelled or failed: the folder stays as it was
+            event_file = yield from _write_events(partial, plan, values, done=len(values) * len(plan.checkpoints))
+        yield Progress(plan.total, plan.total, f"Wrote the checkpoint history to {target}")
+        return HistoryResult(target, os.path.join(target, os.path.basename(event_file)), plan.steps, plan.tags)
+    finally:
+        for reader in plan.readers.values():
+            reader.close()
 
 
 # ---- choosing and naming -----------------------------------------------------------------------------
 
 def _plan(run: Run, names: list[str]) -> _Plan:
-    readers = {info.prefix: info.open_reader() for info in run.checkpoints}
-    for name in names:
-        if not any(name in reader for reader in readers.values()):
-            raise VariableNotFoundError(run.folder, f"no checkpoint of this run holds {name!r}")
+    readers = {}
+    try:
+        for info in run.checkpoints:
+            readers[info.prefix] = info.open_reader()
+        for name in names:
+            if not any(name in reader for reader in readers.values()):
+                raise VariableNotFoundError(run.folder, f"no checkpoint of this run holds {name!r}")
+    except BaseException:  # those opened so far are closed, not left to the collector
+        for reader in readers.values():
+            reader.close()
+        raise
     return _Plan(run.checkpoints, _steps(run.checkpoints), names,
                  _variable_tags(names, readers[run.latest.prefix]), readers)
 
@@ -158,14 +173,14 @@ def histograms_piece(piece: tuple[str, tuple[str, ...]]) -> list:
     from ..jobs import run_to_end
 
     prefix, names = piece
-    reader = open_reader(prefix)
     found = []
-    for name in names:
-        if name not in reader or not reader.entry(name).is_numeric:
-            found.append(None)
-            continue
-        _, stats, histogram = run_to_end(read_with_statistics(reader, name))
-        found.append((stats, histogram) if histogram is not None else None)
+    with open_reader(prefix) as reader:  # closed on the worker when the piece ends, failed or not
+        for name in names:
+            if name not in reader or not reader.entry(name).is_numeric:
+                found.append(None)
+                continue
+            _, stats, histogram = run_to_end(read_with_statistics(reader, name))
+            found.append((stats, histogram) if histogram is not None else None)
     return found
 
 

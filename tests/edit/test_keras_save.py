@@ -104,7 +104,7 @@ def test_a_failing_save_leaves_nothing_behind(tf_ckpts, tmp_path, monkeypatch):
     with pytest.raises(OSError):
         save(tf_ckpts.keras_files / "model.keras", RemapPlan([SetValues(name=HIDDEN_BIAS, constant=1.0)]),
              tmp_path / "out" / "model.keras")
-    assert list((tmp_path / "out").iterdir()) == []
+    assert not (tmp_path / "out").exists()  # the folder the save made went with it
 
 
 def test_the_cli_saves_an_edited_keras_file(tf_ckpts, tmp_path):

@@ -259,7 +259,8 @@ def test_a_key_with_a_nul_byte_exports_escaped_and_quietly(tf_ckpts, tmp_path):
     (tmp_path / "odd.index").write_bytes(write_rows(rows))
     for out in ("t.h5", "t.npz"):
         result = run_cli("export", prefix, tmp_path / out)
-        assert result.returncode == 0 and result.stderr.strip().splitlines() == [
-            f"wrote {len(rows) - 1} variable(s) to {tmp_path / out}"], result.stderr  # the header row is no variable
+        assert result.returncode == 0 and result.stderr == "", result.stderr  # stderr is for error/warning/note
+        assert result.stdout.strip().splitlines() == [
+            f"wrote {len(rows) - 1} variable(s) to {tmp_path / out}"], result.stdout  # the header row is no variable
     with np.load(tmp_path / "t.npz") as archive:
         assert "nested/ker\\x00nel" in archive.files

@@ -6,6 +6,11 @@ folder of checkpoint files and a `case.json` saying which class it is and what t
 Bases are TensorFlow-written: the bundled sample run's first checkpoint (Keras 3 with Adam, an object
 graph, strings) and a partitioned TF1 checkpoint written here by tests.tf_fixtures. The cases are
 committed; run this again only to change them.
+
+Issue 47's cases (`47_*`) are replayed by a call (case.json's `call` and `args`: the same call through the
+Python API and the CLI, tests/fuzz/replay.py) on a copy of the folder, where `links` become symbolic
+links (a link that loops, an index that reads as an I/O error): git and a copied checkout keep no such
+file, so they are made only where the case is replayed.
 """
 from __future__ import annotations
 
@@ -32,13 +37,16 @@ def fields(value: bytes) -> list[list]:
     return [[n, w, bytes(v) if w == 2 else v] for n, w, v in iter_fields(value)]
 
 
-def case(name: str, bug_class: int, expect: str, files: dict[str, bytes], about: str) -> None:
+def case(name: str, bug_class: int | str, expect: str, files: dict[str, bytes], about: str, **replay) -> None:
+    """`replay` (issue 47's cases): call, args, error (the class the API raises), names (the file the
+    message names), links ({name: target} made at replay)."""
     folder = HERE / name
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
     for file_name, content in files.items():
         (folder / file_name).write_bytes(content)
-    (folder / "case.json").write_text(json.dumps({"class": bug_class, "expect": expect, "about": about}, indent=2) + "\n")
+    (folder / "case.json").write_text(json.dumps({"class": bug_class, "expect": expect, "about": about, **replay},
+                                                 indent=2) + "\n")
 
 
 def sample_files(rows=None, data=None) -> dict[str, bytes]:
@@ -119,6 +127,7 @@ def main() -> None:
     case("7_empty_tensor_huge_dims", 7, r"shape \[0, 4611686018427387904\] is larger than any array can be",
          sample_files(with_row(rows, kernel, huge_zero)), "an empty tensor with a 2**62 dimension")
     _partitioned_cases()
+    _issue_47_cases()
 
 
 def _pair(rows, data) -> tuple[bytes, bytes]:
@@ -172,6 +181,60 @@ def _partitioned_cases() -> None:
     new_rows = sorted(others + [(table, huge_full), (encode_slice_key(table, [(0, big), (0, 1)]), slice_entry)])
     case("6_partition_8_tib", 6, r"data shard is \d+ bytes, shorter than the index says", files(new_rows),
          "an 8 TiB partitioned variable backed by a few hundred bytes: refused before allocating")
+    shutil.rmtree(folder)
+
+
+def _issue_47_cases() -> None:
+    """The classes of issue 47's fuzz round that escaped our error family, on a TF2 checkpoint written here
+    (tf.train.Checkpoint.write of a nested Module: an object graph, 7 small tensors) and a Keras 3 file."""
+    from tests.keras_fixtures import write_keras_files
+    from tests.tf_fixtures import write_tf2_checkpoint_plain
+
+    folder = Path(tempfile.mkdtemp())
+    prefix = write_tf2_checkpoint_plain(folder / "plain")
+    index, data = Path(f"{prefix}.index").read_bytes(), Path(f"{prefix}.data-00000-of-00001").read_bytes()
+    shard = "plain.data-00000-of-00001"
+    rows = read_table(f"{prefix}.index")
+    plain = {"plain.index": index, shard: data}
+    step = b"nested/step/.ATTRIBUTES/VARIABLE_VALUE"
+    many_dims = lambda v: encode_fields([f if f[0] != 2 else [2, 2, encode_fields([[2, 2, encode_fields([[1, 0, 1]])]] * 65)]
+                                         for f in fields(v)])
+    case("47_more_than_64_dims", "47:ValueError", r"has 65 dimensions; a numpy array holds at most 64",
+         {"plain.index": write_rows(with_row(rows, step, many_dims)), shard: data},
+         "an int64 scalar listed with 65 dimensions of 1 (TensorFlow allows 254, numpy 64): numpy's ValueError",
+         call="read", args={"path": "plain", "name": step.decode()}, error="UnsupportedDtypeError", names="plain.index")
+    new_rows, new_data = rewritten_graph(rows, data, b"")
+    case("47_graph_without_node", "47:IndexError", r"damaged object graph \(the object graph holds no object",
+         {"plain.index": write_rows(new_rows), shard: new_data},
+         "a TF2 object graph with no node at all, remapped (IndexError in object_graph_edit.rewrite)",
+         call="remap", args={"path": "plain"}, error="CorruptCheckpointError", names="plain")
+    case("47_remap_truncated_shard", "47:OSError-remap", r"data shard ends before byte [\d,]+.*truncated",
+         {"plain.index": index, shard: data[:30]},
+         "a name-based remap copying byte ranges past the end of a truncated shard (OSError naming the destination)",
+         call="remap", args={"path": "plain", "name_based": True}, error="MissingShardError", names=shard)
+    case("47_remap_missing_shard", "47:FileNotFoundError-remap", r"data shard missing",
+         {"plain.index": index}, "a name-based remap of a checkpoint whose data shard is gone",
+         call="remap", args={"path": "plain", "name_based": True}, error="MissingShardError", names=shard)
+    case("47_looping_shard", "47:ELOOP", r"cannot be read: Too many levels of symbolic links",
+         {"plain.index": index, "good.index": index, "good.data-00000-of-00001": data},
+         "the data shard a symbolic link to itself (files.open_local's OSError ELOOP), in a diff of its values",
+         call="diff", args={"path": "plain", "b": "good"}, error="StorageError", names=shard, links={shard: shard})
+    case("47_index_eio", "47:EIO", r"cannot be read: Input/output error",
+         {shard: data}, "an index that reads as EIO: a link to /proc/self/mem, whose first page is never mapped "
+                        "(sstable.table_bytes's OSError named no file: `error: : Input/output error`)",
+         call="list", args={"path": "plain"}, error="StorageError", names="plain.index",
+         links={"plain.index": "/proc/self/mem"})
+    write_keras_files(folder / "keras")
+    archive = bytearray((folder / "keras" / "nested.keras").read_bytes())
+    for signature, at in ((b"PK\x03\x04", 4), (b"PK\x01\x02", 6)):  # version needed to extract: 255, "25.5"
+        start = archive.find(signature)
+        while start >= 0:
+            archive[start + at:start + at + 2] = (255).to_bytes(2, "little")
+            start = archive.find(signature, start + 4)
+    case("47_keras_zip_version", "47:NotImplementedError", r"needs zip file version 25.5",
+         {"nested.keras": bytes(archive)}, "a Keras 3 .keras whose zip headers ask for version 25.5 (zipfile's "
+                                            "NotImplementedError)",
+         call="list", args={"path": "nested.keras"}, error="CorruptCheckpointError", names="nested.keras")
     shutil.rmtree(folder)
 
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 from ...errors import InputError
 from ...executor import Executor
+from ...format.source import readers_owned
 from ...jobs import Job, Progress
 from . import diagnosis_rules, diagnosis_tensors
 from .diagnosis_data import RunData, gather
@@ -90,22 +91,23 @@ def diagnose(checkpoints, kinds=None, step_range=None, executor: Executor | None
     chosen = in_range(checkpoints, step_range)
     if not chosen:
         raise InputError(f"{step_range[0]}:{step_range[1]}", "no checkpoint of the run has a step in this range")
-    data: RunData = yield from gather(chosen, readers, executor)
-    findings: list[Finding] = []
-    table = dict(data.table)
-    for kind in kinds:
-        yield Progress(0, 0, f"looking for {kind}")
-        if kind in diagnosis_rules.DETECTORS:
-            findings.extend(diagnosis_rules.DETECTORS[kind](data))
-        else:
-            found, rows = yield from diagnosis_tensors.DETECTORS[kind](data, executor)
-            findings.extend(found)
-            table.update(rows)
-    findings = _explained(findings)
-    for finding in findings:
-        finding.labels = [data.label(name) for name in finding.variables]
-    findings.sort(key=lambda f: (SEVERITIES.index(f.severity), _order(f.first_step), KINDS.index(f.kind)))
-    return Diagnosis(findings, data.steps, data.prefixes, data.names, data.labels, table, data.problems)
+    with readers_owned(readers) as readers:  # those opened here are closed here
+        data: RunData = yield from gather(chosen, readers, executor)
+        findings: list[Finding] = []
+        table = dict(data.table)
+        for kind in kinds:
+            yield Progress(0, 0, f"looking for {kind}")
+            if kind in diagnosis_rules.DETECTORS:
+                findings.extend(diagnosis_rules.DETECTORS[kind](data))
+            else:
+                found, rows = yield from diagnosis_tensors.DETECTORS[kind](data, executor)
+                findings.extend(found)
+                table.update(rows)
+        findings = _explained(findings)
+        for finding in findings:
+            finding.labels = [data.label(name) for name in finding.variables]
+        findings.sort(key=lambda f: (SEVERITIES.index(f.severity), _order(f.first_step), KINDS.index(f.kind)))
+        return Diagnosis(findings, data.steps, data.prefixes, data.names, data.labels, table, data.problems)
 
 
 def _explained(findings: list[Finding]) -> list[Finding]:

@@ -19,6 +19,7 @@ from typing import Callable
 
 from ...errors import CheckpointError, InputError
 from ...executor import Executor
+from ...format.source import readers_owned
 from ...jobs import Job, Progress, scaled
 from ...run.discovery import CheckpointInfo
 from ...run.variables import describe_variables
@@ -113,27 +114,27 @@ def overview_rows(checkpoints: list[CheckpointInfo], weights_only: bool = True, 
     """(stored names, names shown) of the numeric variables of the run (the latest checkpoint's first,
     then any only earlier ones held), model weights only unless asked, in model order. A checkpoint
     that cannot be opened is skipped, and why goes into `problems` (prefix -> message)."""
-    readers = {} if readers is None else readers
-    problems = {} if problems is None else problems
-    labels: dict[str, str] = {}
-    described: set[str] = set()
-    for info in reversed(checkpoints):
-        try:
-            reader = reader_of(readers, info.prefix)
-        except (CheckpointError, OSError) as exc:
-            problems.setdefault(info.prefix, str(exc))
-            continue
-        if described.issuperset(reader.names()):  # the same model as a later checkpoint: nothing new to name
-            continue
-        described.update(reader.names())
-        for variable in describe_variables(reader):
-            if variable.name in labels or not variable.entry.is_numeric:
+    with readers_owned(readers) as readers:  # those opened here are closed here
+        problems = {} if problems is None else problems
+        labels: dict[str, str] = {}
+        described: set[str] = set()
+        for info in reversed(checkpoints):
+            try:
+                reader = reader_of(readers, info.prefix)
+            except (CheckpointError, OSError) as exc:
+                problems.setdefault(info.prefix, str(exc))
                 continue
-            if weights_only and variable.kind != "variable":
+            if described.issuperset(reader.names()):  # the same model as a later checkpoint: nothing new to name
                 continue
-            labels[variable.name] = variable.display_name
-    names = sorted(labels, key=lambda n: model_order_key(labels[n]))
-    return names, [labels[n] for n in names]
+            described.update(reader.names())
+            for variable in describe_variables(reader):
+                if variable.name in labels or not variable.entry.is_numeric:
+                    continue
+                if weights_only and variable.kind != "variable":
+                    continue
+                labels[variable.name] = variable.display_name
+        names = sorted(labels, key=lambda n: model_order_key(labels[n]))
+        return names, [labels[n] for n in names]
 
 
 def compute_overview(checkpoints: list[CheckpointInfo], metric: str, names: list[str] | None = None,
@@ -155,51 +156,51 @@ def compute_overview(checkpoints: list[CheckpointInfo], metric: str, names: list
 
     if metric not in OVERVIEW_METRICS:
         raise InputError(metric, f"unknown metric; choose one of {', '.join(OVERVIEW_METRICS)}")
-    readers = {} if readers is None else readers
-    problems: dict[str, str] = {}
-    if names is None:
-        names, labels = overview_rows(checkpoints, weights_only, readers, problems)
-    else:
-        labels = list(names)
-    if metric in SPECTRAL_OVERVIEW_METRICS:
-        return (yield from _spectral_overview(checkpoints, metric, names, labels, readers, on_row, executor, problems))
-    values = np.full((len(names), len(checkpoints)), np.nan)
-    partial = Overview(metric, [c.step for c in checkpoints], [c.prefix for c in checkpoints], list(names),
-                       list(labels), values, problems=problems)
-    if on_row is None:
-        grouped = yield from fill_grouped_rows(checkpoints, metric, names, readers, values, executor, single_metric)
-    else:
-        grouped = yield from fill_grouped_rows(checkpoints, metric, names, readers, values, executor, single_metric,
-                                               on_rows=lambda rows: [on_row(row, partial) for row in rows])
-    rest = [(row, name) for row, name in enumerate(names) if row not in grouped]
-    if rest and metric in SINGLE_METRICS and executor is not None and not executor.in_process:
-        # on a cluster, every big tensor's statistics are pieces of its workers first; the rows find them cached
-        yield from compute_pieces(checkpoints, [name for _, name in rest], metric, readers, single_metric, executor)
-    sizes = {row: _bytes_of(checkpoints, readers, name) for row, name in rest}
-    total, done = sum(sizes.values()) or 1, 0
-    # two threads: both read and sum side by side, or one reads the next checkpoint's tensor while one sums
-    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="overview") as pool:
-        for row, name in rest:
-            yield Progress(done, total, f"{metric} of {labels[row]}")
-            share, row_start = sizes[row] // max(len(checkpoints), 1), done
-            held = holders(checkpoints, name, readers, problems)
-            found = yield from scaled(row_in_lockstep(held, name, metric, pool, executor), done, sizes[row], total,
-                                      f"{metric} of {labels[row]}")
-            if found is None:  # tensor by tensor (after a side-by-side pass that met damage, progress restarts)
-                found = []
-                for column, value in row_tensor_by_tensor(held, name, metric, pool, problems, single_metric):
-                    found.append((column, value))
-                    done = min(done + share, row_start + sizes[row])
-                    yield Progress(done, total, f"{metric} of {labels[row]}")
-            for column, value in found:
-                if value is not None:
-                    values[row, column] = value
-            done = row_start + sizes[row]
-            if on_row is not None:
-                on_row(row, partial)
-    yield Progress(total, total, f"{metric} of {len(names)} variables")
-    return Overview(metric, [c.step for c in checkpoints], [c.prefix for c in checkpoints], list(names),
-                    list(labels), values, problems=problems)
+    with readers_owned(readers) as readers:  # those opened here are closed here
+        problems: dict[str, str] = {}
+        if names is None:
+            names, labels = overview_rows(checkpoints, weights_only, readers, problems)
+        else:
+            labels = list(names)
+        if metric in SPECTRAL_OVERVIEW_METRICS:
+            return (yield from _spectral_overview(checkpoints, metric, names, labels, readers, on_row, executor, problems))
+        values = np.full((len(names), len(checkpoints)), np.nan)
+        partial = Overview(metric, [c.step for c in checkpoints], [c.prefix for c in checkpoints], list(names),
+                           list(labels), values, problems=problems)
+        if on_row is None:
+            grouped = yield from fill_grouped_rows(checkpoints, metric, names, readers, values, executor, single_metric)
+        else:
+            grouped = yield from fill_grouped_rows(checkpoints, metric, names, readers, values, executor, single_metric,
+                                                   on_rows=lambda rows: [on_row(row, partial) for row in rows])
+        rest = [(row, name) for row, name in enumerate(names) if row not in grouped]
+        if rest and metric in SINGLE_METRICS and executor is not None and not executor.in_process:
+            # on a cluster, every big tensor's statistics are pieces of its workers first; the rows find them cached
+            yield from compute_pieces(checkpoints, [name for _, name in rest], metric, readers, single_metric, executor)
+        sizes = {row: _bytes_of(checkpoints, readers, name) for row, name in rest}
+        total, done = sum(sizes.values()) or 1, 0
+        # two threads: both read and sum side by side, or one reads the next checkpoint's tensor while one sums
+        with ThreadPoolExecutor(max_workers=2, thread_name_prefix="overview") as pool:
+            for row, name in rest:
+                yield Progress(done, total, f"{metric} of {labels[row]}")
+                share, row_start = sizes[row] // max(len(checkpoints), 1), done
+                held = holders(checkpoints, name, readers, problems)
+                found = yield from scaled(row_in_lockstep(held, name, metric, pool, executor), done, sizes[row], total,
+                                          f"{metric} of {labels[row]}")
+                if found is None:  # tensor by tensor (after a side-by-side pass that met damage, progress restarts)
+                    found = []
+                    for column, value in row_tensor_by_tensor(held, name, metric, pool, problems, single_metric):
+                        found.append((column, value))
+                        done = min(done + share, row_start + sizes[row])
+                        yield Progress(done, total, f"{metric} of {labels[row]}")
+                for column, value in found:
+                    if value is not None:
+                        values[row, column] = value
+                done = row_start + sizes[row]
+                if on_row is not None:
+                    on_row(row, partial)
+        yield Progress(total, total, f"{metric} of {len(names)} variables")
+        return Overview(metric, [c.step for c in checkpoints], [c.prefix for c in checkpoints], list(names),
+                        list(labels), values, problems=problems)
 
 
 def _spectral_overview(checkpoints, metric: str, names: list[str], labels: list[str], readers: dict, on_row,

@@ -19,6 +19,7 @@ after the overview (or an overview after a trajectory) of the same checkpoints r
 from __future__ import annotations
 
 from ...errors import CheckpointError
+from ...format.bundle.entry import NUMPY_MAX_DIMS
 from ...format.bundle.tensor_ranges import ReadBuffers, read_range
 from ...jobs import Job
 from ..trajectories import trajectory
@@ -172,6 +173,8 @@ def _read(reader, name: str, buffers: ReadBuffers | None = None):
     kernel as much as the read)."""
     try:
         piece = reader.tensor_range(name) if buffers is not None and reader.kind.has_byte_ranges else None
+        if piece is not None and len(reader.entry(name).shape) > NUMPY_MAX_DIMS:
+            piece = None  # read() refuses it, naming the file: no array holds it whole
         if piece is not None:
             return read_range(piece, buffers).reshape(reader.entry(name).shape), None
         return reader.read(name), None

@@ -16,6 +16,7 @@ from typing import Callable
 import numpy as np
 
 from ...errors import CheckpointError
+from ...format.source import readers_owned
 from ...jobs import Job, Progress
 from ..trajectories.metric_pieces import reader_of, run_pieces
 from ..trajectories.metric_records import RECORDS, record
@@ -62,62 +63,62 @@ def spectral_table(prefixes: list[str], names: list[str], readers: dict | None =
     no analysable kernel at a checkpoint (or not held there) leaves NaN. `on_rows(table, rows)` is called
     as results arrive (cached ones first), with the table so far and the rows that changed, so a window
     can draw them as they come."""
-    readers = {} if readers is None else readers
-    rows = {metric: np.full((len(names), len(prefixes)), np.nan) for metric in SPECTRAL_TABLE_METRICS}
-    table = SpectralTable(list(names), rows, np.zeros(len(names), dtype=int))
-    wanted, identities = {}, []
-    for column, prefix in enumerate(prefixes):
-        yield Progress(column, len(prefixes), f"kernels of {prefix}")
-        try:
-            reader = reader_of(readers, prefix)
-            identity = checkpoint_identity(prefix)
-        except (CheckpointError, OSError) as exc:
-            table.problems.setdefault(prefix, str(exc))
-            identities.append(None)
-            continue
-        identities.append(identity)
-        held = RECORDS.get((_RECORD_KIND, identity)) or {}
-        batch, gathered = {}, 0  # (row, column) -> piece, sent as one piece once BATCH_ELEMENTS are gathered
-        for row, name in enumerate(names):
-            if name not in reader:
+    with readers_owned(readers) as readers:  # those opened here are closed here
+        rows = {metric: np.full((len(names), len(prefixes)), np.nan) for metric in SPECTRAL_TABLE_METRICS}
+        table = SpectralTable(list(names), rows, np.zeros(len(names), dtype=int))
+        wanted, identities = {}, []
+        for column, prefix in enumerate(prefixes):
+            yield Progress(column, len(prefixes), f"kernels of {prefix}")
+            try:
+                reader = reader_of(readers, prefix)
+                identity = checkpoint_identity(prefix)
+            except (CheckpointError, OSError) as exc:
+                table.problems.setdefault(prefix, str(exc))
+                identities.append(None)
                 continue
-            entry = reader.entry(name)
-            if not entry.dtype_name.startswith(("float", "bfloat")) or not analysable(tuple(entry.shape)):
-                continue
-            if name in held:
-                _fill(table, row, column, held[name])
-            else:
-                try:
-                    batch[(row, column)] = piece_for(reader, prefix, name, tuple(entry.shape))
-                    gathered += entry.num_elements
-                except (CheckpointError, OSError) as exc:
-                    table.problems.setdefault(prefix, str(exc))
-                if gathered >= BATCH_ELEMENTS:
-                    wanted[tuple(batch)], batch, gathered = (spectral_batch, tuple(batch.values())), {}, 0
-        if batch:
-            wanted[tuple(batch)] = (spectral_batch, tuple(batch.values()))
-    if on_rows is not None:
-        on_rows(table, list(range(len(names))))
-
-    def arrived(keys, outcome) -> None:
-        """A batch's results: the kernels of one checkpoint (`keys`: their (row, column))."""
-        results = [outcome] * len(keys) if isinstance(outcome, BaseException) else outcome
-        column, analysed = keys[0][1], {}
-        for (row, _), result in zip(keys, results):
-            if isinstance(result, BaseException):  # named by file and variable, whatever raised it (LAPACK's too)
-                message = str(result)
-                table.problems.setdefault(prefixes[column], message if message.startswith(prefixes[column]) else
-                                          f"{prefixes[column]}: {names[row]}: no spectrum ({message})")
-                continue
-            _fill(table, row, column, result)
-            analysed[names[row]] = result
-        if analysed:
-            record((_RECORD_KIND, identities[column]), analysed)
+            identities.append(identity)
+            held = RECORDS.get((_RECORD_KIND, identity)) or {}
+            batch, gathered = {}, 0  # (row, column) -> piece, sent as one piece once BATCH_ELEMENTS are gathered
+            for row, name in enumerate(names):
+                if name not in reader:
+                    continue
+                entry = reader.entry(name)
+                if not entry.dtype_name.startswith(("float", "bfloat")) or not analysable(tuple(entry.shape)):
+                    continue
+                if name in held:
+                    _fill(table, row, column, held[name])
+                else:
+                    try:
+                        batch[(row, column)] = piece_for(reader, prefix, name, tuple(entry.shape))
+                        gathered += entry.num_elements
+                    except (CheckpointError, OSError) as exc:
+                        table.problems.setdefault(prefix, str(exc))
+                    if gathered >= BATCH_ELEMENTS:
+                        wanted[tuple(batch)], batch, gathered = (spectral_batch, tuple(batch.values())), {}, 0
+            if batch:
+                wanted[tuple(batch)] = (spectral_batch, tuple(batch.values()))
         if on_rows is not None:
-            on_rows(table, [row for row, _ in keys])
+            on_rows(table, list(range(len(names))))
 
-    yield from run_pieces(wanted, executor, "spectra", on_outcome=arrived)
-    return table
+        def arrived(keys, outcome) -> None:
+            """A batch's results: the kernels of one checkpoint (`keys`: their (row, column))."""
+            results = [outcome] * len(keys) if isinstance(outcome, BaseException) else outcome
+            column, analysed = keys[0][1], {}
+            for (row, _), result in zip(keys, results):
+                if isinstance(result, BaseException):  # named by file and variable, whatever raised it (LAPACK's too)
+                    message = str(result)
+                    table.problems.setdefault(prefixes[column], message if message.startswith(prefixes[column]) else
+                                              f"{prefixes[column]}: {names[row]}: no spectrum ({message})")
+                    continue
+                _fill(table, row, column, result)
+                analysed[names[row]] = result
+            if analysed:
+                record((_RECORD_KIND, identities[column]), analysed)
+            if on_rows is not None:
+                on_rows(table, [row for row, _ in keys])
+
+        yield from run_pieces(wanted, executor, "spectra", on_outcome=arrived)
+        return table
 
 
 def _fill(table: SpectralTable, row: int, column: int, result: dict) -> None:

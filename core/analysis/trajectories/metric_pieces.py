@@ -35,7 +35,14 @@ class Source:
     def chunks(self, chunk_bytes: int = CHUNK_BYTES):
         if self.range is not None:
             return stream_range(self.range, chunk_bytes)
-        return open_reader(self.prefix).iter_chunks(self.name, chunk_bytes)
+        return _chunks_of(self.prefix, self.name, chunk_bytes)
+
+
+def _chunks_of(prefix: str, name: str, chunk_bytes: int):
+    """The chunks of a tensor without a byte range, from a reader opened for them and closed when they
+    end (or the caller stops asking)."""
+    with open_reader(prefix) as reader:
+        yield from reader.iter_chunks(name, chunk_bytes)
 
 
 def source_of(reader, prefix: str, name: str) -> Source:

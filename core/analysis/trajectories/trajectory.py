@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from ...caching import BoundedCache
 from ...errors import CheckpointError, InputError
 from ...executor import Executor, ThreadExecutor
-from ...format.source import CheckpointSource
-from ...format.readers import main_file, open_reader
+from ...format.source import CheckpointSource, readers_owned
+from ...format.readers import main_file
 from ...jobs import Job, Progress
 from ...run.discovery import CheckpointInfo
 from ...storage import files
@@ -103,23 +103,23 @@ def compute_trajectory(checkpoints: list[CheckpointInfo], name: str, metric: str
     caller that will not switch metrics (the CLI); the GUI computes every statistic in one pass."""
     if metric not in METRICS:
         raise InputError(metric, f"unknown metric; choose one of {', '.join(METRICS)}")
-    readers = {} if readers is None else readers
-    if metric != "element":
-        yield from _open_readers(checkpoints, readers)
-        if metric in PAIR_METRICS:
-            yield from _side_by_side(checkpoints, name, metric, readers, executor)
-        yield from compute_pieces(checkpoints, [name], metric, readers, single_metric, executor)
-    points: list[Point] = []
-    first: tuple | None = None      # (prefix, shape) of the first checkpoint holding the variable
-    previous = PreviousHolder()          # the same for the one an update ratio compares with
-    for done, info in enumerate(checkpoints):
-        point, holder = _point(info, name, metric, element, first, previous.before(info), readers, single_metric)
-        if holder is not None:
-            first = first or holder
-            previous.held(holder)
-        points.append(point)
-        yield PointProgress(done + 1, len(checkpoints), f"{info.name}: {metric} of {name}", point)
-    return Trajectory(name, metric, points)
+    with readers_owned(readers) as readers:  # those opened here are closed here
+        if metric != "element":
+            yield from _open_readers(checkpoints, readers)
+            if metric in PAIR_METRICS:
+                yield from _side_by_side(checkpoints, name, metric, readers, executor)
+            yield from compute_pieces(checkpoints, [name], metric, readers, single_metric, executor)
+        points: list[Point] = []
+        first: tuple | None = None      # (prefix, shape) of the first checkpoint holding the variable
+        previous = PreviousHolder()          # the same for the one an update ratio compares with
+        for done, info in enumerate(checkpoints):
+            point, holder = _point(info, name, metric, element, first, previous.before(info), readers, single_metric)
+            if holder is not None:
+                first = first or holder
+                previous.held(holder)
+            points.append(point)
+            yield PointProgress(done + 1, len(checkpoints), f"{info.name}: {metric} of {name}", point)
+        return Trajectory(name, metric, points)
 
 
 def _open_readers(checkpoints: list[CheckpointInfo], readers: dict) -> Job[None]:
@@ -249,7 +249,7 @@ def _point(info: CheckpointInfo, name: str, metric: str, element: int, first, pr
                 return Point(info.step, info.prefix, None, reason), holder
             if other[1] != entry.shape:
                 return Point(info.step, info.prefix, None, f"shape changed from {list(other[1])} to {list(entry.shape)}"), holder
-            other_reader = readers.get(other[0]) or open_reader(other[0])
+            other_reader = reader_of(readers, other[0])
             distance = cached(("distance", identity, checkpoint_identity(other[0]), name),
                                lambda: _stream_distance(reader, other_reader, name))
             if metric == "dist_from_first":

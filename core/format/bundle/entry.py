@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from math import prod
 
-from ...errors import CorruptCheckpointError, DecodeError
+from ...errors import CorruptCheckpointError, DecodeError, UnsupportedDtypeError
 from .. import dtypes
 from .shape_protos import decode_shape, decode_slice
 from ..wire.protowire import FIXED32, LENGTH_DELIMITED, VARINT, as_int64, expect, read_varint, typed_fields
@@ -230,6 +230,18 @@ class EntrySource:
                 self.path, f"{entry.name!r} points to shard {entry.shard_id}, but the checkpoint has "
                            f"{self.num_shards}")
         return entry
+
+
+# numpy holds at most 64 dimensions (NPY_MAXDIMS); TensorFlow's shapes allow 254 (TensorShape::MaxDimensions).
+NUMPY_MAX_DIMS = 64
+
+
+def check_numpy_rank(path: str, entry: BundleEntry) -> None:
+    """Refuse, naming the file, a tensor listed fine that no numpy array can hold whole (more dimensions
+    than numpy allows), before any reshape would raise numpy's own ValueError."""
+    if len(entry.shape) > NUMPY_MAX_DIMS:
+        raise UnsupportedDtypeError(path, f"{entry.name!r} has {len(entry.shape)} dimensions; a numpy array "
+                                          f"holds at most {NUMPY_MAX_DIMS}, so it is listed but not read")
 
 
 SLICE_KEY_MARK = 0x00  # keys of partition slices start with this byte; the header key is empty

@@ -69,6 +69,8 @@ def rewrite(data: bytes, renamed_keys: dict[str, str], dropped_keys: set[str],
     full_names = full_names or {}
     graph = _raw_fields(data)
     nodes = [_raw_fields(v) for f, w, v in graph if f == 1 and w == LENGTH_DELIMITED]
+    if not nodes:  # node 0 is the root every path starts from: a graph without it names no object
+        raise DecodeError("the object graph holds no object, not even its root")
     children = [[(_int_field(_raw_fields(v), 1), _string_field(_raw_fields(v), 2)) for f, w, v in node
                  if f == 1 and w == LENGTH_DELIMITED] for node in nodes]
     keys = [[_string_field(_raw_fields(v), 3) for f, w, v in node if f == 2 and w == LENGTH_DELIMITED]

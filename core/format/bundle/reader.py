@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from math import prod
 
 from .. import dtypes
-from .entry import (BIG_ENDIAN, LITTLE_ENDIAN, BundleEntry, BundleHeader, EntrySource, decode_entry, decode_header,
-                    list_entries, locate)
+from .entry import (BIG_ENDIAN, LITTLE_ENDIAN, BundleEntry, BundleHeader, EntrySource, check_numpy_rank, decode_entry,
+                    decode_header, list_entries, locate)
 from ...collector import collector_paused
 from ..wire.checksum import crc32c, mask, unmask
 from .data_shards import DataShards
@@ -147,6 +147,7 @@ class CheckpointReader(EntryListing):
     def read(self, name: str):
         """The tensor `name` as a numpy array (strings as an object array of bytes)."""
         entry = self.entry(name)
+        check_numpy_rank(self.index_path, entry)
         if entry.slices:
             return self._read_partitioned(entry)
         return self._read_entry(entry, entry.shape)
@@ -334,10 +335,9 @@ class CheckpointReader(EntryListing):
         self._shards.open(data_file_path(self.prefix, entry.shard_id, self.header.num_shards), entry)
 
     def close(self) -> None:
-        """Let go of the open data shards. A fresh set replaces them rather than closing them here: a
-        thread still reading keeps its shard until done (each closes with its last reference), and a
-        reader kept in a cache (CheckpointInfo, the index cache's users) can still read afterwards."""
-        self._shards = DataShards()
+        """Close the open data shards now (one a thread is still reading: when that read ends). A reader
+        kept in a cache (CheckpointInfo) can still read afterwards: its shards open again."""
+        self._shards.close()
 
     def slices_of(self, key: bytes) -> list[Slice]:
         """The stored partitions of the partitioned variable with this key, decoded on first use."""

@@ -23,7 +23,7 @@ from ...errors import (CorruptCheckpointError, DecodeError, NotACheckpointError,
                        VariableNotFoundError)
 from ...storage import files
 from .. import dtypes
-from .entry import LITTLE_ENDIAN, BundleEntry, BundleHeader
+from .entry import LITTLE_ENDIAN, BundleEntry, BundleHeader, check_numpy_rank
 from .shape_protos import decode_shape, decode_slice
 from .reader import EntryListing, Slice
 from ..source import CHUNK_BYTES, SourceKind
@@ -94,11 +94,16 @@ class V1Reader(EntryListing):
                 raise NotACheckpointError(path, "no such file: a shard of this V1 checkpoint is missing")
         if len(self.files) > 99_999:
             raise CorruptCheckpointError(self.prefix, "names more shards than TensorFlow's shard names allow")
-        self._tables = [TableFile(path) for path in self.files]
+        self._tables: list[TableFile] = []
         self._entries: dict[str, BundleEntry] = {}
         self._stored: dict[str, list[_Stored]] = {}
-        for number, table in enumerate(self._tables):
-            self._read_meta(number, table)
+        try:  # a damaged file among them: those mapped so far are unmapped before the error goes up
+            for number, path in enumerate(self.files):
+                self._tables.append(TableFile(path))
+                self._read_meta(number, self._tables[-1])
+        except BaseException:
+            self.close()
+            raise
         self._entries = dict(sorted(self._entries.items()))  # key order across shards, as TensorFlow lists
         self.header = BundleHeader(len(self.files), LITTLE_ENDIAN, 0)
 
@@ -153,6 +158,7 @@ class V1Reader(EntryListing):
         from .partitions import plan_assembly
 
         entry = self.entry(name)
+        check_numpy_rank(self.files[entry.shard_id], entry)
         dtype = dtypes.from_number(entry.dtype_number)
         if dtype is None or dtype.number not in VALUE_FIELDS:
             raise UnsupportedDtypeError(self.prefix, f"{name!r} has dtype {entry.dtype_name}, which V1 cannot hold")
@@ -189,8 +195,10 @@ class V1Reader(EntryListing):
         return flat[flat_index]
 
     def close(self) -> None:
-        """Nothing to let go of early: the tables are memory maps, unmapped when the reader goes (an mmap
-        cannot be closed while the views decoded blocks were read from still exist)."""
+        """Unmap the table files now (the values read are copies of their bytes); a read afterwards maps
+        its file again."""
+        for table in self._tables:
+            table.close()
 
     def _read_slice(self, name: str, stored: _Stored, shape, dtype):
         import numpy as np

@@ -15,6 +15,7 @@ from __future__ import annotations
 import errno
 import os
 
+from ...errors import MissingShardError
 from ...storage import files
 from ...storage.paths import is_url
 from ...atomic_write import AtomicFile
@@ -157,32 +158,44 @@ class BundleWriter:
 
     def _copy_range(self, source_path: str, start: int, size: int) -> None:
         """Append bytes [start, start + size) of source_path: in the kernel (copy_file_range) where the
-        platform and file systems allow, else through a buffer; from a URL, in ranged reads."""
+        platform and file systems allow, else through a buffer; from a URL, in ranged reads. A source
+        that is missing, unreadable or shorter than the range is named (MissingShardError, StorageError):
+        the damage is there, not in the file being written."""
         if is_url(source_path):
             for offset in range(start, start + size, COPY_CHUNK):
                 block = files.read_bytes(source_path, offset, min(offset + COPY_CHUNK, start + size))
                 if len(block) != min(COPY_CHUNK, start + size - offset):
-                    raise OSError(f"{source_path}: ended before byte {start + size}")
+                    raise _short_source(source_path, start + size)
                 self._write_all(block)
             return
-        with files.open_binary(source_path, buffering=0) as source:  # a pipe in a shard's place is refused
+        try:
+            source = files.open_binary(source_path, buffering=0)  # a pipe in a shard's place is refused
+        except FileNotFoundError:
+            raise MissingShardError(source_path, f"data shard missing (bytes {start:,} to {start + size:,} of it "
+                                                 f"were to be copied)") from None
+        except OSError as exc:
+            raise files.read_error(source_path, exc) from None
+        with source:
             done = 0
             if hasattr(os, "copy_file_range"):
                 try:
                     while done < size:
                         copied = os.copy_file_range(source.fileno(), self.data.fileno(), size - done, start + done)
                         if copied == 0:
-                            raise OSError(f"{source_path}: ended before byte {start + size}")
+                            raise _short_source(source_path, start + size)
                         done += copied
                     return
                 except OSError as exc:
                     if exc.errno not in (errno.EXDEV, errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP, errno.EPERM):
-                        raise  # a real failure (a full disk, a short source), not "not supported here"
+                        raise  # a real failure (a full disk), not "not supported here"
             source.seek(start + done)
             while done < size:
-                block = source.read(min(COPY_CHUNK, size - done))
+                try:
+                    block = source.read(min(COPY_CHUNK, size - done))
+                except OSError as exc:
+                    raise files.read_error(source_path, exc) from None
                 if not block:
-                    raise OSError(f"{source_path}: ended before byte {start + size}")
+                    raise _short_source(source_path, start + size)
                 self._write_all(block)
                 done += len(block)
 
@@ -212,3 +225,8 @@ class BundleWriter:
         self._pending = []
         for atomic in [self._data_file, self._index_file] + self._empty_shards:
             atomic.abort()
+
+
+def _short_source(source_path: str, end: int) -> MissingShardError:
+    return MissingShardError(source_path, f"data shard ends before byte {end:,}, where the index says a tensor "
+                                          f"ends: truncated")

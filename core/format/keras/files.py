@@ -101,6 +101,10 @@ class KerasArchive:
         self._file = files.open_binary(path)  # a regular file, or refused naming what it is
         try:
             self.zip = zipfile.ZipFile(self._file)
+        except NotImplementedError as exc:  # a header asking for a zip version or feature zipfile lacks
+            self._file.close()
+            raise CorruptCheckpointError(path, f"is not a readable .keras archive: it needs {exc}, which "
+                                               f"Python's zipfile does not read") from None
         except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
             self._file.close()
             raise CorruptCheckpointError(path, f"is not a readable .keras archive ({exc})") from None

@@ -52,6 +52,10 @@ def table_bytes(path: str) -> bytes:
             return f.read()
     except IsADirectoryError:
         raise NotACheckpointError(path, "is a folder, not a checkpoint .index file") from None
+    except FileNotFoundError:
+        raise NotACheckpointError(path, "no such file: not a checkpoint prefix") from None
+    except OSError as exc:  # an I/O error, a link that loops: a read() error names no file, so it is named here
+        raise files.read_error(path, exc) from None
 
 
 def parse_table(data: bytes, path: str) -> list[tuple[bytes, bytes]]:
@@ -101,12 +105,23 @@ def block_handles(view: memoryview, path: str) -> list[tuple[bytes, int, int]]:
 
 class TableFile:
     """A table read in place: the file is memory-mapped and a data block is read (and CRC-checked) only
-    when a key in it is asked for, so a multi-GB V1 checkpoint opens without reading its values."""
+    when a key in it is asked for, so a multi-GB V1 checkpoint opens without reading its values. close()
+    unmaps it (the rows already given out are copies); a block asked for afterwards maps it again."""
 
     def __init__(self, path: str):
+        self.path = path
+        self._view = self._mapped()
+        try:
+            self.handles = block_handles(self._view, path)
+        except BaseException:
+            self.close()
+            raise
+        self._separators = [separator for separator, _, _ in self.handles]
+
+    def _mapped(self) -> memoryview:
         import mmap
 
-        self.path = path
+        path = self.path
         try:
             if is_url(path):  # no mapping of a remote object: a V1 file is read whole (they are small, old)
                 self._map = files.read_bytes(path)
@@ -116,13 +131,28 @@ class TableFile:
                     self._map = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
         except IsADirectoryError:
             raise NotACheckpointError(path, "is a folder, not a checkpoint file") from None
+        except OSError as exc:
+            raise files.read_error(path, exc) from None
         if bytes(self._map[:len(LFS_POINTER_START)]) == LFS_POINTER_START:
+            self.close()
             raise NotACheckpointError(path, LFS_PROBLEM)
-        self._view = memoryview(self._map)
-        self.handles = block_handles(self._view, path)
-        self._separators = [separator for separator, _, _ in self.handles]
+        return memoryview(self._map)
+
+    def close(self) -> None:
+        """Unmap the file now rather than whenever the collector finds it."""
+        view, self._view = getattr(self, "_view", None), None
+        if view is not None:
+            view.release()
+        try:
+            close = getattr(self._map, "close", None)
+            if close is not None:
+                close()
+        except BufferError:  # a block of it is being checked on another thread: unmapped when that ends
+            pass
 
     def block(self, number: int) -> list[tuple[bytes, bytes]]:
+        if self._view is None:  # closed, and asked again: mapped again (the same file, by its path)
+            self._view = self._mapped()
         _, offset, size = self.handles[number]
         block = _read_block(self._view, offset, size, self.path, f"data block at byte {offset}")
         return block_rows(block, self.path, f"data block at byte {offset}")

@@ -1,0 +1,112 @@
+"""What the Python API opens it closes, on every path (issue 47's fuzz round): a V1 run's table files are
+unmapped when the `with` block ends, a data shard read before an error is closed with the run even while
+the error (and its traceback) is still held, a `ci.diff(values=True)` that raised holds nothing, and a
+whole-run trajectory or overview leaves nothing open with the garbage collector paused. And arguments: a
+name that is no str is a TypeError naming the argument, an empty name names no variable, and a name
+not found points at the API's own listing, not at a command line."""
+from __future__ import annotations
+
+import gc
+import shutil
+
+import pytest
+
+import checkpoint_inspector as ci
+from checkpoint_inspector.core.format.bundle.reader import CheckpointReader
+from tests.fuzz.replay import open_files
+
+
+@pytest.fixture
+def collector_paused():
+    """Nothing is freed by the cyclic collector meanwhile: what stays open is what was not closed."""
+    gc.disable()
+    yield
+    gc.enable()
+
+
+def _damaged_copy(run, where):
+    """A copy of the run whose latest checkpoint's shard is cut in the middle of its last tensor (the
+    error is raised by the shard set itself, whose frames the traceback keeps), and that tensor's stored
+    key and another's that reads fine."""
+    shutil.copytree(run, where)
+    latest = ci.open(where)
+    prefix = latest.checkpoint().prefix
+    latest.close()
+    reader = CheckpointReader(prefix)
+    entries = sorted((e for e in reader.entries if e.is_numeric and e.size >= 4 and not e.slices),
+                     key=lambda e: e.offset)
+    damaged, fine = entries[-1], entries[0]
+    shard = where / f"{prefix.rsplit('/', 1)[1]}.data-{damaged.shard_id:05d}-of-{reader.header.num_shards:05d}"
+    reader.close()
+    shard.write_bytes(shard.read_bytes()[:damaged.offset + damaged.size // 2])
+    return damaged.name, fine.name
+
+
+def test_a_v1_runs_tables_are_unmapped_when_its_with_block_ends(tf_ckpts, collector_paused):
+    with ci.open(tf_ckpts.v1_run) as run:
+        for ckpt in run.checkpoints:
+            for name in ckpt.keys():
+                ckpt[name]
+        assert open_files(tf_ckpts.v1_run)  # mapped while the run is open
+    assert open_files(tf_ckpts.v1_run) == set()  # no `del run`, no gc.collect(): closed by the block
+
+
+def test_an_error_inside_a_with_block_leaves_no_shard_open(tf_ckpts, tmp_path, collector_paused):
+    damaged, fine = _damaged_copy(tf_ckpts.tf2_keras_run, tmp_path / "run")
+    for _ in range(2):  # one more each time, before
+        with pytest.raises(ci.MissingShardError) as raised:
+            with ci.open(tmp_path / "run") as run:
+                run.checkpoint()[fine]  # its shard opened and kept for the next read
+                run.checkpoint()[damaged]
+        assert open_files(tmp_path / "run") == set(), raised.value  # the error, its frames, still held
+
+
+def test_a_diff_of_values_that_raised_holds_nothing_open(tf_ckpts, tmp_path, collector_paused):
+    _damaged_copy(tf_ckpts.tf2_keras_run, tmp_path / "run")
+    latest = sorted((tmp_path / "run").glob("*.index"))[-1].with_suffix("")
+    for _ in range(2):
+        with pytest.raises(ci.MissingShardError) as raised:
+            ci.diff(latest, tf_ckpts.tf2_keras_run / latest.name, values=True)
+        assert open_files(tmp_path / "run") == set(), raised.value
+        assert open_files(tf_ckpts.tf2_keras_run) == set()
+
+
+@pytest.mark.parametrize("run_name", ["v1_run", "tf2_keras_run"])
+def test_whole_run_work_leaves_nothing_open_after_the_block(tf_ckpts, run_name, collector_paused):
+    folder = getattr(tf_ckpts, run_name)
+    with ci.open(folder) as run:
+        numeric = [v.name for v in run.checkpoint().variables if v.kind == "variable" and v.dtype != "string"]
+        for metric in ("update_ratio", "dist_from_first", "l2"):
+            run.trajectory(numeric[0], metric)
+        run.overview()
+        run.diagnose()
+    assert open_files(folder) == set()
+
+
+def test_a_name_of_the_wrong_type_is_a_type_error_naming_the_argument(tf_ckpts):
+    with ci.open(tf_ckpts.tf2_keras_run) as run:
+        ckpt = run.checkpoint()
+        for call in (lambda: ckpt[None], lambda: ckpt[0], lambda: 5 in ckpt, lambda: ckpt.variable(b"dense"),
+                     lambda: run.trajectory(None)):
+            with pytest.raises(TypeError, match=r"^name must be a str .*not (NoneType|int|bytes)$"):
+                call()
+
+
+def test_an_empty_name_names_no_variable(tf_ckpts):
+    with ci.open(tf_ckpts.tf2_keras_run) as run:
+        ckpt = run.checkpoint()
+        assert "_CHECKPOINTABLE_OBJECT_GRAPH" in ckpt  # what the empty name used to find
+        for call in (lambda: ckpt[""], lambda: ckpt["/"], lambda: run.trajectory("")):
+            with pytest.raises(ci.VariableNotFoundError, match=f"^{ckpt.prefix}: no variable is named"):
+                call()
+        assert "" not in ckpt
+
+
+def test_a_name_not_found_points_at_the_apis_listing(tf_ckpts):
+    with ci.open(tf_ckpts.tf2_keras_run) as run:
+        with pytest.raises(ci.VariableNotFoundError) as raised:
+            run.checkpoint()["no/such/variable"]
+        assert "`.keys()`" in str(raised.value) and "main.py" not in str(raised.value)
+        with pytest.raises(ci.VariableNotFoundError) as raised:
+            run.trajectory("no/such/variable")
+        assert "`run.checkpoint().variables`" in str(raised.value) and "main.py" not in str(raised.value)
