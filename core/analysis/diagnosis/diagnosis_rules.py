@@ -37,6 +37,10 @@ import numpy as np
 from .diagnosis_findings import Finding
 from .diagnosis_data import RunData
 
+# Advice every door shows (the window, the CLI, the API): how to compare two checkpoints in each of them.
+COMPARE_ADVICE = ("Compare the model code of the two checkpoints (their diff: Tools > Compare Checkpoints "
+                  "in the window, the `diff` command, `ci.diff` in Python).")
+
 FROZEN_MIN_UPDATES = 2
 GROWTH_FACTOR = 2.0
 GROWTH_RUN = 3
@@ -256,13 +260,13 @@ def run_integrity(data: RunData) -> list[Finding]:
             if names:
                 findings.append(_integrity(data, names, after, f"{len(names)} variables {what} at step {steps[after]}, "
                                                                f"e.g. {_label_of(data, names[0], old, new)}",
-                                           "Compare the model code of the two checkpoints (`main.py diff`)."))
+                                           COMPARE_ADVICE))
         if changed:
             detail = "; ".join(f"{_label_of(data, n, old, new)} {old[n].dtype}{list(old[n].shape)} -> "
                                f"{new[n].dtype}{list(new[n].shape)}" for n in changed[:3])
             findings.append(_integrity(data, changed, after, f"{len(changed)} variables changed dtype or shape at step "
                                                              f"{steps[after]}: {detail}",
-                                       "Compare the model code of the two checkpoints (`main.py diff`)."))
+                                       COMPARE_ADVICE))
     return findings
 
 
