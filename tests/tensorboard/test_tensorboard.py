@@ -364,3 +364,22 @@ def test_cli_writes_history_serves_prints_the_url_and_stops_on_ctrl_c(tmp_path, 
         cli.kill()
         cli.wait()
 
+
+
+def test_the_historys_variables_are_in_model_order_and_a_damaged_one_is_named_first(tmp_path, tf_ckpts):
+    """The history reads its variables in the overview's model order, so the damage of a checkpoint is named
+    by its first variable there, whatever executor computes the rest (issue 47)."""
+    import shutil
+
+    from checkpoint_inspector.core.analysis.overview.overview import overview_rows
+    from checkpoint_inspector.core.errors import MissingShardError
+    from checkpoint_inspector.core.tensorboard.history import default_variables
+
+    run = discover(tf_ckpts.tf2_keras_run).single_run()
+    names, _ = overview_rows(run.checkpoints)
+    assert default_variables(run) == names and names != sorted(names)
+    shutil.copytree(tf_ckpts.tf2_keras_run, tmp_path / "run")
+    shard = sorted((tmp_path / "run").glob("*.data-*"))[0]
+    shard.write_bytes(b"")  # every tensor of the first checkpoint past its end (the latest names them)
+    with pytest.raises(MissingShardError, match=f"'{names[0]}' ends at byte"):
+        run_to_end(write_checkpoint_history(discover(tmp_path / "run").single_run(), folder=tmp_path / "history"))
