@@ -26,6 +26,13 @@ def popup_button(text: str, title: str, content: QWidget, tooltip: str) -> tuple
     return button, menu
 
 
+def set_button_text(button: QToolButton, text: str) -> None:
+    """The text of a popup_button, with room for its menu arrow (Qt's size hint leaves none: the arrow
+    would cover the text's end)."""
+    button.setText(text)
+    button.setFixedWidth(button.fontMetrics().horizontalAdvance(text) + 30)
+
+
 class TagPicker(QObject):
     """The "logged" button: its menu is the list of logged tags, each with a check box, and `below` it
     (the smoothing slider)."""
@@ -45,10 +52,11 @@ class TagPicker(QObject):
         layout.addWidget(self.filter)
         layout.addWidget(self.list)
         layout.addWidget(below)
-        self.button, self.menu = popup_button("logged", "logged tags", box, "Scalars training logged (TensorBoard "
-                                              "event files of the runs), on the right axis: check as many as "
-                                              "wanted; the smoothing slider is below them")
-        self.menu.aboutToShow.connect(self.filter.setFocus)
+        self.tooltip = ("Scalars training logged (TensorBoard event files of the runs), on the right axis: check as "
+                        "many as wanted; the smoothing slider is below them")
+        self.button, self.menu = popup_button("logged", "logged tags", box, self.tooltip)
+        # the keyboard starts in the filter (typing narrows the list), or in the list when it has none
+        self.menu.aboutToShow.connect(lambda: (self.filter if self.filter.isVisibleTo(box) else self.list).setFocus())
 
     def set_tags(self, tags: list[str], checked: list[str]) -> None:
         """Offer `tags`, those of `checked` checked (no signal: the caller draws them)."""
@@ -90,7 +98,8 @@ class TagPicker(QObject):
     def _label(self) -> None:
         checked = self.checked()
         # short, the row has room for it beside the runs' button; the legend names the tags drawn
-        self.button.setText(f"logged ({len(checked)}/{self.list.count()})")
+        set_button_text(self.button, f"logged ({len(checked)})")
+        self.button.setToolTip(f"{self.tooltip}\n\nDrawn: {', '.join(checked) or 'none'}")
         self.button.setEnabled(self.list.count() > 0)
 
     def _filter(self, text: str) -> None:

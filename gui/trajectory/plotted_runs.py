@@ -11,7 +11,7 @@ from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QColor, QIcon, QPixmap
 from PySide6.QtWidgets import QListWidget, QListWidgetItem, QMenu
 
-from .logged_controls import popup_button
+from .logged_controls import popup_button, set_button_text
 
 # Tableau's palette without its olive (the logged curve's colour with one run) and grey: a run is one
 # colour whatever its curves are, as TensorBoard colours runs.
@@ -45,6 +45,7 @@ class PlottedRuns(QObject):
         self.button, self.menu = popup_button("runs", "runs", self.list, "The runs on the plot: check or uncheck "
                                               "one to show or hide its curves; right-click a run beside this one "
                                               "to remove it")
+        self.menu.aboutToShow.connect(self.list.setFocus)  # arrows and Space work the list at once
 
     # ---- contents ----------------------------------------------------------------------------------
     def set_window_run(self, path: str, name: str, checkpoints) -> None:
@@ -108,7 +109,7 @@ class PlottedRuns(QObject):
         rows = max(1, self.list.count())
         self.list.setFixedHeight(min(rows, 10) * (self.list.sizeHintForRow(0) + 2) + 6)
         self.list.setMinimumWidth(max(160, self.list.sizeHintForColumn(0) + 30))
-        self.button.setText(f"runs ({sum(run.shown for run in self.runs)}/{len(self.runs)})")
+        self._count()
 
     def set_shown(self, index: int, shown: bool) -> None:
         self.list.item(index).setCheckState(Qt.Checked if shown else Qt.Unchecked)
@@ -116,8 +117,12 @@ class PlottedRuns(QObject):
     def _item_changed(self, item) -> None:
         run = self.runs[item.data(Qt.UserRole)]
         run.shown = item.checkState() == Qt.Checked
-        self.button.setText(f"runs ({sum(each.shown for each in self.runs)}/{len(self.runs)})")
+        self._count()
         self.visibility_changed.emit()
+
+    def _count(self) -> None:
+        """The button says how many runs are shown of how many."""
+        set_button_text(self.button, f"runs {sum(run.shown for run in self.runs)}/{len(self.runs)}")
 
     def _context_menu(self, position) -> None:
         item = self.list.currentItem()  # a right-click makes its row current; the Menu key opens on it too

@@ -61,10 +61,11 @@ class TrajectoryPanel(RunCurves, TrajectoryExports, QWidget):
         self.view_choice.addItems(["metric", "percentile bands", "histograms"])
         self.view_choice.setToolTip("The metric of each variable, or the distribution of the first one's values "
                                     "over the steps: percentile bands, or a histogram per checkpoint")
-        self.add_button = QPushButton("+ selected")
+        # tool buttons, narrower than push buttons: the row keeps room for the runs and logged buttons
+        self.add_button = QToolButton(text="+ selected")
         self.add_button.setToolTip("Plot every selected variable (Ctrl+T); right-click the variables to select "
                                    "all of a scope, or all its kernels")
-        self.clear_button = QPushButton("Clear")
+        self.clear_button = QToolButton(text="Clear")
         self.export_csv = QPushButton("CSV…")
         self.export_image = QPushButton("Image…")
         self.status = ElidedLabel("")  # one line per plotted variable's gaps must not widen the window

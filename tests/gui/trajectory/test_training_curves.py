@@ -82,7 +82,7 @@ def test_three_runs_side_by_side_each_keeping_its_colour(qtbot, window, training
     panel.runs.set_shown(1, False)  # unchecked in the run list: hidden, not gone
     assert not runs[1].series[KERNEL]["curve"].isVisible()
     assert sorted(curve.run for curve in panel.logged.curves) == [0, 2]
-    assert "tf2_run_b" not in _labels(panel) and panel.runs.button.text() == "runs (2/3)"
+    assert "tf2_run_b" not in _labels(panel) and panel.runs.button.text() == "runs 2/3"
     assert all(series["run"] is not runs[1] for series, _ in panel.plotted_series())  # nor hovered nor clicked
     panel.runs.set_shown(1, True)
     assert runs[1].series[KERNEL]["curve"].isVisible()
