@@ -167,6 +167,11 @@ class Run:
         readers, self._readers = self._readers, None
         for reader in (readers or {}).values():
             reader.close()
+        # Discovery keeps the reader it opened to find a stepless checkpoint's step (from a variable), for
+        # that checkpoint's first open_reader(); one never asked for is taken and closed here too.
+        for info in self._run.checkpoints:
+            if info._reader is not None:
+                info.open_reader().close()
 
     def __enter__(self) -> "Run":
         return self

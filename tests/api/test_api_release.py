@@ -83,6 +83,16 @@ def test_whole_run_work_leaves_nothing_open_after_the_block(tf_ckpts, run_name, 
     assert open_files(folder) == set()
 
 
+def test_the_readers_discovery_kept_for_steps_are_closed_with_the_run(tf_ckpts, tmp_path, collector_paused):
+    """Two stepless checkpoints whose step is read from a variable: discovery opened both to read it."""
+    for name in ("first", "second"):
+        for source in tf_ckpts.optimizer_steps.parent.glob(f"{tf_ckpts.optimizer_steps.name}.*"):
+            shutil.copy(source, tmp_path / source.name.replace(tf_ckpts.optimizer_steps.name, name))
+    with ci.open(tmp_path) as run:
+        assert run.steps == [3, 3]
+    assert open_files(tmp_path) == set()
+
+
 def test_a_name_of_the_wrong_type_is_a_type_error_naming_the_argument(tf_ckpts):
     with ci.open(tf_ckpts.tf2_keras_run) as run:
         ckpt = run.checkpoint()
