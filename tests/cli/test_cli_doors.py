@@ -87,10 +87,6 @@ def test_an_os_error_naming_no_file_is_said_with_the_commands_path(tf_ckpts, cap
     assert status == 2 and err == f"error: {tf_ckpts.tf2_keras_run}: Input/output error\n"
 
 
-# Still naming main.py, in a file another change of this session owns (to go with it).
-NOT_YET = {"core/analysis/comparison/restore_check.py"}
-
-
 def test_no_message_of_the_engine_names_one_door():
     """Text the engine gives every door (errors, findings' advice) names no command line: the CLI adds
     its own command (program_name), the API and the window theirs. Docstrings and comments may."""
@@ -106,4 +102,4 @@ def test_no_message_of_the_engine_names_one_door():
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and "main.py" in node.value \
                     and id(node) not in docstrings:
                 found.append(f"{path.relative_to(ROOT)}:{node.lineno}")
-    assert {place.split(":")[0] for place in found} <= NOT_YET, found
+    assert found == []

@@ -119,7 +119,7 @@ def check_restore(prefix: str, found: list[VariableInfo], target: RestoreTarget)
         target_is = "a Keras file" if target.kind == "keras" else "a TensorFlow program's expectations"
         checkpoint_is = "a Keras file" if keras_checkpoint else "a TensorFlow checkpoint"
         raise InputError(target.path, f"is {target_is} and {prefix} {checkpoint_is}: the two name weights "
-                                      f"differently; convert one first (`main.py convert`)")
+                                      f"differently; convert one into the other's kind first (the `convert` command)")
     report = RestoreCheck(prefix, target)
     held = {v.name: signature(v) for v in found if v.name != OBJECT_GRAPH_KEY}
     for want in target.expected:
