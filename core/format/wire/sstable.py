@@ -139,22 +139,22 @@ class TableFile:
         return memoryview(self._map)
 
     def close(self) -> None:
-        """Unmap the file now rather than whenever the collector finds it."""
-        view, self._view = getattr(self, "_view", None), None
-        if view is not None:
-            view.release()
+        """Unmap the file now rather than whenever the collector finds it. A block being read on another
+        thread holds its own view of the map: then the map goes with that view, when the read is done."""
+        self._view, mapped, self._map = None, self._map, b""
         try:
-            close = getattr(self._map, "close", None)
+            close = getattr(mapped, "close", None)
             if close is not None:
                 close()
-        except BufferError:  # a block of it is being checked on another thread: unmapped when that ends
+        except BufferError:  # that other thread's view holds the last reference: unmapped when it goes
             pass
 
     def block(self, number: int) -> list[tuple[bytes, bytes]]:
-        if self._view is None:  # closed, and asked again: mapped again (the same file, by its path)
-            self._view = self._mapped()
+        view = self._view  # this read's own reference, which a close() on another thread leaves valid
+        if view is None:  # closed, and asked again: mapped again (the same file, by its path)
+            view = self._view = self._mapped()
         _, offset, size = self.handles[number]
-        block = _read_block(self._view, offset, size, self.path, f"data block at byte {offset}")
+        block = _read_block(view, offset, size, self.path, f"data block at byte {offset}")
         return block_rows(block, self.path, f"data block at byte {offset}")
 
     def get(self, key: bytes) -> bytes | None:
