@@ -21,8 +21,11 @@ STARTED = time.perf_counter()  # the GUI's --smoke-test reports the time from he
 # library (`import checkpoint_inspector`) leaves a notebook's setting alone: only the program sets it.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
+# Said to an installed copy and to a clone alike: a clone installs with pip from its own folder, or
+# starts with ./run-app, which sets up .venv/ with everything.
 GUI_EXTRA_MISSING = ("checkpoint-inspector: the window needs the [gui] extra (PySide6, pyqtgraph): "
-                     "pip install 'checkpoint-inspector[gui]'")
+                     "pip install 'checkpoint-inspector[gui]' (in a clone of the repository: pip install '.[gui]', "
+                     "or start the window with ./run-app)")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -127,8 +127,9 @@ class Windows:
         self.settings = settings  # an AppSettings for every window (tests pass one); None: the user's
 
     def new_window(self):
-        from PySide6.QtCore import QPoint, Qt
+        from PySide6.QtCore import Qt
 
+        from .window import window_layout
         from .window.main_window import MainWindow
 
         previous = self.active()
@@ -138,8 +139,8 @@ class Windows:
         window.destroyed.connect(self._forget_deleted)
         self.windows.append(window)
         window.show()
-        if previous is not None:  # not exactly on top of the one it came from
-            window.move(previous.pos() + QPoint(NEW_WINDOW_OFFSET, NEW_WINDOW_OFFSET))
+        if previous is not None:  # not exactly on top of the one it came from, and on the screen whole
+            window_layout.cascade(window, previous, NEW_WINDOW_OFFSET)
         return window
 
     def open_paths(self, paths: list[str]) -> None:

@@ -14,14 +14,13 @@ import os
 import tempfile
 
 from ..atomic_write import atomic_path, new_folders
-from ..errors import PlanError
 from ..format import dtypes
 from ..format.keras.reader import KerasReader
 from ..format.keras.writer import write_archive, write_weights
 from ..format.source import SourceKind
 from ..jobs import Job, Progress
 from .conversion import cast_values
-from .keras_layers import layer_renames, renamed_config
+from .keras_layers import keras_layer_renames, renamed_config
 from .keras_load_check import keras_load_warnings
 from .plan import Preview, RemapPlan
 
@@ -30,19 +29,7 @@ def save_keras_remapped(reader: KerasReader, plan: RemapPlan, destination: str, 
     """Job: the edited copy at `destination` (a file path of the source's kind, judged by core.edit.save
     through core.edit.destination); `result`: the preview of `plan` over the file's weights, checked (the
     one core.edit.save made or was given); fills `report`."""
-    moved = [p for p in result.planned if p.source is None or p.target != p.source]
-    if moved:
-        raise PlanError(reader.prefix, f"{moved[0].source or moved[0].target}: a Keras file keeps its weights in "
-                                       f"their layers' places, so they cannot be moved or added here (rename "
-                                       f"a layer by the names shown, or export the weights)")
-    # Layers are renamed in Keras 3's layout (`…/vars/<i>` groups, named in the config); the legacy layout
-    # names them in `layer_names` and every weight path, which is not rewritten here.
-    legacy = reader.kind is SourceKind.KERAS_LEGACY_H5
-    if any(p.variable_name is not None for p in result.planned) and legacy:
-        raise PlanError(reader.prefix, "renaming layers of a legacy .h5 is not done here: convert it to a .keras "
-                                       "first (load it with Keras and save it as .keras)")
-    named = reader.naming()
-    layers = layer_renames(reader, [p for p in result.planned if p.source and not named[p.source].optimizer_state])
+    layers = keras_layer_renames(reader, result)  # refused here as the preview said (keras_save_problems)
     # Layers Keras would not load are said, not refused: the copy is a new file and may be what the user
     # wants (weights for a changed model); the CLI prints these notes, the window shows them after the save.
     report.notes.extend(keras_load_warnings(reader, result))

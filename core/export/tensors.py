@@ -20,6 +20,8 @@ Formats:
 """
 from __future__ import annotations
 
+import re
+
 from ..atomic_write import atomic_path, atomic_write
 from ..format.source import CheckpointSource
 from ..jobs import Job, Progress
@@ -189,6 +191,14 @@ def export_npz(reader: CheckpointSource, names: list[str], path: str, keys: dict
                     np.lib.format.write_array(member, array, allow_pickle=array.dtype == object)
     yield Progress(len(names), len(names), f"Wrote {path}")
     return len(names)
+
+
+def file_name(shown: str, suffix: str) -> str:
+    """The file name an export of one tensor suggests: its shown name (`dense/kernel`), each run of
+    characters a file name cannot hold or that would hide it (`/`, spaces, `:`, a leading dot) made `_`:
+    `dense_kernel.csv`; `suffix` with its dot."""
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "_", shown).strip("._") or "tensor"
+    return stem[:120] + suffix
 
 
 def text_name(name: str) -> str:

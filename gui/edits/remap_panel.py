@@ -13,12 +13,11 @@ from PySide6.QtWidgets import (QCheckBox, QHBoxLayout, QHeaderView, QLabel, QLis
 from checkpoint_inspector.core.edit.keras_layers import keras_save_problems
 from checkpoint_inspector.core.edit.keras_load_check import keras_load_warnings
 from checkpoint_inspector.core.edit.plan import RemapPlan, preview
-from checkpoint_inspector.core.run.discovery import keras_name_parts
 
-from ..base import dialogs, errors
+from ..base import dialogs
 from ..base.jobs import JobSlot
 from ..base.keyboard_menu import copy_menu
-from . import plan_files
+from . import plan_files, save_places
 from .preview_names import object_path_rows, shown_after, shown_before, shown_before_key
 
 
@@ -120,7 +119,7 @@ class RemapPanel(QWidget):
         self.load_plan_button.clicked.connect(self._load_plan_dialog)
         self.save_plan_button.clicked.connect(self._save_plan_dialog)
         session.plan_changed.connect(self.refresh)
-        session.checkpoint_loaded.connect(lambda _: self.refresh())
+        session.checkpoint_loaded.connect(self._checkpoint_loaded)
         session.run_opened.connect(self._run_opened)
 
     # ---- the plan ------------------------------------------------------------------------------------------
@@ -129,13 +128,23 @@ class RemapPanel(QWidget):
         """The plan of the run shown (the session's)."""
         return self.session.plan
 
-    def _run_opened(self, _loaded) -> None:
-        """Another run: no result, save or Verify of the run left stays in sight."""
+    def _run_opened(self, loaded) -> None:
+        """Another run: no result, save or Verify of the run left stays in sight, and the dock shows its
+        top again (Undo and Redo, scrolled out of sight in the run left)."""
+        area = self._scroll_area()
+        if area is not None:
+            area.verticalScrollBar().setValue(0)
         self.last_save = None
         self.verify_button.setEnabled(False)
         self.code_button.setEnabled(False)
         self.result.setText("")
         self.result.setStyleSheet("color: palette(text)")
+
+    def _checkpoint_loaded(self, loaded) -> None:
+        # The .meta note only where a save leaves a .meta graph behind (core.edit.save's note after saving
+        # asks the same), not on a Keras file or a TF2 checkpoint.
+        self.meta_note.setVisible(os.path.exists(loaded.checkpoint.prefix + ".meta"))
+        self.refresh()
 
     def _options_changed(self, *_) -> None:
         self.session.set_plan_options(self.slots_follow.isChecked(), self.name_based.isChecked())
@@ -334,71 +343,29 @@ class RemapPanel(QWidget):
         for verdict in verdicts:
             self.verified.emit(verdict)
 
-    def _scroll_to_result(self) -> None:
-        """Bring the result line into sight where the dock's content scrolls (a scroll area around it)."""
+    def _scroll_area(self):
+        """The scroll area the dock's content scrolls in (the window puts one around it), or None."""
         from PySide6.QtWidgets import QScrollArea
 
-        widget = self.result.parentWidget()
+        widget = self.parentWidget()
         while widget is not None and not isinstance(widget, QScrollArea):
             widget = widget.parentWidget()
-        if widget is not None:
-            widget.ensureWidgetVisible(self.result)
+        return widget
+
+    def _scroll_to_result(self) -> None:
+        """Bring the result line into sight where the dock's content scrolls."""
+        area = self._scroll_area()
+        if area is not None:
+            area.ensureWidgetVisible(self.result)
 
     # ---- dialogs -------------------------------------------------------------------------------------------
     def save_dialog(self) -> None:
-        current = self.session.current
-        if current is None:
+        """Save As…: where (gui.edits.save_places), then the save."""
+        if self.session.current is None:
             return
-        # Every suggestion is in the outputs folder (core.run.outputs), never in the run; a place inside the
-        # run is taken only once the person said yes to what it adds there (gui.base.dialogs.save_output),
-        # and a place refused for this checkpoint is said there (core.edit.destination judges both).
-        if self.all_steps.isChecked():
-            self._save_run_dialog(current.run.folder)
-            return
-        reader = current.reader
-        if reader.kind.is_keras:  # an edited file of the same kind
-            stem, suffix = keras_name_parts(current.checkpoint.prefix)
-            path = dialogs.save_output(self.session, "Save the edited Keras file as",
-                                       os.path.basename(f"{stem}-edited{suffix}"), what="an edited Keras file",
-                                       source=reader.prefix, kind=reader.kind)
-        else:
-            path = dialogs.save_output(self.session, "Save the remapped checkpoint as (a new prefix)",
-                                       os.path.basename(current.checkpoint.prefix) + "-remapped",
-                                       what="a checkpoint (one more row of the run, at the same step)",
-                                       source=reader.prefix, kind=reader.kind)
-        overwrite = self._confirm_overwrite(reader.prefix, path, reader.kind) if path else None
-        if overwrite is not None:
-            self.save_to(path, overwrite)
-
-    def _save_run_dialog(self, run_folder: str) -> None:
-        """Every checkpoint into a new folder (made by the save); never over the run being read."""
-        name = os.path.basename(run_folder.rstrip("/\\")) or "run"
-        checkpoints = list(self.session.current.run.checkpoints)
-        folder = dialogs.save_output_folder(self.session, "Save every checkpoint of the run into a new folder",
-                                            f"{name}-remapped", "a copy of every checkpoint (a second run inside it)",
-                                            checkpoints)
-        overwrite = self._confirm_overwrite(checkpoints, folder) if folder else None
-        if overwrite is not None:
-            self.save_to(folder, overwrite)
-
-    def _confirm_overwrite(self, source, path: str, kind=None) -> bool | None:
-        """Whether the save to `path` replaces what is there (True only after the person's Yes), or None
-        when it is not to be saved: a place core.edit.destination refuses (said), or a No. `source`: the
-        checkpoint's prefix (and SourceKind `kind`), or the run's checkpoints copied into the folder `path`.
-        The question of writing into the run was asked before (gui.base.dialogs.save_output)."""
-        from checkpoint_inspector.core.edit.destination import Verdict, judge_destination
-
-        judged = judge_destination(source, path, None, False, kind=kind)
-        replaces = judged.verdict is Verdict.EXISTS
-        if replaces:
-            judged = judge_destination(source, path, None, True, kind=kind)  # what replacing it would meet
-        if judged.refused:
-            errors.show_error(self.session.dialog_parent, "Cannot save there", errors.describe(judged.error()))
-            return None
-        if replaces and not dialogs.ask_yes_no(self, "Replace?", f"{path} holds a checkpoint already. Replace it?",
-                                               default_yes=False):
-            return None
-        return replaces
+        chosen = save_places.ask_destination(self.session, self, self.all_steps.isChecked())
+        if chosen is not None:
+            self.save_to(*chosen)
 
     def _load_plan_dialog(self) -> None:
         path = dialogs.open_file(self, "Load a remap plan", "Remap plan (*.json)")

@@ -30,8 +30,8 @@ class ExportActions(QObject):
                     lambda: self._dialog("table.csv", "CSV (*.csv)", lambda p: self.table(p, True))),
                    ("Whole Run Table as CSV…", lambda: self._dialog("run.csv", "CSV (*.csv)", self.run_table)),
                    (None, None),
-                   ("Selected Variable as CSV…", lambda: self._dialog("tensor.csv", "CSV (*.csv)", self.tensor_csv)),
-                   ("Selected Variable as .npy…", lambda: self._dialog("tensor.npy", "NumPy (*.npy)", self.tensor_npy)),
+                   ("Selected Variable as CSV…", lambda: self._tensor_dialog(".csv", "CSV (*.csv)", self.tensor_csv)),
+                   ("Selected Variable as .npy…", lambda: self._tensor_dialog(".npy", "NumPy (*.npy)", self.tensor_npy)),
                    (None, None),
                    ("Shown Variables as .npz…", lambda: self._dialog("variables.npz", "NumPy archive (*.npz)", self.npz)),
                    ("Shown Variables as HDF5…", lambda: self._dialog("variables.h5", "HDF5 (*.h5 *.hdf5)", self.hdf5)))
@@ -124,6 +124,12 @@ class ExportActions(QObject):
         path = dialogs.save_output(self.session, "Export", default_name, pattern, "this export")  # the file chosen is named by the question
         if path:
             export_to(path)
+
+    def _tensor_dialog(self, suffix: str, pattern: str, export_to) -> None:
+        """The selected variable's export, suggested under its shown name (`dense_kernel.csv`)."""
+        info = self.session.require_selected()
+        if info is not None:
+            self._dialog(tensors.file_name(info.display_name, suffix), pattern, export_to)
 
     def _start(self, path: str, make_job) -> None:
         if self.slot.busy:

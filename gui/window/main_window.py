@@ -30,7 +30,7 @@ from ..base.paths import ICON, SAMPLE_RUN  # a checkout or a PyInstaller bundle
 from ..edits.remap_panel import RemapPanel
 from ..browser.run_panel import RunPanel
 from ..base.settings import AppSettings
-from ..base.status_progress import StatusProgress
+from ..base.status_progress import MessageStatusBar, StatusProgress
 from .tensorboard_actions import TensorBoardActions
 from .unsaved_edits import UnsavedEdits
 from ..training.training_actions import TrainingActions
@@ -95,6 +95,7 @@ class MainWindow(DropTarget, QMainWindow):
         self.browser.rename_requested.connect(self.edit_actions.rename_variable)
         self.browser.rename_requested_for.connect(self.edit_actions.rename_from_menu)
 
+        self.setStatusBar(MessageStatusBar())  # a message elided before TensorBoard's label, never into it
         self.status = StatusProgress(self.statusBar(), self.cancel_all_work)
         self.status_text, self.progress, self.cancel_button = self.status.text, self.status.bar, self.status.cancel_button
         self.status_line = StatusLine(session, self.status_text)
@@ -245,13 +246,13 @@ class MainWindow(DropTarget, QMainWindow):
         """Open a run, checkpoint file or SavedModel (from a menu, a drop, the command line, another
         start of the app): the session opens it on a worker thread; the window stays usable. Unsaved
         edits are saved or discarded first, as the person says (or nothing opens)."""
-        self.unsaved.then(f"Open {path}", lambda: self.session.open_path(path))
+        self.unsaved.then(f"opening {path}", lambda: self.session.open_path(path))
 
     def _run_picked(self, path: str) -> None:
         """A run picked in the Run dock's tree opens like any path; if the person keeps the run shown (Cancel
         to its unsaved edits), the tree marks that one again."""
         tree = self.run_panel.run_tree
-        if not self.unsaved.then(f"Open {path}", lambda: self.session.open_path(path)) and not self.edits.slot.busy:
+        if not self.unsaved.then(f"opening {path}", lambda: self.session.open_path(path)) and not self.edits.slot.busy:
             tree.mark_current(tree.current_path)
 
     def open_variable_at(self, prefix: str, name: str) -> None:
@@ -261,7 +262,7 @@ class MainWindow(DropTarget, QMainWindow):
         if self.session.current is not None and any(c.prefix == prefix for c in self.session.current.run.checkpoints):
             self.session.open_variable_at(prefix, name)  # the same run: its edits stay as they are
         else:
-            self.unsaved.then(f"Open {prefix}", lambda: self.session.open_variable_at(prefix, name))
+            self.unsaved.then(f"opening {prefix}", lambda: self.session.open_variable_at(prefix, name))
 
     def cancel_all_work(self) -> None:
         """The status bar's cancel button: stops the load, export, save or launch in progress."""

@@ -18,13 +18,14 @@ class UnsavedEdits:
 
     def then(self, doing: str, action: Callable[[], None]) -> bool:
         """Run `action` once the plan of the run shown has no unsaved edits (asking first when it has);
-        returns whether it ran now."""
+        returns whether it ran now. `doing`: what follows "Save it before" ("opening PATH", "closing the
+        window")."""
         if not self.session.unsaved:
             action()
             return True
         answer = dialogs.ask_save_discard_cancel(
             self.window, "Unsaved edits", f"The edit plan of {self.session.run_path} has not been saved.\n\n"
-                                          f"Save it before: {doing}?")
+                                          f"Save it before {doing}?")
         if answer == "discard":
             self.session.discard_plan()
             action()

@@ -5,7 +5,7 @@ squeezed by a small window gets room back when the window grows, and View > Rese
 first window's layout."""
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import QPoint, Qt, QTimer
 
 DEFAULT_COLUMN_WIDTHS = [240, 70, 70, 70, 60, 300]  # widened to the contents of each run opened
 DEFAULT_SIDE_DOCKS = (290, 470)  # Run, Variable: widths of a first window on a screen wide enough
@@ -87,6 +87,26 @@ def keep_inside_screen(window) -> None:
     top = min(max(frame.top(), available.top()), available.bottom() + 1 - outer_h)
     if (left, top) != (frame.left(), frame.top()):
         window.move(left, top)  # move() places the frame's top-left corner
+
+
+def cascade(window, previous, offset: int) -> None:
+    """Place a new `window` `offset` pixels right of and below the window it came from, so both show, and
+    smaller by what would pass the screen's free area there: a second window the size of the first went
+    15 px below a 1366x768 laptop's screen. The new window is not framed yet: its frame is taken to be as
+    thick as `previous`'s."""
+    frame, inner = previous.frameGeometry(), previous.geometry()
+    extra_w, extra_h = frame.width() - inner.width(), frame.height() - inner.height()
+    window.move(frame.topLeft() + QPoint(offset, offset))  # move() places the frame's top-left corner
+    screen = previous.screen()
+    if screen is None:
+        return
+    available = screen.availableGeometry()
+    right = frame.left() + offset + window.width() + extra_w - 1
+    bottom = frame.top() + offset + window.height() + extra_h - 1
+    width = window.width() - max(0, right - available.right())
+    height = window.height() - max(0, bottom - available.bottom())
+    if (width, height) != (window.width(), window.height()):
+        window.resize(max(1, width), max(1, height))
 
 
 def keep_inside_screen_once_framed(window) -> None:

@@ -80,7 +80,8 @@ def test_without_the_gui_extra_the_window_says_which_extra_to_install(installed)
         assert result.returncode == 2
         assert result.stderr.strip().splitlines() == [
             "checkpoint-inspector: the window needs the [gui] extra (PySide6, pyqtgraph): "
-            "pip install 'checkpoint-inspector[gui]'"]
+            "pip install 'checkpoint-inspector[gui]' (in a clone of the repository: pip install '.[gui]', "
+            "or start the window with ./run-app)"]
 
 
 @pytest.mark.parametrize("number", range(len(example_blocks())))

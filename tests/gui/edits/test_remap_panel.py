@@ -150,6 +150,7 @@ def test_unsaved_edits_ask_save_discard_or_cancel_before_another_run_and_before_
     answers.append("cancel")  # Cancel: nothing opens, the edits stay
     window.open_path(run_b)
     assert questions and run_a in questions[-1] and not session.loading.busy
+    assert questions[-1].endswith("\n\nSave it before opening " + run_b + "?")  # a sentence, no stray colon
     assert session.run_folder == run_a and session.unsaved
     answers.append("save")  # Save: Save As, then the other run opens once the copy is written
     saved = tmp_path / "saved" / "model.ckpt"
@@ -173,7 +174,7 @@ def test_unsaved_edits_ask_save_discard_or_cancel_before_another_run_and_before_
     session.push(RegexRename(pattern="^dense/", replacement="net/"))
     answers.append("cancel")  # closing asks too; Cancel keeps the window
     window.close()
-    assert window.isVisible() and "closing the window" in questions[-1]
+    assert window.isVisible() and questions[-1].endswith("\n\nSave it before closing the window?")
     monkeypatch.setattr(dialogs, "ask_save_discard_cancel", lambda parent, title, question: "discard")
 
 

@@ -53,6 +53,25 @@ def test_selected_tensor_as_csv_and_npy(qtbot, window, tmp_path, tf_ckpts):
     assert np.load(out).tobytes() == expected.tobytes()
 
 
+def test_a_selected_tensor_is_suggested_under_its_shown_name(qtbot, window, monkeypatch):
+    """File > Export > Selected Variable suggests `dtype_float64.csv`, not `tensor.csv`: the shown name,
+    each run of characters a file name cannot hold made `_`."""
+    from PySide6.QtWidgets import QMenu
+
+    with qtbot.waitSignal(window.detail.shown, timeout=20000):
+        window.browser.select_name("dtype/float64")
+    suggested = []
+    monkeypatch.setattr(dialogs, "save_output", lambda session, title, name, *_, **__: suggested.append(name))
+    menu = QMenu()
+    window.exports.build_menu(menu)
+    for action in menu.actions():
+        if action.text().startswith("Selected Variable"):
+            action.trigger()
+    assert suggested == ["dtype_float64.csv", "dtype_float64.npy"]
+    assert export_module.file_name("model/dense 1/kernel:0", ".csv") == "model_dense_1_kernel_0.csv"
+    assert export_module.file_name("../x", ".npy") == "x.npy"  # never a hidden file nor a way out
+
+
 def test_shown_variables_as_npz_and_hdf5(qtbot, window, tmp_path, tf_ckpts):
     window.browser.filter_edit.setText("dtype/")
     shown = window.session.shown_names()

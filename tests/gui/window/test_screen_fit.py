@@ -33,12 +33,13 @@ class XScreen:
                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(0.5)  # openbox takes the screen before the first window maps
 
-    def probe(self, settings, tmp_path, geometry=None, scale=None) -> dict:
+    def probe(self, settings, tmp_path, geometry=None, scale=None, second=False) -> dict:
         env = dict(os.environ, DISPLAY=self.display, QT_QPA_PLATFORM="xcb", CHECKPOINT_INSPECTOR_DATA=str(tmp_path / "data"))
         env.pop("QT_SCALE_FACTOR", None)
         if scale:
             env["QT_SCALE_FACTOR"] = str(scale)
         command = [sys.executable, "-m", "tests.gui.window.screen_fit_probe", str(settings)]
+        command += ["--second"] if second else []
         result = subprocess.run(command + (["--geometry", geometry] if geometry else []), cwd=ROOT, env=env,
                                 capture_output=True, text=True, timeout=120)
         assert result.returncode == 0, result.stderr[-2000:]
@@ -80,3 +81,11 @@ def test_a_window_used_on_a_big_screen_reopens_inside_a_laptop_screen(screens, t
 def test_a_first_window_fits_the_laptop_screen(screens, tmp_path, scale):
     _, laptop = screens
     assert_inside(laptop.probe(tmp_path / "fresh.ini", tmp_path, scale=scale))
+
+
+def test_a_second_window_is_cascaded_inside_the_laptop_screen(screens, tmp_path):
+    """A second window sits right of and below the first, both in sight, its frame on the screen whole."""
+    _, laptop = screens
+    report = laptop.probe(tmp_path / "two.ini", tmp_path, second=True)
+    assert_inside(report)
+    assert report["frame"][0] > report["first_frame"][0] and report["frame"][1] > report["first_frame"][1]
