@@ -13,7 +13,7 @@ from typing import Iterable
 from ..analysis.numerics.statistics import StatisticsAccumulator
 from ..atomic_write import atomic_write
 from ..executor import Executor
-from ..format.source import CheckpointSource
+from ..format.source import CheckpointSource, readers_owned
 from ..formatting import format_shape
 from ..jobs import Job, Progress
 from ..run.discovery import CheckpointInfo
@@ -66,17 +66,18 @@ def export_run_table(checkpoints: list[CheckpointInfo], path: str, with_statisti
     """Job: one row per variable per checkpoint, with the checkpoint's step and prefix first; with
     statistics, those of every variable at every checkpoint, computed as the whole-run jobs compute them
     (core.export.run_statistics: pieces on `executor`, threads by default or a Dask cluster's workers)."""
-    rows, readers = [], {}
-    for done, info in enumerate(checkpoints):
-        yield Progress(done, len(checkpoints), f"Listing {info.name}")
-        readers[info.prefix] = info.open_reader()
-    statistics = (yield from run_statistics(checkpoints, readers, executor)) if with_statistics else {}
-    for info in checkpoints:
-        for variable in describe_variables(readers[info.prefix]):
-            row = ["" if info.step is None else info.step, info.prefix] + table_row(variable)
-            if with_statistics:
-                row += statistics_cells(statistics.get((info.prefix, variable.name)))
-            rows.append(row)
+    rows = []
+    with readers_owned(None) as readers:  # every checkpoint's, closed when the table is made or fails
+        for done, info in enumerate(checkpoints):
+            yield Progress(done, len(checkpoints), f"Listing {info.name}")
+            readers[info.prefix] = info.open_reader()
+        statistics = (yield from run_statistics(checkpoints, readers, executor)) if with_statistics else {}
+        for info in checkpoints:
+            for variable in describe_variables(readers[info.prefix]):
+                row = ["" if info.step is None else info.step, info.prefix] + table_row(variable)
+                if with_statistics:
+                    row += statistics_cells(statistics.get((info.prefix, variable.name)))
+                rows.append(row)
     write_csv(path, ["step", "prefix"] + TABLE_COLUMNS + (STAT_COLUMNS if with_statistics else []), rows)
     yield Progress(len(checkpoints), len(checkpoints), f"Wrote {path}")
     return len(rows)

@@ -37,12 +37,12 @@ def compute_distribution(checkpoints: list[CheckpointInfo], name: str, bins: int
     for done, info in enumerate(checkpoints):
         yield Progress(done, 2 * len(checkpoints), f"{info.name}: range of {name}")
         try:
-            reader = info.open_reader()
-            if name in reader and reader.entry(name).is_numeric:
-                stats = cached(("stats", checkpoint_identity(info.prefix), name),
-                                lambda: stream_statistics(reader, name))
-                if stats.min is not None:
-                    held.append((info, stats))
+            with info.open_reader() as reader:  # one checkpoint's files open at a time, closed here
+                if name in reader and reader.entry(name).is_numeric:
+                    stats = cached(("stats", checkpoint_identity(info.prefix), name),
+                                   lambda: stream_statistics(reader, name))
+                    if stats.min is not None:
+                        held.append((info, stats))
         except CheckpointError:
             continue  # a damaged checkpoint leaves a gap, as in trajectories
     if not held:
@@ -52,7 +52,8 @@ def compute_distribution(checkpoints: list[CheckpointInfo], name: str, bins: int
     percentiles, counts = [], []
     for done, (info, _) in enumerate(held):
         yield Progress(len(checkpoints) + done, 2 * len(checkpoints), f"{info.name}: distribution of {name}")
-        values = info.open_reader().read(name).reshape(-1)
+        with info.open_reader() as reader:
+            values = reader.read(name).reshape(-1)
         values = (np.abs(values) if values.dtype.kind == "c" else values).astype(np.float64)
         values = values[np.isfinite(values)]
         percentiles.append(np.percentile(values, DISTRIBUTION_PERCENTILES))
