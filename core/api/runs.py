@@ -170,7 +170,7 @@ class Run:
         # Discovery keeps the reader it opened to find a stepless checkpoint's step (from a variable), for
         # that checkpoint's first open_reader(); one never asked for is taken and closed here too.
         for info in self._run.checkpoints:
-            if info._reader is not None:
+            if getattr(info, "_reader", None) is not None:
                 info.open_reader().close()
 
     def __enter__(self) -> "Run":
