@@ -4,7 +4,7 @@ once as wanted; a filter above it once there are many), and below it the smoothi
 exponential moving average, 0 to 0.99 in steps of 0.01, 0.6 at first as TensorBoard starts)."""
 from __future__ import annotations
 
-from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import (QHBoxLayout, QLabel, QLineEdit, QListWidget, QListWidgetItem, QMenu,
                                QSlider, QToolButton, QVBoxLayout, QWidget, QWidgetAction)
 
@@ -129,6 +129,8 @@ class SmoothingControl(QWidget):
         row.addWidget(QLabel("smoothing"))
         row.addWidget(self.slider, 1)
         row.addWidget(self.value)
+        # dragged, the curves follow once it rests a moment: smoothing 100,000 points a tick would lag
+        self._settle = QTimer(self, singleShot=True, interval=40, timeout=lambda: self.weight_changed.emit(self.weight))
         self.slider.valueChanged.connect(self._changed)
         self._show()
 
@@ -137,11 +139,15 @@ class SmoothingControl(QWidget):
         return self.slider.value() / 100
 
     def set_weight(self, weight: float) -> None:
+        """Set now (the curves drawn again at once, not after the slider's pause)."""
         self.slider.setValue(round(min(max(weight, 0.0), 0.99) * 100))
+        if self._settle.isActive():
+            self._settle.stop()
+            self.weight_changed.emit(self.weight)
 
     def _changed(self, *_) -> None:
         self._show()
-        self.weight_changed.emit(self.weight)
+        self._settle.start()
 
     def _show(self) -> None:
         self.value.setText(f"{self.weight:.2f}")

@@ -275,6 +275,11 @@ class LoggedCurves(QObject):
         self.notice.setTextWidth(max(120.0, item.vb.width() - 12))
         self._fit_axis_label()
 
+    @property
+    def axis_title(self) -> str:
+        """The right axis's title in full (shown cut to the plot's height)."""
+        return " ".join(part for part in self._axis_text if part)
+
     def _fit_axis_label(self) -> None:
         """The right axis's title fitted to the plot's height (pyqtgraph cuts it silently: "(logge"): the
         tag's start gives way to an ellipsis first, "(logged…)" last; the legend names every tag in full."""
