@@ -4,8 +4,8 @@ of one variable (gui.trajectory.distribution_view). Points appear as the worker 
 that checkpoint and shows the variable of the curve clicked. With runs beside the window's (as many as
 wanted), each variable is plotted in every run (the same stored name is one variable), told apart by
 colour and name as TensorBoard tells runs apart, each run shown or hidden from the dock's run list
-(gui.trajectory.plotted_runs, gui.trajectory.run_curves). A diagnosis finding's evidence is plotted here too (gui.trajectory.evidence_plot). A checkpoint without a step (TF1's last save without
-global_step) puts the "global step" axis in run order, as its label says: no step is invented for it."""
+(gui.trajectory.plotted_runs, gui.trajectory.run_curves). A diagnosis finding's evidence is plotted here
+too (gui.trajectory.evidence_plot). A checkpoint without a step (TF1's last save without global_step) puts the "global step" axis in run order, as its label says: no step is invented for it."""
 from __future__ import annotations
 
 import numpy as np
