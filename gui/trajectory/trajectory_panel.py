@@ -5,7 +5,8 @@ that checkpoint and shows the variable of the curve clicked. With runs beside th
 wanted), each variable is plotted in every run (the same stored name is one variable), told apart by
 colour and name as TensorBoard tells runs apart, each run shown or hidden from the dock's run list
 (gui.trajectory.plotted_runs, gui.trajectory.run_curves). A diagnosis finding's evidence is plotted here
-too (gui.trajectory.evidence_plot). A checkpoint without a step (TF1's last save without global_step) puts the "global step" axis in run order, as its label says: no step is invented for it."""
+too (gui.trajectory.evidence_plot). A checkpoint without a step (TF1's last save without global_step) puts
+the "global step" axis in run order, as its label says: no step is invented for it."""
 from __future__ import annotations
 
 import numpy as np
