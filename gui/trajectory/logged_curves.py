@@ -185,6 +185,7 @@ class LoggedCurves(QObject):
                                      pen=pg.mkPen((200, 200, 200, 140), width=1, style=Qt.DotLine))
             self.panel.plot.addItem(marker, ignoreBounds=True)
             self.markers.append(marker)
+        self._axis_shown(bool(self.curves))  # no axis for curves that could not be drawn
         moved = any(getattr(curve, "moved", False) for curve in self.curves)
         self._axis_text = (tags[0] if len(tags) == 1 else "", f"(logged{', at epoch +1' if moved else ''})")
         self._fit_axis_label()

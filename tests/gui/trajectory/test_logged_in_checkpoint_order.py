@@ -54,7 +54,7 @@ def test_checkpoints_that_cannot_place_the_logs_say_so(qtbot, window, tmp_path):
     panel = window.trajectory
     assert panel.in_run_order  # the step axis shows the checkpoints in run order
     panel.set_logs(_logs("train/loss", [1, 5, 10, 15]))
-    assert not panel.logged.curves
+    assert not panel.logged.curves and not panel.plot.getPlotItem().getAxis("right").isVisible()
     assert not any("logged" in label for label in _legend_labels(panel))  # nothing listed that is not drawn
     notice = panel.logged.notice
     assert notice.isVisible() and "not drawn" in notice.textItem.toPlainText()
