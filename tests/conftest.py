@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.once_per_run import built_once
 from tests.tf_fixtures import Fixtures, write_all
 
 from tests.gui.screens import LAPTOP, offscreen_platform
@@ -49,16 +50,16 @@ def app_folders(tmp_path_factory: pytest.TempPathFactory):
 
 @pytest.fixture(scope="session")
 def tf_ckpts(tmp_path_factory: pytest.TempPathFactory) -> Fixtures:
-    """Checkpoints written by TensorFlow itself, once per session (a few seconds)."""
-    return write_all(tmp_path_factory.mktemp("tf_ckpts"))
+    """Checkpoints written by TensorFlow itself, once per run (a few seconds; tests.once_per_run)."""
+    return built_once(tmp_path_factory, "tf_ckpts", write_all)
 
 
 @pytest.fixture(scope="session")
 def compare_cases(tmp_path_factory: pytest.TempPathFactory):
-    """The restore failures of tests.compare_fixtures, written by TensorFlow once per session."""
+    """The restore failures of tests.compare_fixtures, written by TensorFlow once per run."""
     from tests.compare_fixtures import write_cases
 
-    return write_cases(tmp_path_factory.mktemp("compare_cases"))
+    return built_once(tmp_path_factory, "compare_cases", write_cases)
 
 
 @pytest.fixture
@@ -112,18 +113,20 @@ def main_window(qtbot, tmp_path, monkeypatch, gc_in_gui_thread):
 
 @pytest.fixture(scope="session")
 def training_runs(tmp_path_factory: pytest.TempPathFactory):
-    """Checkpoints beside the event files of the same training (tests.training_fixtures), once per session."""
+    """Checkpoints beside the event files of the same training (tests.training_fixtures), once per run."""
     from tests.training_fixtures import write_training_runs
 
-    return write_training_runs(tmp_path_factory.mktemp("training_runs"))
+    return built_once(tmp_path_factory, "training_runs", write_training_runs)
 
 
 @pytest.fixture(scope="session")
 def big_run(tmp_path_factory: pytest.TempPathFactory):
-    """A Keras run with a kernel too big to group (tests.cluster_fixtures), for the jobs on a Dask cluster."""
+    """A Keras run with a kernel too big to group (tests.cluster_fixtures), for the jobs on a Dask cluster,
+    once per run."""
     from tests.cluster_fixtures import BIG_RUN_CHECKPOINTS, BIG_RUN_UNITS, write_big_keras_run
 
-    return write_big_keras_run(tmp_path_factory.mktemp("cluster") / "big_run", BIG_RUN_CHECKPOINTS, BIG_RUN_UNITS)
+    return built_once(tmp_path_factory, "cluster",
+                      lambda folder: write_big_keras_run(folder / "big_run", BIG_RUN_CHECKPOINTS, BIG_RUN_UNITS))
 
 
 @pytest.fixture(scope="session")
