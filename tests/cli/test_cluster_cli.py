@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from checkpoint_inspector.core.run.discovery import discover
+from tests.at_once import at_once
 from tests.cli.test_cli import cli
 
 pytest.importorskip("distributed", reason="the cluster tests need dask[distributed] (requirements-dev.txt)")
@@ -87,11 +88,45 @@ def test_dask_without_the_work_it_computes_is_one_line(big_run, tmp_path, comman
     assert ("--dask needs" in result.stderr or "cluster cannot help" in result.stderr) and not (tmp_path / "t.csv").exists()
 
 
-@pytest.mark.parametrize("command", [("overview", "{run}", "--metric", "l2"), ("diff", "{a}", "{b}", "--values"),
-                                     ("export-csv", "{run}", "{out}", "--all-steps", "--stats")])
-def test_a_scheduler_that_cannot_be_reached_is_one_line_naming_it(big_run, tmp_path, command):
+UNREACHABLE_COMMANDS = [("overview", "{run}", "--metric", "l2"), ("diff", "{a}", "{b}", "--values"),
+                        ("export-csv", "{run}", "{out}", "--all-steps", "--stats")]
+
+
+@pytest.fixture(scope="module")
+def unreachable(big_run, tmp_path_factory):
+    """Each of UNREACHABLE_COMMANDS given a scheduler nobody listens at, all started at once: each waits out
+    core.executor.SCHEDULER_TIMEOUT_S before it says so, a wait paid once side by side.
+    {command: (its result, the CSV path it was given)}."""
     prefixes = _prefixes(big_run)
-    args = [part.format(a=prefixes[0], b=prefixes[-1], run=big_run, out=tmp_path / "t.csv") for part in command]
-    result = cli(*args, "--dask", "tcp://127.0.0.1:9", check=False)
+
+    def started(command):
+        out = tmp_path_factory.mktemp("unreachable") / "t.csv"
+        args = [part.format(a=prefixes[0], b=prefixes[-1], run=big_run, out=out) for part in command]
+        return lambda: (cli(*args, "--dask", "tcp://127.0.0.1:9", check=False), out)
+
+    return dict(zip(UNREACHABLE_COMMANDS, at_once(*map(started, UNREACHABLE_COMMANDS))))
+
+
+@pytest.mark.parametrize("command", UNREACHABLE_COMMANDS)
+def test_a_scheduler_that_cannot_be_reached_is_one_line_naming_it(unreachable, command):
+    result, out = unreachable[command]
     assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert not out.exists()
     assert "tcp://127.0.0.1:9" in result.stderr and "Dask scheduler" in result.stderr
+
+
+def test_a_truncated_shard_names_the_same_variable_with_and_without_the_cluster(big_run, tmp_path):
+    """Every tensor past the end of a truncated shard is damaged; threads and workers meet them in their own
+    order, and the one named is the model's first weight among them (issue 47), on either."""
+    import shutil
+
+    run = tmp_path / "run"
+    shutil.copytree(big_run, run)
+    first, last = _prefixes(run)[0], _prefixes(run)[-1]
+    shard = sorted(run.glob(f"{first.rsplit('/', 1)[-1]}.data-*"))[0]
+    shard.write_bytes(shard.read_bytes()[:4096])
+    threaded = cli("diff", first, last, "--values", check=False)
+    on_dask = cli("diff", first, last, "--values", "--dask", "local[2]", check=False)
+    assert threaded.returncode == on_dask.returncode == 2
+    assert threaded.stderr.splitlines()[-1] == on_dask.stderr.splitlines()[-1], (threaded.stderr, on_dask.stderr)
+    assert "_CHECKPOINTABLE_OBJECT_GRAPH" not in threaded.stderr and str(shard) in threaded.stderr

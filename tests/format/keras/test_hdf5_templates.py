@@ -24,7 +24,9 @@ def run(tmp_path_factory):
     import keras
 
     folder = tmp_path_factory.mktemp("templates")
-    model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(5), keras.layers.Dense(2)])
+    # named: a layer's automatic name counts the Dense layers made before it in this process (another test's)
+    model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(5, name="dense"),
+                              keras.layers.Dense(2, name="dense_1")])
     model.compile(optimizer="adam", loss="mse")
     rng = np.random.default_rng(3)
     for number in range(1, FILES + 1):
