@@ -97,6 +97,24 @@ class Session(QObject):
         else:
             super().__setattr__(name, value)
 
+    def plan_preview(self):
+        """The preview of the plan over the variables shown (core.edit.plan.preview), or None with nothing
+        open; made once for each plan and checkpoint and shared by what shows it (the Edits dock, the
+        tree's marks): a new run's load refreshes them twice (its checkpoint, then its plan), and over
+        thousands of variables a preview takes a while. The key holds the very operations (never changed
+        once in a plan) and variables it was made of, so that no other object can come to have their ids."""
+        from checkpoint_inspector.core.edit.plan import preview
+
+        current = self.current
+        if current is None:
+            return None
+        plan = self.plan
+        key = (current.variables, tuple(plan.operations), plan.slots_follow, plan.name_based)
+        made = self.__dict__.get("_preview")
+        if made is None or not _same_key(made[0], key):
+            made = self._preview = (key, preview(plan, current.variables))
+        return made[1]
+
     # ---- the status bar, for JobSlots --------------------------------------------------------------------
     def show_busy(self, busy: bool, text: str = "") -> None:
         self.busy_changed.emit(busy, text)
@@ -180,3 +198,10 @@ class Session(QObject):
     def _cancelled(self) -> None:
         self.model.load_ended_without_checkpoint()
         self.load_cancelled.emit()
+
+
+def _same_key(a: tuple, b: tuple) -> bool:
+    """Whether two preview keys name the same variables list, the same operations in order and the
+    same options (by identity: operations are dataclasses whose equality compares arrays)."""
+    return (a[0] is b[0] and len(a[1]) == len(b[1]) and all(x is y for x, y in zip(a[1], b[1]))
+            and a[2:] == b[2:])

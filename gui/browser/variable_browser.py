@@ -3,10 +3,11 @@ bookkeeping' toggles over the two variable models, keeping the selection when th
 from __future__ import annotations
 
 from PySide6.QtCore import QEvent, QItemSelection, QItemSelectionModel, Qt, Signal
-from PySide6.QtGui import QKeySequence
+from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QHBoxLayout, QLabel, QLineEdit, QSizePolicy, QStackedWidget,
                                QTableView, QTreeView, QVBoxLayout, QWidget)
 
+from checkpoint_inspector.core.edit.preview_names import pending_names
 from checkpoint_inspector.core.errors import FilterError
 from checkpoint_inspector.core.run.variables import VariableInfo
 
@@ -114,9 +115,15 @@ class VariableBrowser(QWidget):
 
     def _subscribe(self, session) -> None:
         """What the browser shows follows the session: a loaded checkpoint's variables (with the visible
-        set its load prepared: `prepare`), a new run's column widths, a name asked for elsewhere."""
+        set its load prepared: `prepare`), a new run's column widths, a name asked for elsewhere, the
+        Edits plan's pending renames and drops (marked while `pending_action` is on)."""
         self.selected.connect(session.select)
         session.checkpoint_loaded.connect(self._checkpoint_loaded)
+        session.plan_changed.connect(lambda _: self.mark_pending())
+        self.pending_action = QAction("Mark Pending &Edits in the Tree", self, checkable=True, checked=True)
+        self.pending_action.setToolTip("Variables the Edits plan renames show their new name, those it drops "
+                                       "are struck through, until the plan is saved or undone")
+        self.pending_action.toggled.connect(lambda _: self.mark_pending())
         session.run_opened.connect(lambda _: setattr(self, "_new_run", True))
         session.select_name_requested.connect(self.select_name)
 
@@ -126,8 +133,19 @@ class VariableBrowser(QWidget):
         left only its models to reset."""
         return VisibleSet.prepared(loaded.variables)
 
+    def mark_pending(self) -> None:
+        """The plan's renames and drops on the variables shown (core.edit.preview_names.pending_names over
+        the session's preview, which the Edits dock shows too), or none when the toggle is off."""
+        current = self.session.current
+        pending = {}
+        if self.pending_action.isChecked() and current is not None and self.session.plan.operations:
+            pending = pending_names(self.session.plan_preview(), current.variables)
+        for model in (self.tree_model, self.flat_model):
+            model.set_pending(pending)
+
     def _checkpoint_loaded(self, loaded) -> None:
         self.set_variables(loaded.variables, self.session.prepared)
+        self.mark_pending()
         self.session.runner.start("filter texts", self.visible_set.filter_texts)
         if self._new_run:
             self._new_run = False

@@ -7,10 +7,12 @@ over the top level, not a full tree of 100,000 nodes.
 """
 from __future__ import annotations
 
+import functools
 import weakref
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QAbstractItemModel, QAbstractTableModel, QModelIndex, Qt, Signal
+from PySide6.QtGui import QColor, QFont
 
 from checkpoint_inspector.core.run.variables import VariableInfo
 
@@ -28,6 +30,18 @@ class _VariableColumns:
     in place (an edit asks for a rename; the plan does it, the model itself does not change, so undo
     stays in one place)."""
 
+    # The Edits plan's pending renames and drops, by stored key: the name shown after a rename, None for a
+    # drop (core.edit.preview_names.pending_names); the Name cell says them, as a diff view would.
+    pending: dict[str, str | None] = {}
+
+    def set_pending(self, pending: dict[str, str | None]) -> None:
+        if not pending and not self.pending:
+            return
+        self.pending = pending
+        rows = self.rowCount()
+        if rows:  # a range of rows: the views repaint whatever they show, a scope's children too
+            self.dataChanged.emit(self.index(0, 0), self.index(rows - 1, len(COLUMNS) - 1))
+
     def columnCount(self, parent=QModelIndex()):
         return len(COLUMNS)
 
@@ -36,8 +50,11 @@ class _VariableColumns:
             return COLUMNS[section]
         return None
 
-    @staticmethod
-    def variable_data(info: VariableInfo, column: int, role, name: str | None = None):
+    def variable_data(self, info: VariableInfo, column: int, role, name: str | None = None):
+        if self.pending and column == NAME and info.name in self.pending:
+            marked = _pending_mark(info, self.pending[info.name], role, cell_text(info, column, name))
+            if marked is not None:
+                return marked
         if role == Qt.DisplayRole:
             return cell_text(info, column, name)
         if role == Qt.EditRole and column == KEY:  # the editor starts from the current stored key
@@ -126,6 +143,38 @@ class FlatVariableModel(_VariableColumns, QAbstractTableModel):
             self._row_of = {info.name: row for row, info in enumerate(self.rows)}
         row = self._row_of.get(name)
         return self.index(row, 0) if row is not None else QModelIndex()
+
+
+_DROPPED_COLOUR = "#8a8a8a"
+
+
+@functools.cache
+def _mark_font(dropped: bool) -> QFont:
+    """Struck through for a drop, italic for a rename (made once the application exists)."""
+    font = QFont()
+    font.setStrikeOut(dropped)
+    font.setItalic(not dropped)
+    return font
+
+
+def _pending_mark(info: VariableInfo, new_name: str | None, role, text: str):
+    """A Name cell's data for a variable the plan renames, in italics (`kernel → weights` within its
+    scope, `kernel → head/kernel` out of it: the new name from where it differs), or drops (struck
+    through, greyed); None where the mark changes nothing of that role."""
+    if role == Qt.DisplayRole:
+        if new_name is None:
+            return text
+        scope = info.display_name.rpartition("/")[0]
+        same_scope = scope and new_name.startswith(scope + "/") and "/" not in new_name[len(scope) + 1:]
+        return f"{text} → {new_name[len(scope) + 1:] if same_scope else new_name}"
+    if role == Qt.FontRole:
+        return _mark_font(new_name is None)
+    if role == Qt.ForegroundRole and new_name is None:
+        return QColor(_DROPPED_COLOUR)
+    if role == Qt.ToolTipRole:
+        return ("dropped by the Edits plan (not saved yet)" if new_name is None else
+                f"renamed to {new_name} by the Edits plan (not saved yet)") + "\n" + _tooltip(info)
+    return None
 
 
 def _tooltip(info: VariableInfo) -> str:

@@ -12,13 +12,13 @@ from PySide6.QtWidgets import (QCheckBox, QHBoxLayout, QHeaderView, QLabel, QLis
 
 from checkpoint_inspector.core.edit.keras_layers import keras_save_problems
 from checkpoint_inspector.core.edit.keras_load_check import keras_load_warnings
-from checkpoint_inspector.core.edit.plan import RemapPlan, preview
+from checkpoint_inspector.core.edit.plan import RemapPlan
+from checkpoint_inspector.core.edit.preview_names import object_path_rows, shown_after, shown_before, shown_before_key
 
 from ..base import dialogs
 from ..base.jobs import JobSlot
 from ..base.keyboard_menu import copy_menu
 from . import plan_files, save_places
-from .preview_names import object_path_rows, shown_after, shown_before, shown_before_key
 
 
 class RemapPanel(QWidget):
@@ -35,7 +35,6 @@ class RemapPanel(QWidget):
         self.session = session
         self.last_save: tuple | None = None  # (source prefix, destination, preview, SourceKind) of the run shown
         self._target_shown = None  # the check's restore target the result line speaks of
-        self._preview = None  # (what it was made of, the preview): see current_preview
         self.slot = JobSlot(session, "Cannot save", "Saving cancelled: nothing was written")
 
         self.operations = QListWidget()
@@ -150,19 +149,9 @@ class RemapPanel(QWidget):
         self.session.set_plan_options(self.slots_follow.isChecked(), self.name_based.isChecked())
 
     def current_preview(self):
-        """The preview of the plan over the variables shown, made once for each plan and checkpoint: a
-        new run's load refreshes the panel twice (its checkpoint, then its plan), and over thousands of
-        variables a preview takes a while. The key holds the very operations (never changed once in a
-        plan) and variables it was made of, so that no other object can come to have their ids."""
-        current = self.session.current
-        if current is None:
-            return None
-        plan = self.plan
-        key = (current.variables, tuple(plan.operations), plan.slots_follow, plan.name_based)
-        made = self._preview
-        if made is None or not _same_key(made[0], key):
-            made = self._preview = (key, preview(plan, current.variables))
-        return made[1]
+        """The preview of the plan over the variables shown (the session's, made once for each plan and
+        checkpoint: gui.session.Session.plan_preview)."""
+        return self.session.plan_preview()
 
     def refresh(self, *_) -> None:
         for box, on in ((self.slots_follow, self.plan.slots_follow), (self.name_based, self.plan.name_based)):
@@ -377,11 +366,4 @@ class RemapPanel(QWidget):
 
     def _save_plan_dialog(self) -> None:
         plan_files.save_plan(self.session, self.plan)
-
-
-def _same_key(a: tuple, b: tuple) -> bool:
-    """Whether two preview keys name the same variables list, the same operations in order and the
-    same options (by identity: operations are dataclasses whose equality compares arrays)."""
-    return (a[0] is b[0] and len(a[1]) == len(b[1]) and all(x is y for x, y in zip(a[1], b[1]))
-            and a[2:] == b[2:])
 

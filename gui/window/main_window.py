@@ -188,6 +188,7 @@ class MainWindow(DropTarget, QMainWindow):
         tree.setChecked(self.browser.tree_box.isChecked())
         tree.toggled.connect(self.browser.tree_box.setChecked)
         self.browser.tree_box.toggled.connect(tree.setChecked)
+        view_menu.addAction(self.browser.pending_action)  # the plan's renames and drops marked in the tree
         view_menu.addSeparator()
         self._action(view_menu, "&Next Checkpoint", lambda: self.run_panel.step(1), "Alt+Down")
         self._action(view_menu, "&Previous Checkpoint", lambda: self.run_panel.step(-1), "Alt+Up")

@@ -12,7 +12,7 @@ import sys
 import numpy as np
 import pytest
 
-from checkpoint_inspector.gui.edits import remap_panel as remap_module
+from checkpoint_inspector.core.edit import plan as plan_module
 from tests.locations import ROOT
 
 LAYERS = 400  # 800 weights: past the 300 rows under which the browser always expands everything
@@ -84,14 +84,15 @@ def test_a_wide_tree_shows_the_rows_expand_to_depth_shows(qtbot, main_window, wi
 
 def test_a_new_runs_load_previews_its_plan_once(qtbot, main_window, wide_checkpoint, monkeypatch):
     made = []
-    real = remap_module.preview
-    monkeypatch.setattr(remap_module, "preview", lambda plan, variables: made.append(len(variables)) or
+    real = plan_module.preview  # the session's preview, shared by the Edits dock and the tree's marks
+    monkeypatch.setattr(plan_module, "preview", lambda plan, variables: made.append(len(variables)) or
                         real(plan, variables))
     window = main_window
     with qtbot.waitSignal(window.session.checkpoint_loaded, timeout=30000):
         window.open_path(wide_checkpoint)
     qtbot.waitUntil(lambda: bool(made), timeout=5000)
-    assert made == [len(window.session.current.variables)]  # checkpoint_loaded and plan_changed: one preview
+    # checkpoint_loaded and plan_changed, the Edits dock and the tree: one preview
+    assert made == [len(window.session.current.variables)]
     from checkpoint_inspector.core.edit.operations import Drop
 
     window.session.push(Drop(names=[window.session.current.variables[0].name]))

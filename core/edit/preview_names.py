@@ -1,9 +1,10 @@
 """The names the Edits preview speaks in: those the variable tree shows, before and after the plan (a Keras
-weight's own name, a TF2 object path, a TF1 name), never the stored key, which is the tooltip."""
+weight's own name, a TF2 object path, a TF1 name), never the stored key, which is the tooltip; and the
+plan's pending renames and drops by stored key, which the tree marks."""
 from __future__ import annotations
 
-from checkpoint_inspector.core.edit.draft import shown_name_of
-from checkpoint_inspector.core.format.checkpoint_keys import object_path_of_key
+from ..format.checkpoint_keys import object_path_of_key
+from .draft import shown_name_of
 
 
 def shown_before_key(key: str, by_source: dict) -> str:
@@ -23,6 +24,21 @@ def shown_after(planned, by_source: dict) -> str:
         return planned.variable_name
     info = by_source.get(planned.source or "")
     return object_path_of_key(shown_name_of(info, planned.target) if info is not None else planned.target)
+
+
+def pending_names(result, variables) -> dict[str, str | None]:
+    """What the plan (its preview `result`) does to each variable of `variables` it changes, by stored key:
+    the name the tree will show after a rename, None for a drop. A variable only cast or given new values
+    keeps its name and is not listed."""
+    by_source = {v.name: v for v in variables}
+    pending: dict[str, str | None] = {name: None for name in result.dropped}
+    for planned in result.planned:
+        if planned.source is None or planned.source not in by_source:
+            continue
+        after = shown_after(planned, by_source)
+        if after != shown_before(planned, by_source):
+            pending[planned.source] = after
+    return pending
 
 
 def object_path_rows(plan, current_variables) -> list[tuple]:
