@@ -8,6 +8,7 @@ hides all but variables with one toggle; the CLI lists the kind.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from ..caching import BoundedCache
@@ -183,3 +184,9 @@ def _kind(name: str, slot_of: str | None, info: ObjectInfo | None) -> str:
     if TF1_OPTIMIZER_STATE.search(name) or (is_attribute_key(name) and optimizer_state_by_key(name)):
         return "optimizer"
     return "variable"
+
+
+def model_order_key(shown_name: str):
+    """Sort key of a name shown in model order: numbers as numbers (`block_2` before `block_10`), as a model's
+    layers were made. The order rows are listed in and, where several variables meet damage, the first named."""
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", shown_name)]

@@ -61,7 +61,7 @@ def default_variables(run: Run) -> list[str]:
     """The numeric model variables (kind "variable") of the run's latest checkpoint: no optimizer
     slots, no bookkeeping, nothing without numbers; in model order (the overview's rows), which is the
     order they are read in, so a damaged checkpoint is named by its first variable whatever computes it."""
-    from ..analysis.overview.overview import model_order_key
+    from ..run.variables import model_order_key
 
     if run.latest is None:
         raise NotACheckpointError(run.folder, "holds no checkpoint")

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from checkpoint_inspector.core.analysis.overview import overview as overview_module
+from checkpoint_inspector.core.run import variables as variables_module
 from checkpoint_inspector.core.analysis.trajectories import grouped_metrics, lockstep_norms, trajectory
 from checkpoint_inspector.core.analysis.numerics import tensor_groups
 from checkpoint_inspector.core.analysis.overview import variable_rows
@@ -137,7 +138,7 @@ def test_rows_weights_only_or_all_and_model_order(training_runs):
     assert labels == ["dense/bias", "dense/kernel", "out/bias", "out/kernel"]
     all_names, _ = overview_rows(run.checkpoints, weights_only=False)
     assert set(names) < set(all_names)  # the step counter is numeric bookkeeping
-    assert overview_module.model_order_key("block_2") < overview_module.model_order_key("block_10")
+    assert variables_module.model_order_key("block_2") < variables_module.model_order_key("block_10")
 
 
 def test_a_damaged_checkpoint_leaves_a_gap(training_runs, tmp_path):

@@ -17,10 +17,11 @@ from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 
+from ...errors import CheckpointError
 from ...executor import Executor
 from ...format.source import CheckpointSource
 from ...jobs import Job, Progress, run_to_end
-from ...run.variables import VariableInfo, describe_variables
+from ...run.variables import VariableInfo, describe_variables, model_order_key
 from .rename_matching import RenameMatch, Signature, match_renames
 from ..numerics.scratch import thread_scratch
 from ..numerics.value_difference import ValueDifference, compare_values, content_digest
@@ -176,8 +177,11 @@ class _ValuesCompared:
                                  self.pool.submit(self._group, work)))
 
     def _one(self, a, b):
-        return run_to_end(compare_values(self.reader_a, self.reader_b, a.entry, b.entry, self.atol, self.rtol,
-                                         scratch=thread_scratch()), should_cancel=self.stop.is_set)
+        try:
+            return run_to_end(compare_values(self.reader_a, self.reader_b, a.entry, b.entry, self.atol, self.rtol,
+                                             scratch=thread_scratch()), should_cancel=self.stop.is_set)
+        except CheckpointError:  # damage: compared again one by one (gathered), as a cluster's failed pieces are
+            return None
 
     @staticmethod
     def _group(work):
@@ -205,14 +209,18 @@ class _ValuesCompared:
                 except FutureTimeout:
                     yield Progress(done, total_bytes, f"Comparing {label}")
             if name is not None:
-                out[name] = found
+                if found is not None:
+                    out[name] = found
             elif found is not None:  # a group's {name: ValueDifference}; None when it met damage
                 out.update(found)
             done += nbytes
             yield Progress(done, total_bytes, f"Compared {label}")
         self.close()
         scratch = thread_scratch()
-        for a, b in self.pairs:
+        # What is left (other formats, and any piece that met damage, on threads or a cluster alike) one by one,
+        # the model's weights first, in model order: the first damaged one there is named, whoever compared the rest.
+        for a, b in sorted(self.pairs, key=lambda pair: (pair[0].kind != "variable",
+                                                          model_order_key(pair[0].display_name))):
             if a.name in out:
                 continue
             yield Progress(done, total_bytes, f"Comparing {a.name}")

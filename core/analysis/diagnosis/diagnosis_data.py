@@ -17,7 +17,8 @@ from ...errors import CheckpointError
 from ...jobs import Job, Progress
 from ...run.variables import describe_variables
 from ..trajectories.metric_pieces import reader_of
-from ..overview.overview import compute_overview, model_order_key
+from ..overview.overview import compute_overview
+from ...run.variables import model_order_key
 from ..trajectories.trajectory import identity_or_none, lookup
 
 TABLE_METRICS = ("l2", "update_ratio", "nan_count", "inf_count")

@@ -12,7 +12,6 @@ Model order: the order of the names shown, numbers compared as numbers (`block_2
 """
 from __future__ import annotations
 
-import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable
@@ -22,7 +21,7 @@ from ...executor import Executor
 from ...format.source import readers_owned
 from ...jobs import Job, Progress, scaled
 from ...run.discovery import CheckpointInfo
-from ...run.variables import describe_variables
+from ...run.variables import describe_variables, model_order_key
 from ..trajectories.grouped_metrics import fill_grouped_rows
 from ..trajectories.metric_pieces import reader_of
 from ..trajectories.trajectory import SINGLE_METRICS, compute_pieces, holders
@@ -103,10 +102,6 @@ def side_by_side(overviews: list[Overview]) -> Overview:
     problems = {prefix: problem for o in overviews for prefix, problem in o.problems.items()}
     return Overview(metric, [s for o in overviews for s in o.steps], [p for o in overviews for p in o.prefixes],
                     names, [labels[n] for n in names], values, runs, problems)
-
-
-def model_order_key(label: str):
-    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", label)]
 
 
 def overview_rows(checkpoints: list[CheckpointInfo], weights_only: bool = True, readers: dict | None = None,
