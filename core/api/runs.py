@@ -167,11 +167,8 @@ class Run:
         readers, self._readers = self._readers, None
         for reader in (readers or {}).values():
             reader.close()
-        # Discovery keeps the reader it opened to find a stepless checkpoint's step (from a variable), for
-        # that checkpoint's first open_reader(); one never asked for is taken and closed here too.
-        for info in self._run.checkpoints:
-            if getattr(info, "_reader", None) is not None:
-                info.open_reader().close()
+        for info in self._run.checkpoints:  # the readers discovery kept for stepless checkpoints' steps
+            info.release()
 
     def __enter__(self) -> "Run":
         return self

@@ -83,6 +83,13 @@ class CheckpointInfo:
         reader, self._reader = self._reader or open_reader(self.prefix, self.format), None
         return reader
 
+    def release(self) -> None:
+        """Close the reader discovery kept (to read a stepless checkpoint's step) if no one took it: what
+        holds a run's checkpoints closes them with it."""
+        reader, self._reader = self._reader, None
+        if reader is not None:
+            reader.close()
+
 
 def describe_checkpoint(prefix: str, timestamp: float | None, listed: bool, is_latest: bool,
                         data_files: list[str], warnings: list[str], format_name: str | None = None,
