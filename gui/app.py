@@ -25,8 +25,11 @@ MACOS_OPEN_EVENT_GRACE_MS = 300  # how long a macOS start waits for Finder's "op
 
 
 def parse_gui_args(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="main.py", description="Checkpoint Inspector (GUI). "
-                                     "Commands: list, steps, show (see `main.py list --help`).")
+    from ..core.cli import program_name  # the command typed: ./run-app, checkpoint-inspector or main.py
+
+    program = program_name()
+    parser = argparse.ArgumentParser(prog=program, description="Checkpoint Inspector (GUI). "
+                                     f"Commands: list, steps, show (see `{program} list --help`).")
     # Several paths: a file manager passes every selected file (the desktop entry's %F); one window each.
     parser.add_argument("paths", nargs="*", metavar="path",
                         help="run folder, checkpoint prefix or file, or SavedModel")
