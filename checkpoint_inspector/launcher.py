@@ -47,6 +47,7 @@ def main_window(argv: list[str] | None = None) -> int:
     if any(importlib.util.find_spec(name) is None for name in ("PySide6", "pyqtgraph")):
         print(GUI_EXTRA_MISSING, file=sys.stderr)
         return 2
+    from .core.cli import program_name
     from .gui.app import run_gui
 
-    return run_gui(argv, started=STARTED)
+    return run_gui(argv, started=STARTED, program=program_name())

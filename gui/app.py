@@ -24,10 +24,8 @@ NEW_WINDOW_OFFSET = 32  # pixels a new window sits right of and below the active
 MACOS_OPEN_EVENT_GRACE_MS = 300  # how long a macOS start waits for Finder's "open documents" event
 
 
-def parse_gui_args(argv: list[str]) -> argparse.Namespace:
-    from ..core.cli import program_name  # the command typed: ./run-app, checkpoint-inspector or main.py
-
-    program = program_name()
+def parse_gui_args(argv: list[str], program: str = "checkpoint-inspector") -> argparse.Namespace:
+    """The window's arguments; `program`: the command typed (the launcher knows it), for its messages."""
     parser = argparse.ArgumentParser(prog=program, description="Checkpoint Inspector (GUI). "
                                      f"Commands: list, steps, show (see `{program} list --help`).")
     # Several paths: a file manager passes every selected file (the desktop entry's %F); one window each.
@@ -41,8 +39,8 @@ def parse_gui_args(argv: list[str]) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def run_gui(argv: list[str], started: float | None = None) -> int:
-    args = parse_gui_args(argv)
+def run_gui(argv: list[str], started: float | None = None, program: str = "checkpoint-inspector") -> int:
+    args = parse_gui_args(argv, program)
     from .base.system_libraries import missing_line, missing_packages, x11_window_expected
 
     # Qt aborts with a message naming one library when its X11 plugin cannot load: name them all first.
