@@ -74,15 +74,35 @@ def gc_in_gui_thread():
     TensorFlow imported the suite's process holds over a million objects, and scanning them all twice per
     GUI test was a fifth of the whole suite's time. The collection after the test still frees everything
     the test made (made after the freeze, so scanned); only an object alive now that turns into a cycle
-    later is never freed."""
+    later is never freed. They stay frozen for the GUI tests that follow, until a test without this
+    fixture runs (`_nothing_frozen_outside_gui_tests`)."""
     import gc
 
+    global _gui_frozen
     gc.collect()
     gc.freeze()
+    _gui_frozen = True
     gc.disable()
     yield
     gc.collect()
     gc.enable()
+
+
+_gui_frozen = False  # what gc_in_gui_thread froze is still frozen
+
+
+@pytest.fixture(autouse=True)
+def _nothing_frozen_outside_gui_tests(request):
+    """A test that is not a GUI test starts with nothing frozen, as a CLI or script process does: CPython
+    3.11 counts the frozen objects one by one (gc.get_freeze_count, which core.collector asks before every
+    listing), and with a GUI test's million objects frozen each reader opened took 80 ms more (an index's
+    byte-flip test, 130 opens: 0.03 s alone, 10 s after the window tests on the same worker)."""
+    import gc
+
+    global _gui_frozen
+    if _gui_frozen and "gc_in_gui_thread" not in request.fixturenames:
+        gc.unfreeze()  # back into the oldest generation, for the collector's next full pass
+        _gui_frozen = False
 
 
 @pytest.fixture
