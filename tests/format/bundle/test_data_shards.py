@@ -16,11 +16,17 @@ from tests.locations import SAMPLE_RUN
 
 
 def _unclosed(work) -> list[str]:
-    gc.collect()
-    with warnings.catch_warnings(record=True) as warned:
-        warnings.simplefilter("always")
-        work()
-        gc.collect()  # a file still open here is closed by the collector, with a ResourceWarning
+    # What exists before is frozen, out of the collection below: that collection then scans only what
+    # `work` made (where its files are), not the whole heap of a worker that imported TensorFlow and Qt
+    # (a second a collection there); and an earlier test's garbage is not counted as this work's.
+    gc.freeze()
+    try:
+        with warnings.catch_warnings(record=True) as warned:
+            warnings.simplefilter("always")
+            work()
+            gc.collect()  # a file still open here is closed by the collector, with a ResourceWarning
+    finally:
+        gc.unfreeze()
     return [str(w.message) for w in warned if issubclass(w.category, ResourceWarning)]
 
 
