@@ -83,6 +83,14 @@ class CheckpointInfo:
         reader, self._reader = self._reader or open_reader(self.prefix, self.format), None
         return reader
 
+    def keep_reader(self, reader: CheckpointSource) -> None:
+        """Keep `reader`, opened by whoever described this checkpoint, for its first open_reader() (one
+        discovery opened already is kept and `reader` closed)."""
+        if self._reader is None:
+            self._reader = reader
+        elif reader is not self._reader:
+            reader.close()
+
     def release(self) -> None:
         """Close the reader discovery kept (to read a stepless checkpoint's step) if no one took it: what
         holds a run's checkpoints closes them with it."""

@@ -11,11 +11,10 @@ from __future__ import annotations
 
 from ..errors import CheckpointError
 from ..format.checkpoint_state import STATE_FILE_NAME, read_state_file, resolve
-from ..format.readers import V2_BUNDLE
+from ..format.readers import V2_BUNDLE, open_reader
 from ..storage import files, paths
 from ..storage.location import Location
 from .checkpoint_info import CheckpointInfo, describe_checkpoint
-from .recognition import DATA_SUFFIX
 
 
 def latest_in_folder(path: str) -> CheckpointInfo | None:
@@ -34,10 +33,14 @@ def latest_in_folder(path: str) -> CheckpointInfo | None:
     prefix = resolve(state.latest, folder)
     if paths.dirname(prefix) != folder or not files.isfile(prefix + ".index"):
         return None
-    name = paths.basename(prefix)
-    data_files = [paths.join(folder, n) for n in sorted(files.listdir(folder))
-                  if n.startswith(name) and DATA_SUFFIX.search(n) and DATA_SUFFIX.sub("", n) == name]
+    try:  # its data shards by the index's header, not by listing a folder of 200,000 names
+        reader = open_reader(prefix, V2_BUNDLE.name)
+    except CheckpointError:
+        return None  # discovery lists it, and opening it says what is wrong
+    data_files = [shard for shard in reader.data_files() if files.exists(shard)]
     lines = [n for n, raw in enumerate(state.all_paths) if raw == state.latest]
     timestamp = state.timestamp_at(lines[-1]) if lines else None
     listed_at = lines[0] if lines else len(dict.fromkeys(state.all_paths))
-    return describe_checkpoint(prefix, timestamp, True, True, data_files, [], V2_BUNDLE.name, listed_at=listed_at)
+    info = describe_checkpoint(prefix, timestamp, True, True, data_files, [], V2_BUNDLE.name, listed_at=listed_at)
+    info.keep_reader(reader)
+    return info

@@ -208,6 +208,15 @@ def forget_layouts() -> None:
     _FAILED_LAYOUTS.clear()
 
 
+def _holds_keras_names(folder: str, looked_at: int = 2000) -> bool:
+    """Whether one of the folder's first `looked_at` names is a Keras file's: a guess, bounded, so a run
+    folder of 100,000 TensorFlow checkpoints is not listed whole for it."""
+    from .files import has_keras_name
+
+    with os.scandir(folder) as entries:
+        return any(has_keras_name(entry.name) for entry, _ in zip(entries, range(looked_at)))
+
+
 def prestart(paths) -> None:
     """Start the HDF5 worker now, unwaited, when any of `paths` is a Keras-named file or a folder holding
     one: a command given a run of `.weights.h5` files then pays the worker's start (Python and h5py)
@@ -216,8 +225,7 @@ def prestart(paths) -> None:
 
     for path in map(os.fspath, paths):
         try:
-            found = has_keras_name(path) if os.path.isfile(path) else \
-                os.path.isdir(path) and any(has_keras_name(name) for name in os.listdir(path))
+            found = has_keras_name(path) if os.path.isfile(path) else os.path.isdir(path) and _holds_keras_names(path)
         except OSError:
             continue
         if found:
