@@ -185,6 +185,10 @@ class Session(QObject):
         self.loading.start(name, job, self._loaded, busy_text=f"Opening {path}…", on_failed=self._failed,
                            on_cancelled=self._cancelled, on_error_shown=self.load_error_shown.emit)
 
+    def close(self) -> None:
+        """Close what the window has open (its checkpoint's data shards), as it closes."""
+        self.model.close()
+
     def _loaded(self, result) -> None:
         loaded, prepared = result
         if self._load_path != SAMPLE_RUN:

@@ -82,7 +82,11 @@ class SessionModel:
     def apply_load(self, loaded: LoadedCheckpoint, prepared, load_path: str) -> None:
         """A load ended with `loaded` (opened as `load_path`): show it, switching runs when it is another."""
         new_run = self.run_path != loaded.run.path  # two loose files of one folder are two runs
-        self.current, self.prepared, self.path = loaded, prepared, load_path
+        previous, self.current, self.prepared, self.path = self.current, loaded, prepared, load_path
+        if previous is not None and previous.reader is not loaded.reader:
+            previous.reader.close()  # its data shards (a read still under way on a thread ends first)
+        if new_run and previous is not None:
+            _release_kept_readers(previous.run)
         self._shown = None  # the filter shows the new variables next (and keeps the selection if it can)
         if new_run:
             self.run_folder, self.run_path = loaded.run.folder, loaded.run.path
@@ -96,6 +100,13 @@ class SessionModel:
         wanted, self.select_after_load = self.select_after_load, None
         if wanted is not None and wanted[0] == loaded.checkpoint.prefix:
             self.select_name_requested.emit(wanted[1])
+
+    def close(self) -> None:
+        """Close what is open (the checkpoint's reader and the readers discovery kept for its run), as the
+        window closes: nothing of the run stays open after it."""
+        if self.current is not None:  # still shown to whoever asks (a closed reader opens its shards again)
+            self.current.reader.close()
+            _release_kept_readers(self.current.run)
 
     def load_ended_without_checkpoint(self) -> None:
         """A load failed or was cancelled: a variable waiting for it is not selected later."""
@@ -257,3 +268,10 @@ class SessionModel:
     def plan_edited(self, edits: RunEdits) -> None:
         if edits is self.edits:
             self.plan_changed.emit(edits.plan)
+
+
+def _release_kept_readers(run) -> None:
+    """The readers discovery kept to read stepless checkpoints' steps, of a run no longer shown."""
+    for each in run.all_runs() + ([run.tree] if run.tree is not None else []):
+        for info in each.checkpoints:
+            info.release()

@@ -391,5 +391,6 @@ class MainWindow(DropTarget, QMainWindow):
         self.runner.cancel_all()
         self.runner.wait(5000)
         self.compute.close()  # a local Dask cluster stops with the window
+        self.session.close()  # the run's files: nothing stays open once the window is gone
         super().closeEvent(event)
 

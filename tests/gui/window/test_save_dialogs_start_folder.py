@@ -105,3 +105,23 @@ def test_the_last_folder_saved_to_outside_the_runs(qtbot, main_window, tf_ckpts,
     shutil.rmtree(mine)  # gone since: the outputs folder again
     _export_table(main_window)
     assert _starts_in(started, outputs), started
+
+
+def test_the_window_leaves_no_file_of_a_run_open(qtbot, main_window, tf_ckpts, tmp_path, outputs, save_dialog):
+    """What the window reads (here, the table export's statistics) is closed when another run is opened, and
+    what it has open when it closes is closed with it (issue 47: a shard stayed open after the window)."""
+    from tests.fuzz.replay import open_files
+
+    started, answer = save_dialog
+    first, second = tmp_path / "first", tmp_path / "second"
+    shutil.copytree(tf_ckpts.tf2_keras_run, first)
+    shutil.copytree(tf_ckpts.tf2_keras_run, second)
+    for run in (first, second):
+        _open(qtbot, main_window, run)
+        answer[0] = str(tmp_path / f"{run.name}.csv")
+        with qtbot.waitSignal(main_window.exports.finished, timeout=30000):
+            _export_table(main_window)
+    assert open_files(first) == set()  # the first run left: none of its files held
+    assert open_files(second)  # the one shown keeps its shard (its object graph was read) for the next read
+    main_window.close()
+    assert open_files(second) == set()
