@@ -28,6 +28,7 @@ _SIMPLE_ESCAPES = {"n": "\n", "r": "\r", "t": "\t", "a": "\a", "b": "\b", "f": "
 # 700,000 checkpoints, and a bound on what a file that is no state file can make us read.
 _MAX_BYTES = 64 << 20
 _PATH_LINE = 'all_model_checkpoint_paths: "'
+_WINDOWS_ABSOLUTE = re.compile(r"^(?:[A-Za-z]:[\\/]|\\\\)")
 _TIME_LINE = "all_model_checkpoint_timestamps: "
 _LATEST_TIME = 253_402_300_799.0  # 9999-12-31 23:59:59 UTC: the last second a date can print
 
@@ -71,7 +72,8 @@ def read_state_file(path: str) -> CheckpointState:
     for line_number, line in enumerate(text.splitlines(), 1):
         # The two lines a long run repeats per checkpoint, as TensorFlow writes them, taken without the
         # general parse (a quoted path with no escape in it; a number): 10,000 checkpoints are 20,000 lines.
-        if line.startswith(_PATH_LINE) and line.endswith('"') and '"' not in line[len(_PATH_LINE):-1] \
+        if line.startswith(_PATH_LINE) and len(line) > len(_PATH_LINE) and line.endswith('"') \
+                and '"' not in line[len(_PATH_LINE):-1] \
                 and "\\" not in line:
             state.all_paths.append(line[len(_PATH_LINE):-1])
             continue
@@ -103,9 +105,15 @@ def resolve(raw_path: str, folder: str) -> str:
     folder a TF1 Saver was given, perhaps on another machine) by its name in the folder: TensorFlow's
     checkpoints of a copied or moved run are the ones beside its state file, and the old place is never
     looked at (core.run.state_listing says when a run was moved)."""
-    if not paths.isabs(raw_path):
+    if not is_absolute(raw_path):
         return paths.normpath(paths.join(folder, raw_path))
     return paths.join(folder, paths.basename(raw_path.replace("\\", "/")))
+
+
+def is_absolute(raw_path: str) -> bool:
+    """An absolute path as any machine writes it: this one's, or Windows' (`C:\\run\\model.ckpt`,
+    `\\\\server\\share\\...`), which a run trained there and copied here keeps in its state file."""
+    return paths.isabs(raw_path) or bool(_WINDOWS_ABSOLUTE.match(raw_path))
 
 
 def _unquote(value: str, path: str, line_number: int) -> str:

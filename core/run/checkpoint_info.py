@@ -101,11 +101,13 @@ class CheckpointInfo:
 
 def describe_checkpoint(prefix: str, timestamp: float | None, listed: bool, is_latest: bool,
                         data_files: list[str], warnings: list[str], format_name: str | None = None,
-                        step_in_series: int | None = None, listed_at: int | None = None) -> CheckpointInfo:
+                        step_in_series: int | None = None, listed_at: int | None = None,
+                        reader: CheckpointSource | None = None) -> CheckpointInfo:
     """The checkpoint at `prefix` (a TF prefix or a Keras file) of the format discovery found it to be
     (`format_name`: a row of core.format.readers.FORMATS; looked up when not given); `step_in_series`: the
     number its name has where the other files of its ModelCheckpoint series differ (core.run.name_templates);
-    what cannot be read goes to `warnings`. Sizes and times are read when first asked (CheckpointInfo.mtime)."""
+    what cannot be read goes to `warnings`. Sizes and times are read when first asked (CheckpointInfo.mtime).
+    `reader`: the checkpoint's, when the caller opened it already (kept for its first open_reader())."""
     found = format_named(format_name, prefix) or V1_TABLE  # what is none is refused by the V1 reader, naming it
     if found is KERAS:
         data_files = [prefix]
@@ -114,14 +116,13 @@ def describe_checkpoint(prefix: str, timestamp: float | None, listed: bool, is_l
     elif found is not V2_BUNDLE:  # a SavedModel that stores no variables: nothing stored
         data_files = []
     step, source = _step_from_name(prefix)
-    reader = None
     if step is None and step_in_series is not None:
         step, source = step_in_series, "name"
     if step is None and has_keras_name(prefix):  # ModelCheckpoint's epoch or batch number, else its iterations
         match = _STEP_IN_NAME.search(_keras_stem(prefix))
         step, source = (int(match.group(1)), "name") if match else (None, None)
     if step is None:
-        step, source, reader = _step_from_variables(prefix, found, warnings)
+        step, source, reader = _step_from_variables(prefix, found, warnings, reader)
     return CheckpointInfo(prefix, step, source, listed, is_latest, timestamp, data_files, reader,
                           format=found.name, listed_at=listed_at)
 
@@ -152,13 +153,13 @@ def _step_from_name(prefix: str) -> tuple[int | None, str | None]:
     return (int(match.group(1)), "name") if match else (None, None)
 
 
-def _step_from_variables(prefix: str, found, warnings: list[str]) -> tuple[int | None, str | None, CheckpointSource | None]:
+def _step_from_variables(prefix: str, found, warnings: list[str],
+                         reader: CheckpointSource | None) -> tuple[int | None, str | None, CheckpointSource | None]:
     """A step counter stored in the checkpoint; else the optimizer's iteration count (a SavedModel, a
     `.keras` or `.weights.h5` file have nothing better); else a number the name carries in another saver's
     pattern."""
-    reader = None
     try:
-        reader = open_reader(prefix, found.name)
+        reader = reader or open_reader(prefix, found.name)
         for names, source in ((STEP_KEYS, "variable"), (_iteration_keys(reader), "optimizer iterations")):
             for name in names:
                 if name in reader and reader.entry(name).shape == () and reader.entry(name).dtype_name.startswith("int"):

@@ -37,10 +37,15 @@ def latest_in_folder(path: str) -> CheckpointInfo | None:
         reader = open_reader(prefix, V2_BUNDLE.name)
     except CheckpointError:
         return None  # discovery lists it, and opening it says what is wrong
-    data_files = [shard for shard in reader.data_files() if files.exists(shard)]
-    lines = [n for n, raw in enumerate(state.all_paths) if raw == state.latest]
-    timestamp = state.timestamp_at(lines[-1]) if lines else None
-    listed_at = lines[0] if lines else len(dict.fromkeys(state.all_paths))
-    info = describe_checkpoint(prefix, timestamp, True, True, data_files, [], V2_BUNDLE.name, listed_at=listed_at)
-    info.keep_reader(reader)
+    try:
+        data_files = [shard for shard in reader.data_files() if files.exists(shard)]
+        lines = [n for n, raw in enumerate(state.all_paths) if raw == state.latest]
+        timestamp = state.timestamp_at(lines[-1]) if lines else None
+        listed_at = lines[0] if lines else len(dict.fromkeys(state.all_paths))
+        info = describe_checkpoint(prefix, timestamp, True, True, data_files, [], V2_BUNDLE.name,
+                                   listed_at=listed_at, reader=reader)
+    except BaseException:
+        reader.close()
+        raise
+    info.keep_reader(reader)  # (a stepless latest's step was read through it: the same reader)
     return info

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from ..format.checkpoint_state import CheckpointState, resolve
+from ..format.checkpoint_state import CheckpointState, is_absolute, resolve
 from ..storage import paths
 
 _MISSING_NAMED = 5  # lines naming listed checkpoints that are gone; the rest counted in one more
@@ -48,12 +48,12 @@ def state_listing(state: CheckpointState | None, folder: str, on_disk: set[str])
         listing.order.setdefault(prefix, len(listing.order))
         if number < len(state.all_paths):  # a prefix listed twice: its last line's time
             listing.timestamps[prefix] = state.timestamp_at(number)
-        if looked is None and paths.isabs(raw) and prefix in on_disk:
-            looked, old = True, paths.dirname(raw)
+        if looked is None and is_absolute(raw) and prefix in on_disk:
+            looked, old = True, raw[:max(raw.rfind("/"), raw.rfind("\\"))]  # this machine's or Windows'
             moved_from = old if old not in (folder, _real_folder(folder)) else None
     listing.latest = resolve(state.latest, folder) if state.latest else None
     if moved_from is not None:
-        sep = paths.sep_of(moved_from)
+        sep = "\\" if "\\" in moved_from and "/" not in moved_from else "/"
         listing.notes.append(f"{state.path}: points to {moved_from}{sep}...: the run was moved or copied from "
                              f"there; using the checkpoints of those names here")
     missing = [p for p in listing.order if p not in on_disk]

@@ -83,10 +83,13 @@ class SessionModel:
         """A load ended with `loaded` (opened as `load_path`): show it, switching runs when it is another."""
         new_run = self.run_path != loaded.run.path  # two loose files of one folder are two runs
         previous, self.current, self.prepared, self.path = self.current, loaded, prepared, load_path
-        if previous is not None and previous.reader is not loaded.reader:
-            previous.reader.close()  # its data shards (a read still under way on a thread ends first)
+        if previous is not None and previous.reader is not loaded.reader and not previous.reader.kind.is_keras:
+            # Its data shards: a read under way on a thread ends first, and a job still holding the reader
+            # opens them again. (A Keras reader cannot reopen its file: a save or export may still be reading
+            # it, so it is closed when the last holder lets it go.)
+            previous.reader.close()
         if new_run and previous is not None:
-            _release_kept_readers(previous.run)
+            release_kept_readers(previous.run)
         self._shown = None  # the filter shows the new variables next (and keeps the selection if it can)
         if new_run:
             self.run_folder, self.run_path = loaded.run.folder, loaded.run.path
@@ -106,7 +109,7 @@ class SessionModel:
         window closes: nothing of the run stays open after it."""
         if self.current is not None:  # still shown to whoever asks (a closed reader opens its shards again)
             self.current.reader.close()
-            _release_kept_readers(self.current.run)
+            release_kept_readers(self.current.run)
 
     def load_ended_without_checkpoint(self) -> None:
         """A load failed or was cancelled: a variable waiting for it is not selected later."""
@@ -270,8 +273,9 @@ class SessionModel:
             self.plan_changed.emit(edits.plan)
 
 
-def _release_kept_readers(run) -> None:
-    """The readers discovery kept to read stepless checkpoints' steps, of a run no longer shown."""
-    for each in run.all_runs() + ([run.tree] if run.tree is not None else []):
+def release_kept_readers(run) -> None:
+    """Close the readers discovery kept to read stepless checkpoints' steps in `run`, its sub-runs and the
+    folder of runs it was taken from (what a window or the API no longer shows)."""
+    for each in run.all_runs() + (run.tree.all_runs() if run.tree is not None else []):
         for info in each.checkpoints:
             info.release()

@@ -9,6 +9,8 @@ from __future__ import annotations
 import gc
 import shutil
 
+import numpy as np
+
 import pytest
 
 import checkpoint_inspector as ci
@@ -128,3 +130,48 @@ def test_a_name_not_found_points_at_the_apis_listing(tf_ckpts):
         with pytest.raises(ci.VariableNotFoundError) as raised:
             run.trajectory("no/such/variable")
         assert "`run.checkpoint().variables`" in str(raised.value) and "main.py" not in str(raised.value)
+
+
+def test_the_readers_kept_in_a_folder_of_runs_are_closed_with_the_run(tf_ckpts, tmp_path, collector_paused):
+    """A folder whose own run sits beside sub-runs: a stepless TF1 prefix and a Keras file without a number,
+    whose steps discovery reads through readers it keeps (the optimizer's iterations of the Keras file). Every
+    one is closed with the run, not left to the collector."""
+    root = shutil.copytree(tf_ckpts.tf2_keras_run, tmp_path / "runs")
+    shutil.copytree(tf_ckpts.tf1_partial.parent, root / "partial")
+    (root / "keras").mkdir()
+    shutil.copy(tf_ckpts.keras_files / "model.keras", root / "keras" / "model.keras")
+    with ci.open(root) as run:
+        assert run.steps
+    assert open_files(root) == set()
+
+
+def test_a_keras_checkpoint_stays_readable_when_the_session_shows_another(tf_ckpts, tmp_path):
+    """The session closes the data shards of a checkpoint it leaves (they open again when read); a Keras
+    reader cannot reopen its file, so it is left to whoever still holds it: a Checkpoint read after the
+    session moved on reads Keras's values."""
+    import keras
+
+    models = tmp_path / "models"
+    models.mkdir()
+    for path in tf_ckpts.keras_run.glob("epoch_*.keras"):  # ModelCheckpoint's whole models (Keras loads them)
+        shutil.copy(path, models / path.name)
+    with ci.open(models) as run:
+        steps = run.steps
+        latest = run.checkpoint()
+        run.session.open(run.checkpoint(step=steps[0]).prefix)
+        restored = {w.path: w.numpy() for w in keras.saving.load_model(latest.prefix).weights}
+        kernels = [v for v in latest.variables if v.shown_name in restored and v.shown_name.endswith("kernel")]
+        assert kernels
+        for variable in kernels:  # read after the session moved on: Keras's values
+            assert np.array_equal(latest[variable.name], restored[variable.shown_name])
+
+
+def test_a_closed_keras_reader_says_so(tf_ckpts):
+    from checkpoint_inspector.core.errors import ClosedError
+    from checkpoint_inspector.core.format.readers import open_reader
+
+    reader = open_reader(tf_ckpts.keras_files / "model.keras")
+    name = reader.names()[0]
+    reader.close()
+    with pytest.raises(ClosedError, match="model.keras"):
+        reader.read(name)

@@ -65,3 +65,17 @@ def test_a_save_time_no_clock_can_show_is_no_time(tmp_path, tf_ckpts):
     assert result.returncode == 0 and not result.stderr.strip(), result.stderr
     result = run_cli("steps", run, "--json")
     assert result.returncode == 0 and json.loads(result.stdout), result.stderr
+
+
+def test_the_long_runs_fast_lines_refuse_what_the_general_parse_refuses(tmp_path):
+    """A path line that is one quote is no quoted path, however it is spaced; a plain line equals what the
+    general parse gives the same line written with an escape."""
+    state_file = tmp_path / "checkpoint"
+    for line in ('all_model_checkpoint_paths: "', 'all_model_checkpoint_paths:  "'):
+        state_file.write_text(f'model_checkpoint_path: "a"\n{line}\n')
+        with pytest.raises(CorruptCheckpointError, match="line 2: expected a quoted path"):
+            read_state_file(str(state_file))
+    state_file.write_text('all_model_checkpoint_paths: "ckpt-1"\nall_model_checkpoint_paths: "ckpt\\055 1"\n'
+                          'all_model_checkpoint_paths: "é"\nall_model_checkpoint_paths: "\\303\\251"\n')
+    paths = read_state_file(str(state_file)).all_paths
+    assert paths == ["ckpt-1", "ckpt- 1", "é", "é"]

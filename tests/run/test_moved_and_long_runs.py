@@ -177,3 +177,20 @@ def test_index_links_that_loop_or_lead_nowhere_are_said_not_raised(tf_ckpts, tmp
         refused = run_cli(command, run / prefix)
         assert refused.returncode == 2 and len(refused.stderr.strip().splitlines()) == 1, refused.stderr
         assert prefix in refused.stderr and "Traceback" not in refused.stderr
+
+
+def test_a_run_trained_on_windows_and_copied_here_keeps_its_state_files_order(tf_ckpts, tmp_path):
+    """A state file TensorFlow wrote on Windows names `C:\\...` paths, absolute there though not here: the
+    checkpoints of those names beside it, the latest marked, the move said (no 'not on disk')."""
+    import tensorflow as tf
+
+    run = tmp_path / "run"
+    shutil.copytree(tf_ckpts.tf1_run, run)
+    names = [p.name[:-len(".index")] for p in sorted(run.glob("*.index"), key=lambda p: int(p.name[11:-6]))]
+    windows = [f"C:\\Users\\me\\train\\{name}" for name in names]
+    os.remove(run / "checkpoint")
+    tf.compat.v1.train.update_checkpoint_state(str(run), windows[-1], all_model_checkpoint_paths=windows)
+    found = discover(run)
+    assert _names(found) == names and all(c.listed for c in found.checkpoints) and found.latest.name == names[-1]
+    assert found.warnings == [f"{run / 'checkpoint'}: points to C:\\Users\\me\\train\\...: the run was moved or "
+                              f"copied from there; using the checkpoints of those names here"]

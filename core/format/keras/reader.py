@@ -26,7 +26,7 @@ import threading
 import weakref
 import zipfile
 
-from ...errors import CorruptCheckpointError, NotACheckpointError, VariableNotFoundError
+from ...errors import ClosedError, CorruptCheckpointError, NotACheckpointError, VariableNotFoundError
 from ...storage import files
 from .. import dtypes
 from ..bundle.entry import LITTLE_ENDIAN, BundleEntry, BundleHeader
@@ -176,6 +176,8 @@ class KerasReader(EntryListing):
         """`count` bytes of a contiguous dataset from byte `start` of its values, read by position."""
         import numpy as np
 
+        if self._fd is None:
+            raise ClosedError(self.prefix, "its reader was closed; open the file again")
         buffer = np.empty(count, dtype=np.uint8)
         view, got = memoryview(buffer), 0
         position = self.source.start + dataset.offset + start
@@ -223,10 +225,9 @@ class KerasReader(EntryListing):
 
     def close(self) -> None:
         _OPEN.discard(self)
-        if self._fd_closer is not None:
-            self._fd_closer()  # os.close, once
-            self._fd_closer = None
-        self._fd = None
+        closer, self._fd_closer, self._fd = self._fd_closer, None, None  # no read takes the number once it is closed
+        if closer is not None:
+            closer()  # os.close, once
         if self.archive is not None:
             self.archive.close()
         if self._temporary is not None:
