@@ -9,6 +9,7 @@ not changed since the last poll is not looked into at all.
 from __future__ import annotations
 
 import os
+import time
 
 from ..errors import CheckpointError
 from ..format.checkpoint_state import STATE_FILE_NAME
@@ -33,7 +34,7 @@ class RunWatcher:
 
     def poll(self) -> Run | None:
         stamp = _folder_stamp(self.folder)
-        if stamp is not None and stamp == self._stamp and not self._waiting:
+        if stamp is not None and stamp == self._stamp and not self._waiting and not _recent(stamp):
             return None  # nothing added, removed or renamed in the folder: a run of 10,000 costs nothing idle
         self._stamp = stamp
         files.refresh(self.folder)  # a remote folder's listing is cached: look again
@@ -67,3 +68,10 @@ def _folder_stamp(folder: str) -> tuple[int, int] | None:
         return os.stat(folder).st_mtime_ns, state
     except OSError:
         return None
+
+
+def _recent(stamp: tuple[int, int]) -> bool:
+    """Whether the folder or state file changed within the last two seconds: a file system's clock ticks
+    coarsely (ext4's every few milliseconds), so a change in the same tick as the last look would leave the
+    time as it was; until the tick is well past, the folder is looked into (git's rule for racy entries)."""
+    return time.time_ns() - max(stamp) < 2_000_000_000

@@ -278,24 +278,33 @@ def test_watcher_sees_a_new_checkpoint_only_once_complete(tf_ckpts, tmp_path):
 
 def test_the_watcher_looks_into_a_folder_only_when_it_changed(tf_ckpts, tmp_path, monkeypatch):
     """An idle run is not discovered again every poll (a run of 10,000 checkpoints would cost a fifth of a
-    second each time); a checkpoint TensorFlow adds, or one it deletes, is seen at the next poll."""
+    second each time); a checkpoint TensorFlow adds, or one it deletes, is seen at the next poll. (Each
+    change is dated back, as a folder looks seconds later: one changed within two seconds is looked into
+    whatever its time says, as a coarse clock may not have moved.)"""
+    import os
     import shutil
 
     from checkpoint_inspector.core.run import watch
 
+    def settled():
+        for path in (run_dir, run_dir / "checkpoint"):
+            os.utime(path, ns=(os.stat(path).st_mtime_ns - 10**10,) * 2)
+
     tf = _tf()
     run_dir = tmp_path / "live"
     shutil.copytree(tf_ckpts.tf1_run, run_dir)
+    settled()
     watcher = watch.RunWatcher(discover(run_dir))
     looked = []
     monkeypatch.setattr(watch, "discover", lambda folder: looked.append(folder) or discover(folder))
     assert watcher.poll() is None and watcher.poll() is None and looked == []
     tf.raw_ops.SaveV2(prefix=str(run_dir / "model.ckpt-70"), tensor_names=["dense/kernel"], shape_and_slices=[""],
                       tensors=[tf.ones([4, 3])])
-    grown = watcher.poll()
-    assert len(looked) == 1 and grown.checkpoints[-1].step == 70
-    assert watcher.poll() is None and len(looked) == 1
+    assert watcher.poll().checkpoints[-1].step == 70 and len(looked) == 1  # just changed: looked into
+    settled()
+    assert watcher.poll() is None and len(looked) == 2  # the time moved back: one look more
+    assert watcher.poll() is None and len(looked) == 2  # then none
     for path in run_dir.glob("model.ckpt-20.*"):
         path.unlink()
-    shrunk = watcher.poll()
-    assert len(looked) == 2 and shrunk.checkpoints[0].step == 30
+    settled()
+    assert watcher.poll().checkpoints[0].step == 30 and len(looked) == 3
