@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from ..format.keras.files import KERAS_SUFFIXES
+from .checkpoint_info import keras_name_parts
 
 FIELD = "{}"
 # A number as str.format writes an int or a float field: digits, a fraction, an exponent, a percent sign,
@@ -29,7 +29,7 @@ def name_template(name: str) -> str:
     """`weights.05-0.42.weights.h5` -> `weights.{}-{}.weights.h5`; `model.ckpt-1000` -> `model.ckpt-{}`;
     a name without a number is its own template. The Keras suffix stays as it is (`x.h5` and `x.keras`
     are two savers)."""
-    stem = _stem(name)
+    stem = keras_name_parts(name)[0]
     return _NUMBER.sub(FIELD, stem) + name[len(stem):]
 
 
@@ -53,7 +53,7 @@ def series_steps(names: list[str]) -> dict[str, int]:
     A series whose whole numbers differ in several fields (`batch03epoch02`) says nothing here."""
     steps: dict[str, int] = {}
     for members in series_of(names).values():
-        fields = [[m.group(0) for m in _NUMBER.finditer(_stem(name))] for name in members]
+        fields = [[m.group(0) for m in _NUMBER.finditer(keras_name_parts(name)[0])] for name in members]
         if len({len(f) for f in fields}) != 1:
             continue
         varying = [i for i in range(len(fields[0])) if len({f[i] for f in fields}) > 1
@@ -61,11 +61,3 @@ def series_steps(names: list[str]) -> dict[str, int]:
         if len(varying) == 1:
             steps.update((name, int(f[varying[0]])) for name, f in zip(members, fields))
     return steps
-
-
-def _stem(name: str) -> str:
-    """The name without its Keras suffix (the suffix's own digits, `.h5`, are no field)."""
-    for known in sorted(KERAS_SUFFIXES, key=len, reverse=True):
-        if name.lower().endswith(known):
-            return name[: -len(known)]
-    return name
