@@ -22,6 +22,7 @@ import subprocess
 import sys
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from ...caching import BoundedCache
@@ -34,6 +35,18 @@ from .hdf5_worker import MEMORY_HEADROOM
 START_SECONDS = 30.0       # Python, numpy and h5py starting on a cold disk
 METADATA_SECONDS = 4.0     # a Keras file's tree and attributes take well under a second
 DECODE_BYTES_PER_SECOND = 50 << 20  # decompressing chunks: the deadline grows with the values asked for
+
+
+_LAUNCHER: ThreadPoolExecutor | None = None
+_LAUNCHER_OWNER = 0
+
+
+def _launcher() -> ThreadPoolExecutor:
+    """The one thread that starts workers, made on first use (and again in a forked copy of this process)."""
+    global _LAUNCHER, _LAUNCHER_OWNER
+    if _LAUNCHER is None or _LAUNCHER_OWNER != os.getpid():
+        _LAUNCHER, _LAUNCHER_OWNER = ThreadPoolExecutor(1, thread_name_prefix="hdf5-worker-start"), os.getpid()
+    return _LAUNCHER
 
 
 @dataclass(frozen=True)
@@ -111,10 +124,13 @@ class _Worker:
         # start on the core the command needs (main.py says more)
         environment = child_environment(OPENBLAS_NUM_THREADS="1")
         try:
-            self._process = subprocess.Popen(
-                [sys.executable, "-m", f"{__package__}.hdf5_worker", str(os.getpid())],
+            # Started from a thread that lives as long as this process: the worker asks Linux to kill it when
+            # its parent ends (PR_SET_PDEATHSIG), and "parent" there is the thread that started it. Started by
+            # a job's thread, it died with that thread (a window's pool thread idle for 30 s, a test's).
+            self._process = _launcher().submit(
+                subprocess.Popen, [sys.executable, "-m", f"{__package__}.hdf5_worker", str(os.getpid())],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=PACKAGE_PARENT,
-                env=environment, bufsize=0, close_fds=True)
+                env=environment, bufsize=0, close_fds=True).result()
         except OSError as exc:
             raise WorkerFailed(f"the HDF5 worker could not start ({exc})") from None
         self._ready, self._started = False, time.monotonic()

@@ -187,3 +187,24 @@ def test_a_reader_dropped_unclosed_closes_its_file(tf_ckpts, name):
         del reader
     gc.collect()
     assert len(os.listdir("/proc/self/fd")) == before
+
+
+def test_the_hdf5_worker_outlives_the_thread_that_started_it(tf_ckpts):
+    """Linux kills the worker when its parent ends, and its parent is the thread that started it: a job's
+    thread (a window's pool thread idle for 30 s) took it down, and a read then met a dead or dying worker.
+    Started by a thread that lives as long as the process, it stays."""
+    import threading
+    import time
+
+    from checkpoint_inspector.core.format.keras import hdf5_guard
+
+    hdf5_guard._WORKER._stop()  # the next read starts a worker, from the thread below: nothing is known
+    hdf5_guard.forget_layouts()
+    started = threading.Thread(target=lambda: open_reader(tf_ckpts.keras_files / "model.weights.h5").close())
+    started.start()
+    started.join()
+    time.sleep(0.2)  # the kernel's signal to a worker tied to the ended thread lands by now
+    assert hdf5_guard._WORKER._process.poll() is None
+    reader = open_reader(tf_ckpts.keras_files / "legacy.h5")
+    assert reader.names()
+    reader.close()
