@@ -67,6 +67,11 @@ class WorkerFailed(Exception):
     """The worker did not answer (its problem, said as a phrase after the file's name)."""
 
 
+class WorkerNotStarted(WorkerFailed):
+    """The worker could not be started or reached: no fault of the file asked about (not remembered
+    against it, as a file that hangs or crashes libhdf5 is)."""
+
+
 class _Worker:
     def __init__(self):
         self._lock = threading.Lock()
@@ -87,7 +92,7 @@ class _Worker:
                 except (BrokenPipeError, OSError):  # it died while idle: one fresh start
                     self._stop()
                     if attempt:
-                        raise WorkerFailed(f"the HDF5 worker could not be reached while {doing}") from None
+                        raise WorkerNotStarted(f"the HDF5 worker could not be reached while {doing}") from None
             deadline = time.monotonic() + seconds
             try:
                 reply = json.loads(self._line(deadline))
@@ -132,7 +137,7 @@ class _Worker:
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=PACKAGE_PARENT,
                 env=environment, bufsize=0, close_fds=True).result()
         except OSError as exc:
-            raise WorkerFailed(f"the HDF5 worker could not start ({exc})") from None
+            raise WorkerNotStarted(f"the HDF5 worker could not start ({exc})") from None
         self._ready, self._started = False, time.monotonic()
 
     def _ensure_started(self) -> None:
@@ -148,7 +153,7 @@ class _Worker:
             self._ready = True
         except (TimeoutError, EOFError, ValueError):
             self._stop()
-            raise WorkerFailed("the HDF5 worker (Python with h5py) did not start") from None
+            raise WorkerNotStarted("the HDF5 worker (Python with h5py) did not start") from None
 
     def _stop(self) -> int | None:
         process, self._process, self._buffer = self._process, None, b""
@@ -256,7 +261,7 @@ def _answer(source: Hdf5Bytes, request: dict, seconds: float, doing: str, name: 
     try:
         reply, payload = _WORKER.ask({**request, "source": source.request()}, seconds, doing)
     except WorkerFailed as exc:
-        raise CorruptCheckpointError(source.shown, f"{name + ': ' if name else ''}{exc}") from None
+        raise CorruptCheckpointError(source.shown, f"{name + ': ' if name else ''}{exc}") from exc
     error = reply.get("error")
     if error == "memory":
         raise CorruptCheckpointError(source.shown, f"{name + ': ' if name else ''}libhdf5 needed more than the "
@@ -285,7 +290,8 @@ def layout(source: Hdf5Bytes) -> Group:
             report, content = _answer(source, {"op": "layout", "template": True}, METADATA_SECONDS,
                                       "reading the metadata")
         except CorruptCheckpointError as exc:
-            _FAILED_LAYOUTS.put(key, (exc.problem, time.monotonic()))
+            if not isinstance(exc.__cause__, WorkerNotStarted):  # the file's own fault: said again at once
+                _FAILED_LAYOUTS.put(key, (exc.problem, time.monotonic()))
             raise
         cached = build_tree(report)
         if content:
