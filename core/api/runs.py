@@ -40,7 +40,7 @@ class Run:
 
     def __init__(self, path: str | os.PathLike):
         from ..run.loading import open_checkpoint
-        from ..session.model import SessionModel, release_kept_readers
+        from ..session.model import SessionModel
 
         run = discover(path).single_run()  # a folder of several runs is refused, naming them, as by the CLI
         # What is open, held as the window holds it (core.session): the run, its latest checkpoint described,
@@ -49,7 +49,7 @@ class Run:
         try:
             loaded = run_to_end(open_checkpoint(run, run.find()))
         except BaseException:
-            release_kept_readers(run)  # a damaged latest: what discovery opened is closed before the error
+            run.release()  # a damaged latest: what discovery opened is closed before the error
             raise
         self.session.apply_load(loaded, None, os.fspath(path))
         self._run = run
@@ -171,9 +171,7 @@ class Run:
         readers, self._readers = self._readers, None
         for reader in (readers or {}).values():
             reader.close()
-        from ..session.model import release_kept_readers
-
-        release_kept_readers(self._run)  # those discovery kept for stepless checkpoints' steps, sub-runs' too
+        self._run.release()  # those discovery kept for stepless checkpoints' steps, sub-runs' too
 
     def __enter__(self) -> "Run":
         return self

@@ -95,6 +95,13 @@ class Run:
             runs.extend(sub.all_runs())
         return runs
 
+    def release(self) -> None:
+        """Close the readers discovery kept to read stepless checkpoints' steps, in this run, its sub-runs
+        and the folder of runs it was taken from (once nothing shows it)."""
+        for each in self.all_runs() + (self.tree.all_runs() if self.tree is not None else []):
+            for info in each.checkpoints:
+                info.release()
+
     def label_in(self, root: "Run") -> str:
         """The run's name under a folder of runs: its path relative to the root's folder."""
         if self is root or self.path == root.path:

@@ -89,7 +89,7 @@ class SessionModel:
             # it, so it is closed when the last holder lets it go.)
             previous.reader.close()
         if new_run and previous is not None:
-            release_kept_readers(previous.run)
+            previous.run.release()
         self._shown = None  # the filter shows the new variables next (and keeps the selection if it can)
         if new_run:
             self.run_folder, self.run_path = loaded.run.folder, loaded.run.path
@@ -109,7 +109,7 @@ class SessionModel:
         window closes: nothing of the run stays open after it."""
         if self.current is not None:  # still shown to whoever asks (a closed reader opens its shards again)
             self.current.reader.close()
-            release_kept_readers(self.current.run)
+            self.current.run.release()
 
     def load_ended_without_checkpoint(self) -> None:
         """A load failed or was cancelled: a variable waiting for it is not selected later."""
@@ -272,10 +272,3 @@ class SessionModel:
         if edits is self.edits:
             self.plan_changed.emit(edits.plan)
 
-
-def release_kept_readers(run) -> None:
-    """Close the readers discovery kept to read stepless checkpoints' steps in `run`, its sub-runs and the
-    folder of runs it was taken from (what a window or the API no longer shows)."""
-    for each in run.all_runs() + (run.tree.all_runs() if run.tree is not None else []):
-        for info in each.checkpoints:
-            info.release()
