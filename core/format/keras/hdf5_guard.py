@@ -176,8 +176,9 @@ class _Worker:
 
     def _fill(self, deadline: float, wanted: int) -> None:
         fd = self._process.stdout.fileno()
-        remaining = deadline - time.monotonic()
-        if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:
+        # Past the deadline, what is already there still counts: a worker started early (prestart) whose
+        # ready line waited unread for longer than the start's deadline had started.
+        if not select.select([fd], [], [], max(deadline - time.monotonic(), 0.0))[0]:
             raise TimeoutError
         chunk = os.read(fd, max(wanted, 1 << 16))
         if not chunk:

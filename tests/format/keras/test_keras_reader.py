@@ -208,3 +208,21 @@ def test_the_hdf5_worker_outlives_the_thread_that_started_it(tf_ckpts):
     reader = open_reader(tf_ckpts.keras_files / "legacy.h5")
     assert reader.names()
     reader.close()
+
+
+def test_a_worker_started_early_and_left_waiting_past_its_deadline_has_started(tf_ckpts, monkeypatch):
+    """The CLI starts the worker before it knows it needs it (prestart); a command may reach its first Keras
+    read after the start's deadline, its worker's ready line waiting in the pipe all along: that is a
+    started worker, not one that "did not start"."""
+    import time
+
+    from checkpoint_inspector.core.format.keras import hdf5_guard
+
+    hdf5_guard._WORKER._stop()
+    hdf5_guard.forget_layouts()
+    hdf5_guard._WORKER.start()
+    monkeypatch.setattr(hdf5_guard, "START_SECONDS", 0.5)
+    time.sleep(3)  # the ready line is written by now, and the 0.5 s deadline long past
+    reader = open_reader(tf_ckpts.keras_files / "model.weights.h5")
+    assert reader.names()
+    reader.close()
