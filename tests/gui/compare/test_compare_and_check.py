@@ -16,9 +16,14 @@ def _tf():
 
 
 @pytest.fixture
-def run_window(qtbot, main_window, tf_ckpts):
+def run_window(qtbot, main_window, tf_ckpts, tmp_path):
+    """The window on a copy of the TF1 run of its own: its Run list watches the folder, which the shared
+    fixture's other users (tests on other workers) must not be able to change under it."""
+    import shutil
+
+    run = shutil.copytree(tf_ckpts.tf1_run, tmp_path / "tf1_run")
     with qtbot.waitSignal(main_window.session.checkpoint_loaded, timeout=20000):
-        main_window.open_path(str(tf_ckpts.tf1_run))
+        main_window.open_path(str(run))
     return main_window
 
 
