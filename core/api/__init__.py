@@ -6,12 +6,15 @@ with the same jobs, and raises the same error family (core.errors). Nothing here
 TensorFlow; pandas is imported only when a frame is asked for (core.api.frames).
 
 Rooms: runs (ci.open, Run: steps, checkpoints, trajectories, the overview, logged scalars, the diagnosis),
-checkpoints (Checkpoint, Variable: listing and values), comparing (diff, check, remap), frames (pandas).
+checkpoints (Checkpoint, Variable: listing and values), comparing (diff, check, remap), graphs (ci.graph: the
+model's graph, DOT, SVG), frames (pandas).
 """
 from __future__ import annotations
 
 from .checkpoints import Checkpoint, Variable
 from .comparing import Check, Difference, check, diff, remap
+from .graphs import Graph, graph
 from .runs import Finding, Run, open_run
 
-__all__ = ["Check", "Checkpoint", "Difference", "Finding", "Run", "Variable", "check", "diff", "open_run", "remap"]
+__all__ = ["Check", "Checkpoint", "Difference", "Finding", "Graph", "Run", "Variable", "check", "diff", "graph", "open_run",
+           "remap"]

@@ -11,12 +11,14 @@ otherwise. Exit 0; bad input raises the InspectorError core.cli.entry prints as 
 from __future__ import annotations
 
 import json
+import os
 
 from ..format.graph.summary import MISSING_MARK, TOP_LEVEL, GraphSummary, shape_text
 from ..run.recognition import recognise
 from ..run.run_graph import graph_of
 from ..storage.location import parse_location
 from .output import print_table
+from ..errors import DestinationError, UsageError
 
 _TOP_OPS, _TOP_SCOPES, _SHOWN_VALUES = 8, 10, 5
 
@@ -29,11 +31,23 @@ def add_parser(commands):
                        help="a .meta file, a SavedModel, or a run folder / checkpoint prefix with a .meta")
     graph.add_argument("--step", type=int, help="compare with the checkpoint at this global step (default: the latest)")
     graph.add_argument("--json", action="store_true", help="machine-readable output")
+    graph.add_argument("--dot", metavar="OUT", type=parse_location,
+                       help="write the whole graph as Graphviz DOT (every node, data and control edges, scopes "
+                            "as clusters); also for a Keras model (.keras, .h5, config.json)")
+    graph.add_argument("--svg", metavar="OUT", type=parse_location,
+                       help="draw the graph's top level (and the groups --expand opens) as SVG")
+    graph.add_argument("--expand", metavar="GROUP", action="append", default=[],
+                       help="with --svg: open this group (a scope such as `dense_1`, or a node that calls a "
+                            "function); repeat for more")
     graph.set_defaults(handler=command_graph)
     return graph
 
 
 def command_graph(args) -> int:
+    if args.dot or args.svg:
+        return _write_drawings(args)
+    if args.expand:
+        raise UsageError(None, "graph: --expand opens groups of the --svg drawing; give --svg OUT")
     recognise(args.path)  # a foreign file is refused as every command refuses it (not shown its folder's graph)
     summary, note = graph_of(args.path, args.step)
     if args.json:  # one line, as `list --json`; why it was not compared when it was not
@@ -107,3 +121,23 @@ def _print_variables(summary: GraphSummary, note: str) -> None:
         print(f"\n{len(missing)} of {len(summary.variables)} variables are not in the checkpoint {summary.checkpoint}")
     else:
         print(f"\nevery variable is in the checkpoint {summary.checkpoint}")
+
+
+def _write_drawings(args) -> int:
+    """`--dot` and `--svg`: the model graph PATH means, written to the files named (atomically; never
+    over the graph read)."""
+    from ..analysis.graph.drawing import open_groups, write_dot, write_svg
+    from ..run.run_graph import model_graph_of
+
+    graph = model_graph_of(args.path)
+    for out in (args.dot, args.svg):
+        if out and os.path.realpath(out) == os.path.realpath(graph.path):
+            raise DestinationError(out, "is the graph being read; write the drawing to another file")
+    if args.dot:
+        write_dot(graph, args.dot)
+        print(f"wrote {len(graph.nodes):,} nodes to {args.dot}")
+    if args.svg:
+        tree_and_open = open_groups(graph, args.expand)
+        write_svg(*tree_and_open, args.svg)
+        print(f"wrote the drawing of {graph.path} to {args.svg}")
+    return 0

@@ -1,6 +1,7 @@
 """The graph of a run: which `.meta` or SavedModel graph a path means (the very graph that wrote the
 checkpoint compared with, where there is one), summarised and compared with that checkpoint; the CLI's
-`graph` command and the window's Graph dialog both ask here.
+`graph` command and the window's Graph dialog both ask here; and the whole model graph a path means, for
+drawing it (model_graph_of: a `.meta`, a SavedModel or a Keras model's config).
 
 A graph file alone is compared with the checkpoint of its own prefix when there is one (with a step:
 its run's checkpoint at that step), and not compared otherwise; a damaged or missing checkpoint leaves
@@ -10,7 +11,8 @@ from __future__ import annotations
 
 import os
 
-from ..errors import CheckpointError
+from ..errors import CheckpointError, NotACheckpointError
+from ..format.graph.model import ModelGraph
 from ..format.graph.summary import (META_SUFFIX, SAVED_MODEL_FILE, GraphSummary, checkpoint_names, find_graph_file,
                                     read_graph_summary)
 from .discovery import CheckpointInfo
@@ -45,3 +47,38 @@ def _checkpoint(source: str, step: int | None) -> tuple[CheckpointInfo | None, o
             raise
         # The graph is still worth showing when there is no checkpoint beside it, or a damaged one.
         return None, None, f"not compared with a checkpoint ({exc})"
+
+
+def model_graph_of(path: str) -> ModelGraph:
+    """The whole model graph PATH means, for drawing: a Keras model file's config (`.keras`, a legacy `.h5`
+    or a `config.json`), else the `.meta` or SavedModel graph find_graph_file finds (a run folder or prefix:
+    the graph beside its checkpoints); a run of Keras model files: its latest one's config."""
+    from ..format.graph.graph_nodes import read_model_graph  # here: protobuf's parser loads on first use
+    from ..format.keras.model_graph import read_keras_model_graph
+
+    if _is_keras_model_file(path):
+        return read_keras_model_graph(path)
+    try:
+        graph_file, _ = find_graph_file(path)
+    except NotACheckpointError:
+        latest = _latest_keras_model(path)
+        if latest is None:
+            raise
+        return read_keras_model_graph(latest)
+    return read_model_graph(graph_file)
+
+
+def _is_keras_model_file(path: str) -> bool:
+    name = os.path.basename(path)
+    return os.path.isfile(path) and (name == "config.json" or name.endswith(".keras")
+                                     or (name.endswith(".h5") and not name.endswith(".weights.h5")))
+
+
+def _latest_keras_model(path: str) -> str | None:
+    """The latest checkpoint of the run at `path` when it is a Keras model file; None otherwise."""
+    try:
+        checkpoint, reader = checkpoint_at(path)
+    except CheckpointError:
+        return None
+    reader.close()
+    return checkpoint.prefix if _is_keras_model_file(checkpoint.prefix) else None
