@@ -62,6 +62,19 @@ def compare_cases(tmp_path_factory: pytest.TempPathFactory):
     return built_once(tmp_path_factory, "compare_cases", write_cases)
 
 
+@pytest.fixture(scope="session")
+def dense_training_meta(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A TF1 training graph of some 30,000 nodes (400 dense layers, Adam, a Saver), written by TensorFlow
+    once per run (about 10 s; tests.graph_scale_fixtures)."""
+    from tests.graph_scale_fixtures import write_dense_training_meta
+
+    def write(folder: Path) -> Path:
+        write_dense_training_meta(folder / "dense_training.meta")
+        return folder / "dense_training.meta"
+
+    return built_once(tmp_path_factory, "dense_training_meta", write)
+
+
 @pytest.fixture
 def gc_in_gui_thread():
     """Collect garbage only in the GUI thread while a GUI test runs.

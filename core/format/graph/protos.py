@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import functools
 
-from ..wire.protobuf_messages import _BOOL, _BYTES, _FLOAT, _INT32, _INT64, _MESSAGE, _OPTIONAL, _REPEATED
+from ..wire.protobuf_messages import _BOOL, _BYTES, _DOUBLE, _FLOAT, _INT32, _INT64, _MESSAGE, _OPTIONAL, _REPEATED
 from ..wire.protobuf_messages import build_message_classes
 from ..wire.protobuf_messages import parse as parse_message
 
@@ -25,18 +25,38 @@ from ..wire.protobuf_messages import parse as parse_message
 _MESSAGES = {
     "Dim": [("size", 1, _INT64, _OPTIONAL, None)],
     "TensorShapeProto": [("dim", 2, _MESSAGE, _REPEATED, "Dim"), ("unknown_rank", 3, _BOOL, _OPTIONAL, None)],
+    # tensor_content (4) is left undeclared: a constant's bytes are never turned into values here.
     "TensorProto": [("dtype", 1, _INT32, _OPTIONAL, None),
                     ("tensor_shape", 2, _MESSAGE, _OPTIONAL, "TensorShapeProto"),
-                    ("string_val", 8, _BYTES, _REPEATED, None)],
-    "ListValue": [("type", 6, _INT32, _REPEATED, None)],
-    "AttrValue": [("list", 1, _MESSAGE, _OPTIONAL, "ListValue"), ("type", 6, _INT32, _OPTIONAL, None),
-                  ("shape", 7, _MESSAGE, _OPTIONAL, "TensorShapeProto"),
-                  ("tensor", 8, _MESSAGE, _OPTIONAL, "TensorProto")],
+                    ("float_val", 5, _FLOAT, _REPEATED, None), ("double_val", 6, _DOUBLE, _REPEATED, None),
+                    ("int_val", 7, _INT32, _REPEATED, None), ("string_val", 8, _BYTES, _REPEATED, None),
+                    ("int64_val", 10, _INT64, _REPEATED, None), ("bool_val", 11, _BOOL, _REPEATED, None)],
+    "ListValue": [("s", 2, _BYTES, _REPEATED, None), ("i", 3, _INT64, _REPEATED, None),
+                  ("f", 4, _FLOAT, _REPEATED, None), ("b", 5, _BOOL, _REPEATED, None),
+                  ("type", 6, _INT32, _REPEATED, None), ("shape", 7, _MESSAGE, _REPEATED, "TensorShapeProto"),
+                  ("tensor", 8, _MESSAGE, _REPEATED, "TensorProto"),
+                  ("func", 9, _MESSAGE, _REPEATED, "NameAttrList")],
+    # AttrValue's `value` is a oneof in attr_value.proto: declared as one, so WhichOneof names the kind.
+    "AttrValue": [("list", 1, _MESSAGE, _OPTIONAL, "ListValue", "value"), ("s", 2, _BYTES, _OPTIONAL, None, "value"),
+                  ("i", 3, _INT64, _OPTIONAL, None, "value"), ("f", 4, _FLOAT, _OPTIONAL, None, "value"),
+                  ("b", 5, _BOOL, _OPTIONAL, None, "value"), ("type", 6, _INT32, _OPTIONAL, None, "value"),
+                  ("shape", 7, _MESSAGE, _OPTIONAL, "TensorShapeProto", "value"),
+                  ("tensor", 8, _MESSAGE, _OPTIONAL, "TensorProto", "value"),
+                  ("placeholder", 9, _BYTES, _OPTIONAL, None, "value"),
+                  ("func", 10, _MESSAGE, _OPTIONAL, "NameAttrList", "value")],
     "AttrEntry": [("key", 1, _BYTES, _OPTIONAL, None), ("value", 2, _MESSAGE, _OPTIONAL, "AttrValue")],
+    "NameAttrList": [("name", 1, _BYTES, _OPTIONAL, None), ("attr", 2, _MESSAGE, _REPEATED, "AttrEntry")],
     "NodeDef": [("name", 1, _BYTES, _OPTIONAL, None), ("op", 2, _BYTES, _OPTIONAL, None),
-                ("input", 3, _BYTES, _REPEATED, None), ("attr", 5, _MESSAGE, _REPEATED, "AttrEntry")],
-    "OpDef": [("name", 1, _BYTES, _OPTIONAL, None)],
-    "FunctionDef": [("signature", 1, _MESSAGE, _OPTIONAL, "OpDef")],
+                ("input", 3, _BYTES, _REPEATED, None), ("device", 4, _BYTES, _OPTIONAL, None),
+                ("attr", 5, _MESSAGE, _REPEATED, "AttrEntry")],
+    "ArgDef": [("name", 1, _BYTES, _OPTIONAL, None), ("type", 3, _INT32, _OPTIONAL, None),
+               ("type_attr", 4, _BYTES, _OPTIONAL, None), ("number_attr", 5, _BYTES, _OPTIONAL, None),
+               ("type_list_attr", 6, _BYTES, _OPTIONAL, None)],
+    "OpDef": [("name", 1, _BYTES, _OPTIONAL, None), ("input_arg", 2, _MESSAGE, _REPEATED, "ArgDef"),
+              ("output_arg", 3, _MESSAGE, _REPEATED, "ArgDef")],
+    "RetEntry": [("key", 1, _BYTES, _OPTIONAL, None), ("value", 2, _BYTES, _OPTIONAL, None)],
+    "FunctionDef": [("signature", 1, _MESSAGE, _OPTIONAL, "OpDef"), ("node_def", 3, _MESSAGE, _REPEATED, "NodeDef"),
+                    ("ret", 4, _MESSAGE, _REPEATED, "RetEntry")],
     "FunctionDefLibrary": [("function", 1, _MESSAGE, _REPEATED, "FunctionDef")],
     "GraphDef": [("node", 1, _MESSAGE, _REPEATED, "NodeDef"),
                  ("library", 2, _MESSAGE, _OPTIONAL, "FunctionDefLibrary")],

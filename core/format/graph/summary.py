@@ -298,10 +298,11 @@ def _node_type(node) -> tuple:
     """(dtype name, shape) a variable's node declares."""
     dtype = node_attr(node, b"dtype")
     shape = node_attr(node, b"shape")
-    return dtype_name(dtype.type) if dtype is not None else "unknown", _shape(shape.shape) if shape is not None else None
+    return dtype_name(dtype.type) if dtype is not None else "unknown", shape_dims(shape.shape) if shape is not None else None
 
 
-def _shape(proto) -> tuple[int | None, ...] | None:
+def shape_dims(proto) -> tuple[int | None, ...] | None:
+    """A TensorShapeProto's dimensions (None where unknown); None when not even its rank is known."""
     if proto.unknown_rank:
         return None
     return tuple(None if dim.size < 0 else dim.size for dim in proto.dim)
@@ -367,7 +368,7 @@ def _tensor_info(info) -> dict:
     """{"name", "dtype", "shape"}; a sparse tensor is named by its values tensor, a composite one has
     no name but its number of components."""
     record = {"name": as_text(info.name), "dtype": dtype_name(info.dtype) if info.dtype else "unknown",
-              "shape": None if not info.HasField("tensor_shape") else _listed(_shape(info.tensor_shape))}
+              "shape": None if not info.HasField("tensor_shape") else _listed(shape_dims(info.tensor_shape))}
     if info.HasField("coo_sparse"):
         record |= {"name": as_text(info.coo_sparse.values_tensor_name), "encoding": "coo_sparse"}
     elif info.HasField("composite_tensor"):
