@@ -41,9 +41,9 @@ def functional_model(attention: bool = True):
 
 
 def write_keras_graph_models(folder: Path) -> Path:
-    """functional.keras, functional.h5, config.json (the archive's), keras2_config.json (tf.keras 2's
-    inbound nodes, a model without keyword tensors: Keras 3 reads that format's tensors from the first
-    argument only), subclassed.keras."""
+    """functional.keras, functional.h5, config.json (the archive's), keras2_keywords_config.json (the same
+    config in tf.keras 2's inbound-node format, a tensor among a call's keywords), keras2_config.json (that
+    format for a model without keyword tensors, which Keras 3 loads itself), subclassed.keras."""
     import keras
 
     folder.mkdir(parents=True, exist_ok=True)
@@ -52,9 +52,11 @@ def write_keras_graph_models(folder: Path) -> Path:
     model.save(folder / "functional.h5")
     with zipfile.ZipFile(folder / "functional.keras") as archive:
         (folder / "config.json").write_bytes(archive.read("config.json"))
-    plain = functional_model(attention=False)
-    config = json.loads(plain.to_json())
-    _as_keras2(config)
+    config = json.loads((folder / "config.json").read_text())
+    _as_keras2(config, keywords=True)
+    (folder / "keras2_keywords_config.json").write_text(json.dumps(config))
+    config = json.loads(functional_model(attention=False).to_json())
+    _as_keras2(config, keywords=False)
     (folder / "keras2_config.json").write_text(json.dumps(config))
 
     class Net(keras.Model):
@@ -72,35 +74,42 @@ def write_keras_graph_models(folder: Path) -> Path:
     return folder
 
 
-def _as_keras2(item) -> None:
-    """Every inbound node of a Keras 3 config rewritten as tf.keras 2 wrote it: `[[layer, node, tensor,
-    kwargs], ...]`, one entry per tensor of the first argument, the call's other keywords on each."""
+def _as_keras2(item, keywords: bool) -> None:
+    """Every inbound node of a Keras 3 config rewritten as tf.keras 2 wrote it (its `Node.serialize`):
+    `[[layer, node, tensor, kwargs], ...]`, one entry per tensor of the first argument, the call's other
+    keywords on each, a tensor among them as `[layer, node, tensor]` (`keywords`; Keras 3 reads the first
+    argument's tensors only, so a config for it to load has none)."""
     if isinstance(item, list):
         for value in item:
-            _as_keras2(value)
+            _as_keras2(value, keywords)
         return
     if not isinstance(item, dict):
         return
     for value in item.values():
-        _as_keras2(value)
+        _as_keras2(value, keywords)
     if isinstance(item.get("inbound_nodes"), list):
-        item["inbound_nodes"] = [_keras2_node(node) for node in item["inbound_nodes"]]
+        item["inbound_nodes"] = [_keras2_node(node, keywords) for node in item["inbound_nodes"]]
 
 
-def _keras2_node(node: dict) -> list:
+def _is_tensor(value) -> bool:
+    return isinstance(value, dict) and value.get("class_name") == "__keras_tensor__"
+
+
+def _keras2_node(node: dict, keywords: bool) -> list:
     tensors = []
 
     def walk(value):
-        if isinstance(value, dict) and value.get("class_name") == "__keras_tensor__":
+        if _is_tensor(value):
             tensors.append(value["config"]["keras_history"])
         elif isinstance(value, list):
             for inner in value:
                 walk(inner)
 
     walk(node["args"])
-    _require(not any(isinstance(v, dict) and v.get("class_name") == "__keras_tensor__" for v in node["kwargs"].values()),
-             f"a keyword tensor in {node}")
-    return [[*history, node["kwargs"]] for history in tensors]
+    _require(keywords or not any(_is_tensor(v) for v in node["kwargs"].values()), f"a keyword tensor in {node}")
+    kwargs = {key: value["config"]["keras_history"] if _is_tensor(value) else value
+              for key, value in node["kwargs"].items()}
+    return [[*history, kwargs] for history in tensors]
 
 
 # ---- Keras's own account --------------------------------------------------------------------------------

@@ -58,7 +58,7 @@ def read_keras_model_graph(path: str | os.PathLike) -> ModelGraph:
         if text is None:
             raise NotACheckpointError(path, "holds Keras weights without a model config (no `model_config` "
                                             "attribute): it records no model graph")
-        config = _parsed(path, text, "its model_config attribute")
+        config = _parsed(path, text, "its model_config attribute ")
     else:
         config, weights = _json_file(path), None
     if not isinstance(config, dict) or not isinstance(config.get("class_name"), str) or \
@@ -103,16 +103,16 @@ def _json_file(path: str) -> dict:
         raise files.read_error(path, exc) from None
     if len(data) > MAX_JSON_BYTES:
         raise CorruptCheckpointError(path, f"is more than {MAX_JSON_BYTES:,} bytes: too big for a model config")
-    return _parsed(path, data, "it")
+    return _parsed(path, data, "")
 
 
 def _parsed(path: str, text, what: str):
     try:
         return json.loads(text)
     except (UnicodeDecodeError, ValueError) as exc:
-        raise CorruptCheckpointError(path, f"{what} is not valid JSON ({exc})") from None
+        raise CorruptCheckpointError(path, f"{what}is not valid JSON ({exc})") from None
     except RecursionError:
-        raise CorruptCheckpointError(path, f"{what} nests JSON too deep to read") from None
+        raise CorruptCheckpointError(path, f"{what}nests JSON too deep to read") from None
 
 
 # ---- the graph ---------------------------------------------------------------------------------------------
@@ -327,7 +327,8 @@ class _Builder:
                 placed[owner].append(weight)
         if lost:
             shown = ", ".join(lost[:5]) + (f", … {len(lost) - 5} more" if len(lost) > 5 else "")
-            notes.append(f"{len(lost)} weights of the file are on no layer of the config: {shown}")
+            counted = "1 weight of the file is" if len(lost) == 1 else f"{len(lost)} weights of the file are"
+            notes.append(f"{counted} on no layer of the config: {shown}")
         return placed
 
     # -- details
