@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from ...collector import collector_paused
 from ...format.graph.model import GraphFunction, GraphNode, ModelGraph
 
 ROOT = ""
@@ -35,7 +36,7 @@ _AUXILIARY_OPS = {"NoOp", "ScalarSummary", "HistogramSummary", "ImageSummary", "
                   "TensorSummaryV2", "MergeSummary", "WriteScalarSummary", "WriteSummary", "SaveV2", "RestoreV2"}
 
 
-@dataclass
+@dataclass(slots=True)
 class Item:
     """One thing the view can draw: a node, or a group of items."""
 
@@ -66,10 +67,11 @@ class GraphTree:
         self.graph = graph
         self.items: dict[str, Item] = {ROOT: Item(ROOT, graph.path, "scope", ROOT)}
         self._group_kind = "model" if graph.kind == "keras" else "scope"
-        self._add_context("", graph.nodes, function=None)
-        self._set_apart_auxiliary()
-        self._count(ROOT)
-        self._gather_series(ROOT)
+        with collector_paused():  # an item per node and no cycles: the collector would rescan them all
+            self._add_context("", graph.nodes, function=None)
+            self._set_apart_auxiliary()
+            self._count(ROOT)
+            self._gather_series(ROOT)
 
     # ---- lookups -----------------------------------------------------------------------------------
     def __getitem__(self, item_id: str) -> Item:
@@ -230,13 +232,19 @@ class GraphTree:
     def _series_of(self, group: Item) -> None:
         if group.kind == "series":  # its members are the series: not gathered again
             return
-        by_stem: dict[tuple, list[tuple[int, str]]] = {}
+        by_stem: dict[str, list[tuple[int, str]]] = {}
         for child_id in group.children:
-            child = self.items[child_id]
-            match = _NUMBERED.match(child.label)
-            stem, number = (match.group(1) + match.group(2), int(match.group(3))) if match else (child.label + "_", 0)
-            by_stem.setdefault((stem, self._signature(child)), []).append((number, child_id))
-        for (stem, _), members in by_stem.items():
+            match = _NUMBERED.match(self.items[child_id].label)
+            stem, number = (match.group(1) + match.group(2), int(match.group(3))) if match else \
+                (self.items[child_id].label + "_", 0)
+            by_stem.setdefault(stem, []).append((number, child_id))
+        alike: dict[tuple, list[tuple[int, str]]] = {}
+        for stem, candidates in by_stem.items():
+            if len(candidates) < 2:  # a name alone: no structure to compare
+                continue
+            for number, child_id in candidates:
+                alike.setdefault((stem, self._signature(self.items[child_id])), []).append((number, child_id))
+        for (stem, _), members in alike.items():
             if len(members) < 2:
                 continue
             members.sort()

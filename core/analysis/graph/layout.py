@@ -7,7 +7,9 @@ it stands for; control-only pairs are marked). igraph breaks cycles (a TF1 while
 back edge) by removing a feedback arc set before layering. Placing is cheap and done on every change:
 layers stacked by their tallest child, children in their order pushed right only as far as their
 widths need, so opening a group moves its neighbours only by its growth (the arrangement itself is
-kept). Children without any edge are set in rows under the layered part instead of widening layer 0.
+kept). Children without any edge are set in rows under the layered part instead of widening layer 0;
+the auxiliary group (core.analysis.graph.hierarchy) has no edges in the layout and stands at the top
+right, beside the model.
 
 Edges are drawn between siblings: an edge that enters an open group ends at its box, as Model Explorer
 draws them, so the edges drawn are exactly the open groups' aggregated edges.
@@ -16,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .hierarchy import ROOT, GraphTree
+from .hierarchy import AUXILIARY, ROOT, GraphTree
 
 NODE_HEIGHT, GROUP_HEIGHT = 26, 34
 CHAR_WIDTH, GAP_X, GAP_Y, PADDING, TITLE = 7, 24, 44, 14, 24
@@ -154,8 +156,8 @@ class GraphLayout:
             for producer, control in [(name, 0) for name, _ in node.inputs] + \
                                      [(name, 1) for name in node.control_inputs]:
                 source = owner.get(prefix + producer)
-                if source is None or source == target:
-                    continue
+                if source is None or source == target or AUXILIARY in (source, target):
+                    continue  # the auxiliary part is set apart: its edges would pull the model apart
                 counts = edges.setdefault((source, target), [0, 0])
                 counts[0] += 1
                 counts[1] += control
@@ -177,8 +179,14 @@ class GraphLayout:
                 placed[child] = (left, top, width, height)
                 right, tallest = left + width, max(tallest, height)
             top += tallest + GAP_Y
+        if AUXILIARY in arrangement.isolated:  # beside the model, at its top right (TensorBoard's place for it)
+            width, height = sizes[AUXILIARY]
+            right = max((x + w for x, _, w, _ in placed.values()), default=0.0)
+            placed[AUXILIARY] = (right + 3 * GAP_X, 0.0, width, height)
         left, row_height = 0.0, 0.0
         for child in arrangement.isolated:
+            if child == AUXILIARY:
+                continue
             width, height = sizes[child]
             if left and left + width > _ISOLATED_ROW:
                 top, left, row_height = top + row_height + GAP_Y / 2, 0.0, 0.0
