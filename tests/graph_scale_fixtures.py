@@ -7,7 +7,8 @@
 - write_million_node_graph_def: a MetaGraphDef of 1,000 scopes of 1,000 nodes each, written as protobuf
   wire bytes here (TensorFlow takes minutes to build a graph that big, its protobuf classes tens of
   seconds); each node has a type attribute, a data input from the node before it (across scopes too) and
-  every tenth a control input, so the reader walks real edges. TensorFlow's own MetaGraphDef parses it.
+  every tenth a control input, so the reader walks real edges, and the stripped op list TensorFlow's
+  export_meta_graph writes. TensorFlow's own MetaGraphDef parses it.
 """
 from __future__ import annotations
 
@@ -37,8 +38,9 @@ def write_dense_training_meta(path: Path, layers: int = 400) -> int:
         loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=hidden))
         global_step = tf.compat.v1.train.get_or_create_global_step()
         tf.compat.v1.train.AdamOptimizer(0.001).minimize(loss, global_step=global_step)
-        tf.compat.v1.train.Saver()
-        tf.compat.v1.train.export_meta_graph(str(path), graph=session.graph)
+        saver = tf.compat.v1.train.Saver()
+        # With its SaverDef, as Saver.save writes a .meta: without one, import_meta_graph adds a Saver of its own.
+        tf.compat.v1.train.export_meta_graph(str(path), graph=session.graph, saver_def=saver.saver_def)
         count = len(session.graph.get_operations())
     _require(path.is_file(), "the dense training graph wrote no .meta")
     return count
@@ -47,6 +49,7 @@ def write_dense_training_meta(path: Path, layers: int = 400) -> int:
 def write_million_node_graph_def(path: Path, scopes: int = SCOPES, nodes_per_scope: int = NODES_PER_SCOPE) -> int:
     """Write a MetaGraphDef of `scopes` x `nodes_per_scope` nodes at `path`; returns its node count."""
     type_attr = _field(5, _field(1, b"T") + _field(2, _varint_field(6, _FLOAT)))
+    dtype_attr = _field(5, _field(1, b"dtype") + _field(2, _varint_field(6, _FLOAT)))
     nodes = []
     previous = None
     for scope in range(scopes):
@@ -54,15 +57,23 @@ def write_million_node_graph_def(path: Path, scopes: int = SCOPES, nodes_per_sco
             name = b"scope_%04d/node_%04d" % (scope, index)
             body = _field(1, name)
             if previous is None:
-                body += _field(2, b"Placeholder")
+                body += _field(2, b"Placeholder") + dtype_attr
             else:
                 body += _field(2, b"Identity") + _field(3, previous)
                 if index % 10 == 9:
                     body += _field(3, b"^scope_%04d/node_0000" % scope)
-            nodes.append(_field(1, body + type_attr))
+                body += type_attr
+            nodes.append(_field(1, body))
             previous = name
-    graph_def = b"".join(nodes)
-    Path(path).write_bytes(_field(2, graph_def))  # MetaGraphDef.graph_def
+    # meta_info_def.stripped_op_list: the ops used, with their attributes' types, as export_meta_graph writes it
+    op_list = b"".join(_field(1, _field(1, op) + b"".join(_field(4, _field(1, attr) + _field(2, kind))
+                                                      for attr, kind in attrs))
+                       for op, attrs in ((b"Placeholder", ((b"dtype", b"type"), (b"shape", b"shape"))),
+                                         (b"Identity", ((b"T", b"type"),))))
+    with open(path, "wb") as file:  # MetaGraphDef: meta_info_def, then graph_def's header and its nodes
+        file.write(_field(1, _field(2, op_list)))
+        file.write(_varint(2 << 3 | 2) + _varint(sum(map(len, nodes))))
+        file.writelines(nodes)
     return scopes * nodes_per_scope
 
 

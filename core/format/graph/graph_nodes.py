@@ -33,6 +33,8 @@ from .model import GraphFunction, GraphNode, ModelGraph
 from .node_details import NodeDescriber
 from .summary import find_graph_file
 
+_FUNCTION_TYPES = (b"func", b"list(func)")
+
 
 class _Problem(Exception):
     """The graph parses but does not hold together; becomes a CorruptCheckpointError naming the file."""
@@ -50,20 +52,53 @@ def read_model_graph(path: str | os.PathLike) -> ModelGraph:
 
 
 def _model_graph(file: str, meta, kind: str) -> ModelGraph:
-    library = {}
-    for function in meta.graph_def.library.function:
-        library.setdefault(function.signature.name, function)  # TensorFlow keeps the first of a name
-    texts = {name: as_text(name) for name in library}
-    nodes = _graph_nodes(meta.graph_def.node, library, texts, saved_keys(meta))
-    functions = {texts[name]: _function(function, library, texts) for name, function in library.items()}
-    graph = ModelGraph(file, kind, nodes, functions, _entry_points(meta, nodes))
-    graph.describe = NodeDescriber(meta, graph)
-    return graph
+    library = _Library(meta)
+    nodes = _graph_nodes(meta.graph_def.node, library, saved_keys(meta))
+    functions = {library.texts[name]: _function(function, library) for name, function in library.functions.items()}
+    return ModelGraph(file, kind, nodes, functions, _entry_points(meta, nodes),
+                      describe=NodeDescriber(meta.graph_def.SerializeToString(), nodes))
 
 
 # ---- the top-level graph ------------------------------------------------------------------------------
 
-def _graph_nodes(node_defs, library: dict, texts: dict, keys: dict[str, str]) -> list[GraphNode]:
+class _Library:
+    """The graph's functions by stored name, and the ops that call none through their attributes."""
+
+    def __init__(self, meta):
+        self.functions = {}
+        for function in meta.graph_def.library.function:
+            self.functions.setdefault(function.signature.name, function)  # TensorFlow keeps the first of a name
+        self.texts = {name: as_text(name) for name in self.functions}
+        # The file's stripped op list declares each op's attributes with their types; TensorFlow's import
+        # refuses a node whose attributes its op does not declare, so a node of an op declaring no function
+        # attribute calls nothing through one, and its attributes need not be looked at (two thirds of the
+        # time of reading a big graph). Ops not listed (those only in function bodies) are looked at.
+        self.plain_ops = {op.name for op in meta.meta_info_def.stripped_op_list.op
+                          if not any(attr.type in _FUNCTION_TYPES for attr in op.attr)} - self.functions.keys()
+
+    def calls(self, node_def, name: str) -> tuple[str, ...]:
+        """Functions the node calls: its op when that is a library function, then each `func` attribute
+        (`f`, `body`, `then_branch`, the `branches` list...), in the node's order, each once."""
+        op = node_def.op
+        if op in self.plain_ops:
+            return ()
+        called = [op] if op in self.functions else []
+        for entry in node_def.attr:
+            value = entry.value
+            kind = value.WhichOneof("value")
+            if kind == "func":
+                called.append(value.func.name)
+            elif kind == "list" and value.list.func:
+                called.extend(function.name for function in value.list.func)
+        if not called:
+            return ()
+        for function in called:
+            if function not in self.functions:
+                raise _Problem(f"node {name} calls function {as_text(function)}, which the graph's library lacks")
+        return tuple(self.texts[function] for function in dict.fromkeys(called))
+
+
+def _graph_nodes(node_defs, library: _Library, keys: dict[str, str]) -> list[GraphNode]:
     outputs = _first_outputs(node_defs, "the graph")
     ops: dict[bytes, str] = {}
     nodes = []
@@ -74,7 +109,7 @@ def _graph_nodes(node_defs, library: dict, texts: dict, keys: dict[str, str]) ->
         if op not in ops:
             ops[op] = as_text(op)
         nodes.append(GraphNode(name, ops[op], inputs, controls, _device(node_def),
-                               _calls(node_def, library, texts, name), _variable(node_def, name, keys)))
+                               library.calls(node_def, name), _variable(node_def, name, keys)))
     return nodes
 
 
@@ -122,25 +157,6 @@ def _device(node_def) -> str:
     return device.decode("utf-8", "surrogateescape") if device else ""
 
 
-def _calls(node_def, library: dict, texts: dict, name: str) -> tuple[str, ...]:
-    """Functions the node calls: its op when that is a library function, then each `func` attribute
-    (`f`, `body`, `then_branch`, the `branches` list...), in the node's order, each once."""
-    called = [node_def.op] if node_def.op in library else []
-    for entry in node_def.attr:
-        value = entry.value
-        kind = value.WhichOneof("value")
-        if kind == "func":
-            called.append(value.func.name)
-        elif kind == "list" and value.list.func:
-            called.extend(function.name for function in value.list.func)
-    if not called:
-        return ()
-    for function in called:
-        if function not in library:
-            raise _Problem(f"node {name} calls function {as_text(function)}, which the graph's library lacks")
-    return tuple(texts[function] for function in dict.fromkeys(called))
-
-
 def _variable(node_def, name: str, keys: dict[str, str]) -> str | None:
     """A variable op's variable: the key its Saver restores it from, else its shared name, else its own."""
     if node_def.op not in VARIABLE_OPS:
@@ -182,9 +198,9 @@ def _tensor_names(info) -> list[bytes]:
 
 # ---- library functions --------------------------------------------------------------------------------
 
-def _function(function, library: dict, texts: dict) -> GraphFunction:
+def _function(function, library: _Library) -> GraphFunction:
     signature = function.signature
-    function_name = texts[signature.name]
+    function_name = library.texts[signature.name]
     arguments = {arg.name: as_text(arg.name) for arg in signature.input_arg}
     body = {node_def.name: node_def for node_def in function.node_def}
     names = {raw: name for raw, (name, _) in _first_outputs(function.node_def, f"function {function_name}").items()}
@@ -199,7 +215,7 @@ def _function(function, library: dict, texts: dict) -> GraphFunction:
                 inputs.append(resolve.output(source, name))
         variable = _variable(node_def, name, {})
         nodes.append(GraphNode(name, as_text(node_def.op), tuple(inputs), tuple(controls), _device(node_def),
-                               _calls(node_def, library, texts, f"{name} of function {function_name}"), variable))
+                               library.calls(node_def, f"{name} of function {function_name}"), variable))
     returned = {entry.key: entry.value for entry in function.ret}
     results = {}
     for arg in signature.output_arg:
@@ -213,7 +229,7 @@ def _function(function, library: dict, texts: dict) -> GraphFunction:
 class _Resolver:
     """Turns a function body's input names into (producer, flat output index)."""
 
-    def __init__(self, function: str, arguments: dict, body: dict, names: dict, library: dict):
+    def __init__(self, function: str, arguments: dict, body: dict, names: dict, library: _Library):
         self.function, self.arguments, self.body, self.names, self.library = function, arguments, body, names, library
 
     def node(self, producer: bytes, consumer: str, source: bytes) -> str:
@@ -240,7 +256,7 @@ class _Resolver:
     def _outputs_before(self, node_def, argument: bytes) -> int:
         """How many outputs the node's output arguments before `argument` make (0 when not known)."""
         before = 0
-        for name, size in _output_args(node_def.op, self.library):
+        for name, size in _output_args(node_def.op, self.library.functions):
             if name == argument:
                 return before
             before += _arg_size(node_def, size)

@@ -9,7 +9,8 @@ lists are cut short, saying how long they were.
 from __future__ import annotations
 
 from .meta_graph import as_text, dtype_name
-from .model import ModelGraph, NodeDetails
+from .model import GraphNode, NodeDetails
+from .protos import parse
 from .summary import shape_dims, shape_text
 
 MAX_VALUES = 4         # values of a constant, items of a list, shown before `...`
@@ -19,31 +20,28 @@ _VALUE_FIELDS = ("float_val", "double_val", "int_val", "int64_val", "bool_val", 
 
 
 class NodeDescriber:
-    """ModelGraph.describe for a parsed MetaGraphDef: finds the node (an index built at the first
-    question) and summarises its attributes."""
+    """ModelGraph.describe for a graph read from a GraphDef: keeps the GraphDef's bytes, not its parsed
+    message (five times their size: a million-node graph's 300 MB), and parses them when asked (some
+    10 ms for 30,000 nodes, 0.2 s for a million), finding the node by its place in the graph's order."""
 
-    def __init__(self, meta, graph: ModelGraph):
-        self._meta = meta
-        self._graph = graph
-        self._top: dict[str, int] | None = None
-        self._bodies: dict[str, dict[str, object]] = {}
+    def __init__(self, graph_def: bytes, nodes: list[GraphNode]):
+        self._graph_def = graph_def
+        self._nodes = nodes
 
     def __call__(self, node: str, function: str | None = None) -> NodeDetails:
-        return describe_node_def(self._node_def(node, function))
-
-    def _node_def(self, node: str, function: str | None):
+        graph_def = parse("GraphDef", self._graph_def)
         if function is None:
-            if self._top is None:  # the model's nodes are the GraphDef's, in its order
-                self._top = {graph_node.name: index for index, graph_node in enumerate(self._graph.nodes)}
-            return self._meta.graph_def.node[self._top[node]]
-        if function not in self._bodies:
-            for definition in self._meta.graph_def.library.function:
-                if as_text(definition.signature.name) == function:
-                    self._bodies[function] = {as_text(n.name): n for n in definition.node_def}
-                    break
-            else:
-                raise KeyError(f"no function {function} in {self._graph.path}")
-        return self._bodies[function][node]
+            for index, graph_node in enumerate(self._nodes):  # the model's nodes are the GraphDef's, in its order
+                if graph_node.name == node:
+                    return describe_node_def(graph_def.node[index])
+            raise KeyError(f"no node {node} in the graph")
+        for definition in graph_def.library.function:
+            if as_text(definition.signature.name) == function:
+                for node_def in definition.node_def:
+                    if as_text(node_def.name) == node:
+                        return describe_node_def(node_def)
+                raise KeyError(f"no node {node} in function {function}")
+        raise KeyError(f"no function {function} in the graph")
 
 
 def describe_node_def(node_def) -> NodeDetails:

@@ -21,7 +21,7 @@ from ..wire.protobuf_messages import _BOOL, _BYTES, _DOUBLE, _FLOAT, _INT32, _IN
 from ..wire.protobuf_messages import build_message_classes
 from ..wire.protobuf_messages import parse as parse_message
 
-# message -> [(field name, number, type, label, message type or None)]
+# message -> [(field name, number, type, label, message type or None[, oneof])]
 _MESSAGES = {
     "Dim": [("size", 1, _INT64, _OPTIONAL, None)],
     "TensorShapeProto": [("dim", 2, _MESSAGE, _REPEATED, "Dim"), ("unknown_rank", 3, _BOOL, _OPTIONAL, None)],
@@ -52,8 +52,10 @@ _MESSAGES = {
     "ArgDef": [("name", 1, _BYTES, _OPTIONAL, None), ("type", 3, _INT32, _OPTIONAL, None),
                ("type_attr", 4, _BYTES, _OPTIONAL, None), ("number_attr", 5, _BYTES, _OPTIONAL, None),
                ("type_list_attr", 6, _BYTES, _OPTIONAL, None)],
+    "AttrDef": [("name", 1, _BYTES, _OPTIONAL, None), ("type", 2, _BYTES, _OPTIONAL, None)],
     "OpDef": [("name", 1, _BYTES, _OPTIONAL, None), ("input_arg", 2, _MESSAGE, _REPEATED, "ArgDef"),
-              ("output_arg", 3, _MESSAGE, _REPEATED, "ArgDef")],
+              ("output_arg", 3, _MESSAGE, _REPEATED, "ArgDef"), ("attr", 4, _MESSAGE, _REPEATED, "AttrDef")],
+    "OpList": [("op", 1, _MESSAGE, _REPEATED, "OpDef")],
     "RetEntry": [("key", 1, _BYTES, _OPTIONAL, None), ("value", 2, _BYTES, _OPTIONAL, None)],
     "FunctionDef": [("signature", 1, _MESSAGE, _OPTIONAL, "OpDef"), ("node_def", 3, _MESSAGE, _REPEATED, "NodeDef"),
                     ("ret", 4, _MESSAGE, _REPEATED, "RetEntry")],
@@ -66,7 +68,8 @@ _MESSAGES = {
                  ("sharded", 5, _BOOL, _OPTIONAL, None),
                  ("keep_checkpoint_every_n_hours", 6, _FLOAT, _OPTIONAL, None),
                  ("version", 7, _INT32, _OPTIONAL, None)],
-    "MetaInfoDef": [("meta_graph_version", 1, _BYTES, _OPTIONAL, None), ("tags", 4, _BYTES, _REPEATED, None),
+    "MetaInfoDef": [("meta_graph_version", 1, _BYTES, _OPTIONAL, None),
+                    ("stripped_op_list", 2, _MESSAGE, _OPTIONAL, "OpList"), ("tags", 4, _BYTES, _REPEATED, None),
                     ("tensorflow_version", 5, _BYTES, _OPTIONAL, None),
                     ("tensorflow_git_version", 6, _BYTES, _OPTIONAL, None)],
     # CollectionDef's `kind` is a oneof of five lists; declared as plain optional fields (the same wire).
