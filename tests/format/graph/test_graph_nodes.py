@@ -151,6 +151,18 @@ def test_signatures_are_entry_points_naming_the_nodes_of_their_tensors(case, cas
     assert "serving_default" in graph.entry_points
 
 
+def test_calls_are_found_without_the_stripped_op_list(cases, tmp_path):
+    """The op list only spares looking at attributes: a graph without one names the same calls."""
+    meta = tensorflow_meta_graph(cases.v2_meta)
+    meta.meta_info_def.ClearField("stripped_op_list")
+    stripped = read_model_graph(_written(meta, tmp_path / "no_op_list.meta"))
+    graph = read_model_graph(cases.v2_meta)
+    assert [sorted(n.calls) for n in stripped.nodes] == [sorted(n.calls) for n in graph.nodes]
+    assert any(n.calls for n in graph.nodes)
+    assert {name: [sorted(n.calls) for n in f.nodes] for name, f in stripped.functions.items()} == \
+        {name: [sorted(n.calls) for n in f.nodes] for name, f in graph.functions.items()}
+
+
 def test_a_saved_model_is_read_from_its_folder_or_its_file(cases):
     folder = read_model_graph(cases.module_saved_model)
     file = read_model_graph(cases.module_saved_model / "saved_model.pb")
