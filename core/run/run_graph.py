@@ -13,6 +13,7 @@ import os
 
 from ..errors import CheckpointError, NotACheckpointError
 from ..format.graph.model import ModelGraph
+from ..format.keras.files import has_keras_name
 from ..format.graph.summary import (META_SUFFIX, SAVED_MODEL_FILE, GraphSummary, checkpoint_names, find_graph_file,
                                     read_graph_summary)
 from .discovery import CheckpointInfo
@@ -56,8 +57,8 @@ def model_graph_of(path: str) -> ModelGraph:
     from ..format.graph.graph_nodes import read_model_graph  # here: protobuf's parser loads on first use
     from ..format.keras.model_graph import read_keras_model_graph
 
-    if _is_keras_model_file(path):
-        return read_keras_model_graph(path)
+    if _is_keras_model_file(path) or (os.path.isfile(path) and has_keras_name(path)):
+        return read_keras_model_graph(path)  # a weights-only file is refused there, named, not passed on
     try:
         graph_file, _ = find_graph_file(path)
     except NotACheckpointError:
