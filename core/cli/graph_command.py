@@ -15,7 +15,7 @@ import os
 
 from ..format.graph.summary import MISSING_MARK, TOP_LEVEL, GraphSummary, shape_text
 from ..run.recognition import recognise
-from ..run.run_graph import graph_of
+from ..run.run_graph import graph_of, is_keras_model_path
 from ..storage.location import parse_location
 from .output import print_table
 from ..errors import DestinationError, UsageError
@@ -49,6 +49,8 @@ def command_graph(args) -> int:
     if args.expand:
         raise UsageError(None, "graph: --expand opens groups of the --svg drawing; give --svg OUT")
     recognise(args.path)  # a foreign file is refused as every command refuses it (not shown its folder's graph)
+    if is_keras_model_path(args.path):
+        return _print_keras_model(args)
     summary, note = graph_of(args.path, args.step)
     if args.json:  # one line, as `list --json`; why it was not compared when it was not
         print(json.dumps(summary.record() | ({"not_compared": note} if note else {})))
@@ -130,6 +132,8 @@ def _write_drawings(args) -> int:
     from ..run.run_graph import model_graph_of
 
     graph = model_graph_of(args.path)
+    for note in graph.notes:
+        print(f"note: {note}")
     for out in (args.dot, args.svg):
         if out and os.path.realpath(out) == os.path.realpath(graph.path):
             raise DestinationError(out, "is the graph being read; write the drawing to another file")
@@ -140,4 +144,32 @@ def _write_drawings(args) -> int:
         tree_and_open = open_groups(graph, args.expand)
         write_svg(*tree_and_open, args.svg)
         print(f"wrote the drawing of {graph.path} to {args.svg}")
+    return 0
+
+
+def _print_keras_model(args) -> int:
+    """A Keras model's graph in short: its layers by class, its connections, inputs, outputs, nested models."""
+    from ..run.run_graph import model_graph_of
+
+    graph = model_graph_of(args.path)
+    edges = sum(len(node.inputs) for node in graph.nodes)
+    classes: dict[str, int] = {}
+    for node in graph.nodes:
+        classes[node.op] = classes.get(node.op, 0) + 1
+    nested = sorted({node.name.rsplit("/", 1)[0] for node in graph.nodes if "/" in node.name})
+    if args.json:
+        print(json.dumps({"path": graph.path, "kind": graph.kind, "layers": len(graph.nodes), "connections": edges,
+                          "classes": classes, "nested_models": nested, "notes": graph.notes,
+                          **{side: list(graph.entry_points.get(side, ())) for side in ("inputs", "outputs")}}))
+        return 0
+    print(f"graph: {graph.path}  (Keras model)")
+    print(f"{len(graph.nodes):,} layers, {edges:,} connections: "
+          + ", ".join(f"{name} {count}" for name, count in sorted(classes.items(), key=lambda c: (-c[1], c[0]))))
+    for side in ("inputs", "outputs"):
+        print(f"{side}: {', '.join(graph.entry_points.get(side, ())) or '-'}")
+    if nested:
+        print(f"nested models: {', '.join(nested)}")
+    for note in graph.notes:
+        print(f"note: {note}")
+    print("(the whole graph: --dot OUT; a drawing: --svg OUT)")
     return 0

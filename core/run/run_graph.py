@@ -57,7 +57,7 @@ def model_graph_of(path: str) -> ModelGraph:
     from ..format.graph.graph_nodes import read_model_graph  # here: protobuf's parser loads on first use
     from ..format.keras.model_graph import read_keras_model_graph
 
-    if _is_keras_model_file(path) or (os.path.isfile(path) and has_keras_name(path)):
+    if is_keras_model_path(path):
         return read_keras_model_graph(path)  # a weights-only file is refused there, named, not passed on
     try:
         graph_file, _ = find_graph_file(path)
@@ -67,6 +67,11 @@ def model_graph_of(path: str) -> ModelGraph:
             raise
         return read_keras_model_graph(latest)
     return read_model_graph(graph_file)
+
+
+def is_keras_model_path(path: str) -> bool:
+    """Whether PATH names a Keras file or a model's config.json (its graph is the Keras reader's)."""
+    return _is_keras_model_file(path) or (os.path.isfile(path) and has_keras_name(path))
 
 
 def _is_keras_model_file(path: str) -> bool:
