@@ -2,7 +2,8 @@
 
 - v1_meta: a TF1 graph-mode model with `disable_control_flow_v2`: a tf.while_loop and a tf.cond (Enter,
   Exit, Switch, Merge, NextIteration, a loop's back edge), their gradients, a tf.function calling
-  another (PartitionedCall, a function calling a function), a Saver; exported with export_meta_graph;
+  another (PartitionedCall, a function calling a function), a TF1 Defun (a node whose op is a library
+  function), a Saver; exported with export_meta_graph;
 - v2_meta: the same model with control flow v2 (While, If and their gradients' functions in the library);
 - v1_saved_model: the TF1 model saved by `simple_save` (a TF1 SavedModel: Saver, signature `serving_default`);
 - module_saved_model: graph_fixtures' tf.Module SavedModel (two signatures, TopKV2's second output);
@@ -84,6 +85,13 @@ def _build_control_flow_model(tf):
     def outer(tensor):
         return inner(tensor) * 3.0
 
+    from tensorflow.python.framework import function as graph_function
+
+    @graph_function.Defun(tf.float32)
+    def doubled(tensor):  # TF1's functions: the calling node's op is the function's name
+        return tensor * 2.0, tf.math.top_k(tensor, k=1).indices
+
+    tf.identity(doubled(features)[1], name="best_index")  # the call's second output
     output = tf.identity(outer(branched) * scale, name="scores")
     loss = tf.reduce_mean(output)
     tf.compat.v1.train.GradientDescentOptimizer(0.1).minimize(loss)

@@ -151,6 +151,23 @@ def test_signatures_are_entry_points_naming_the_nodes_of_their_tensors(case, cas
     assert "serving_default" in graph.entry_points
 
 
+@pytest.mark.parametrize("case", ["v1_meta", "v2_meta"])
+def test_control_flow_and_calls_are_there(case, cases):
+    """What the fixtures are for: v1 loops as plain nodes with their back edge, v2 loops and branches
+    calling their functions, a Defun's node calling the function its op names, its second output read."""
+    graph = read_model_graph(getattr(cases, case))
+    nodes = graph.node_map()
+    if case == "v1_meta":
+        merges = [n for n in graph.nodes if n.op == "Merge"]
+        assert any(nodes[p].op == "NextIteration" for m in merges for p, _ in m.inputs)
+    else:
+        loop = next(n for n in graph.nodes if n.op == "While")
+        assert len(loop.calls) == 2 and all(name in graph.functions for name in loop.calls)
+    call = next(n for n in graph.nodes if n.op in graph.functions)
+    assert call.calls == (call.op,)
+    assert nodes["best_index"].inputs == ((call.name, 1),)
+
+
 def test_calls_are_found_without_the_stripped_op_list(cases, tmp_path):
     """The op list only spares looking at attributes: a graph without one names the same calls."""
     meta = tensorflow_meta_graph(cases.v2_meta)
