@@ -66,6 +66,16 @@ def test_dot_equals_the_graph_tensorflow_imports(graphs, tmp_path):
     assert any(output == -1 for _, _, output in edges) and any(output > 0 for _, _, output in edges)
 
 
+def test_the_dot_of_a_30000_node_training_graph_equals_tensorflows(dense_training_meta, tmp_path):
+    out = tmp_path / "training.dot"
+    result = run_cli("graph", dense_training_meta, "--dot", out, seconds=120)
+    assert result.returncode == 0, result.stderr
+    ops, edges = graphviz_edges(out)
+    expected_ops, expected_edges = tensorflow_edges(dense_training_meta)
+    assert len(ops) > 25_000
+    assert ops == expected_ops and edges == expected_edges
+
+
 def test_dot_clusters_are_the_name_scopes(graphs, tmp_path):
     out = tmp_path / "graph.dot"
     assert run_cli("graph", graphs.tf1_meta, "--dot", out, seconds=60).returncode == 0
