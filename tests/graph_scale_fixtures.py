@@ -2,8 +2,8 @@
 
 - write_dense_training_meta: a TF1 training graph written by TensorFlow itself in graph mode: `layers`
   variable-scoped dense layers (weights, biases, MatMul, bias add, ReLU), a softmax loss, Adam's minimize
-  and a Saver, exported with export_meta_graph; 400 layers make some 30,000 nodes, the size of a real
-  training graph.
+  and a Saver, exported by the Saver with its SaverDef (as Saver.save writes it); 400 layers make some
+  30,000 nodes, the size of a real training graph.
 - write_million_node_graph_def: a MetaGraphDef of 1,000 scopes of 1,000 nodes each, written as protobuf
   wire bytes here (TensorFlow takes minutes to build a graph that big, its protobuf classes tens of
   seconds); each node has a type attribute, a data input from the node before it (across scopes too) and
