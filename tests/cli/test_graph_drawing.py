@@ -159,3 +159,16 @@ def test_a_subclassed_models_drawing_says_why_it_is_empty(keras_models, tmp_path
     result = run_cli("graph", keras_models / "subclassed.keras", "--dot", tmp_path / "net.dot", seconds=60)
     assert result.returncode == 0, result.stderr
     assert "note: a subclassed model" in result.stdout
+
+
+def test_a_million_node_graph_opens_at_its_top_level_within_bounds(tmp_path):
+    """run_cli's bounds: 2 GiB of address space; the time allowed here is generous (a shared machine)."""
+    from tests.graph_scale_fixtures import write_million_node_graph_def
+
+    meta = tmp_path / "million.meta"
+    write_million_node_graph_def(meta)
+    out = tmp_path / "top.svg"
+    result = run_cli("graph", meta, "--svg", out, seconds=180)
+    assert result.returncode == 0, result.stderr
+    titles = _titles(out)
+    assert titles and all(title.endswith("/") for title in titles)  # groups only: a top level, not a million boxes
