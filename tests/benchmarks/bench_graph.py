@@ -127,9 +127,35 @@ def group_layouts(path: Path) -> None:
         times.append((time.perf_counter() - start, len(tree.children(group)), group))
     times.sort()
     slowest = times[-1]
+    widest = max(times, key=lambda t: t[1])
+    print(f"  the widest group, {widest[2]} ({widest[1]:,} children): {widest[0] * 1000:.1f} ms")
     print(f"  {len(times)} groups of 2 to 2,000 children opened (each with its holders): median "
           f"{statistics.median(t for t, _, _ in times) * 1000:.1f} ms, slowest {slowest[0] * 1000:.1f} ms "
           f"({slowest[2]}, {slowest[1]:,} children)")
+
+
+def widest_group(children: int = 2000) -> None:
+    """A group of `children` ops, each reading two or three earlier ones (seeded): the layout's worst width."""
+    import random
+
+    from checkpoint_inspector.core.analysis.graph.hierarchy import GraphTree
+    from checkpoint_inspector.core.analysis.graph.layout import GraphLayout
+    from checkpoint_inspector.core.format.graph.model import GraphNode, ModelGraph
+
+    rng = random.Random(48)
+    nodes = [GraphNode("block/op_in", "Placeholder")]
+    for index in range(1, children):
+        sources = {rng.randrange(max(0, index - 50), index) for _ in range(rng.choice((2, 3)))}
+        nodes.append(GraphNode(f"block/{rng.choice(('MatMul', 'Add', 'Relu', 'Mul'))}_{index}_", "Op",
+                               tuple((nodes[s].name, 0) for s in sorted(sources))))
+    tree = GraphTree(ModelGraph("synthetic", "meta", nodes))
+    layout = GraphLayout(tree)
+    layout.place(set())
+    start = time.perf_counter()
+    placement = layout.place({"block/"})
+    elapsed = time.perf_counter() - start
+    print(f"  a group of {len(tree.children('block/')):,} children with {len(placement.edges):,} edges among them "
+          f"(synthetic, seeded): laid out and placed in {elapsed * 1000:.0f} ms")
 
 
 def dot_against_tensorflow(path: Path, reps: int) -> None:
@@ -167,6 +193,7 @@ def main() -> None:
     print(f"{dense} ({dense.stat().st_size / 1e6:.1f} MB)")
     top_level(dense, args.reps)
     group_layouts(dense)
+    widest_group()
     dot_against_tensorflow(dense, args.reps)
     if not args.skip_frames:
         frames(dense)
