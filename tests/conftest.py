@@ -75,6 +75,24 @@ def dense_training_meta(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return built_once(tmp_path_factory, "dense_training_meta", write)
 
 
+@pytest.fixture(scope="session")
+def graph_node_cases(tmp_path_factory: pytest.TempPathFactory):
+    """TF1 graphs with v1 and v2 control flow, a TF1 SavedModel, a tf.Module and a Keras SavedModel
+    (tests.graph_node_fixtures), written by TensorFlow once per run."""
+    from tests.graph_node_fixtures import write_graph_node_cases
+
+    return built_once(tmp_path_factory, "graph_node_cases", write_graph_node_cases)
+
+
+@pytest.fixture(scope="session")
+def keras_graph_models(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Keras models with branches, merges, shared layers and nested models, saved every way Keras saves a
+    model (tests.keras_graph_fixtures), written once per run."""
+    from tests.keras_graph_fixtures import write_keras_graph_models
+
+    return built_once(tmp_path_factory, "keras_graph_models", write_keras_graph_models)
+
+
 @pytest.fixture
 def gc_in_gui_thread():
     """Collect garbage only in the GUI thread while a GUI test runs.

@@ -11,18 +11,11 @@ from checkpoint_inspector.core.analysis.graph.layout import GraphLayout
 from checkpoint_inspector.core.format.graph.graph_nodes import read_model_graph
 from checkpoint_inspector.core.format.graph.model import GraphFunction, GraphNode, ModelGraph
 from tests.graph_fixtures import cached_cases
-from tests.graph_node_fixtures import write_graph_node_cases
-from tests.once_per_run import built_once
 
 
 @pytest.fixture(scope="module")
 def graphs(tmp_path_factory):
     return cached_cases(tmp_path_factory)
-
-
-@pytest.fixture(scope="module")
-def node_cases(tmp_path_factory):
-    return built_once(tmp_path_factory, "graph_node_cases", write_graph_node_cases)
 
 
 def test_every_node_is_in_one_place_and_named_scopes_hold_their_node(graphs):
@@ -44,8 +37,8 @@ def test_alike_layers_are_one_series(dense_training_meta):
     assert all(tree[member].parent == layers.id for member in layers.children)
 
 
-def test_function_bodies_open_under_their_callers(node_cases):
-    graph = read_model_graph(node_cases.module_saved_model)
+def test_function_bodies_open_under_their_callers(graph_node_cases):
+    graph = read_model_graph(graph_node_cases.module_saved_model)
     tree = GraphTree(graph)
     callers = [item for item in tree.items.values() if item.node is not None and item.node.calls]
     assert callers
@@ -69,8 +62,8 @@ def test_a_function_calling_itself_opens_one_level_at_a_time():
     assert len(tree.items) < 20
 
 
-def test_a_tf1_while_loop_is_laid_out_and_siblings_never_overlap(node_cases):
-    tree = GraphTree(read_model_graph(node_cases.v1_meta))
+def test_a_tf1_while_loop_is_laid_out_and_siblings_never_overlap(graph_node_cases):
+    tree = GraphTree(read_model_graph(graph_node_cases.v1_meta))
     layout = GraphLayout(tree)
     loop = next(c for c in tree.children(ROOT) if tree[c].label == "loop")
     placement = layout.place({loop})

@@ -11,9 +11,7 @@ import pytest
 
 import checkpoint_inspector as ci
 from tests.graph_fixtures import cached_cases
-from tests.graph_node_fixtures import write_graph_node_cases
-from tests.keras_graph_fixtures import keras_wiring, write_keras_graph_models
-from tests.once_per_run import built_once
+from tests.keras_graph_fixtures import keras_wiring
 from tests.tf_fixtures import _tf
 
 pygraphviz = pytest.importorskip("pygraphviz")
@@ -22,16 +20,6 @@ pygraphviz = pytest.importorskip("pygraphviz")
 @pytest.fixture(scope="module")
 def graphs(tmp_path_factory):
     return cached_cases(tmp_path_factory)
-
-
-@pytest.fixture(scope="module")
-def node_cases(tmp_path_factory):
-    return built_once(tmp_path_factory, "graph_node_cases", write_graph_node_cases)
-
-
-@pytest.fixture(scope="module")
-def keras_models(tmp_path_factory):
-    return built_once(tmp_path_factory, "keras_graph_models", write_keras_graph_models)
 
 
 def test_a_run_folder_gives_the_graph_of_its_latest_checkpoint(graphs):
@@ -44,11 +32,11 @@ def test_a_run_folder_gives_the_graph_of_its_latest_checkpoint(graphs):
     assert "nodes" in repr(graph)
 
 
-def test_function_bodies_in_the_dot_are_tensorflows_library(node_cases, tmp_path):
+def test_function_bodies_in_the_dot_are_tensorflows_library(graph_node_cases, tmp_path):
     tf = _tf()
     from tensorflow.core.protobuf import saved_model_pb2
 
-    folder = node_cases.module_saved_model
+    folder = graph_node_cases.module_saved_model
     out = tmp_path / "module.dot"
     ci.graph(folder).write_dot(out)
     drawn = pygraphviz.AGraph(str(out))
@@ -68,10 +56,10 @@ def test_function_bodies_in_the_dot_are_tensorflows_library(node_cases, tmp_path
             assert node.attr["op"] == ops.get(short, "Arg")
 
 
-def test_a_keras_models_dot_has_its_layer_connections(keras_models, tmp_path):
+def test_a_keras_graph_models_dot_has_its_layer_connections(keras_graph_models, tmp_path):
     import keras
 
-    path = keras_models / "functional.keras"
+    path = keras_graph_models / "functional.keras"
     out = tmp_path / "functional.dot"
     ci.graph(path).write_dot(out)
     drawn = pygraphviz.AGraph(str(out))
@@ -82,8 +70,8 @@ def test_a_keras_models_dot_has_its_layer_connections(keras_models, tmp_path):
     assert "cluster_inner" in {sub.name for sub in drawn.subgraphs()}  # the nested model, a cluster
 
 
-def test_a_nested_keras_model_is_a_group_opened_in_the_svg(keras_models, tmp_path):
-    graph = ci.graph(keras_models / "functional.keras")
+def test_a_nested_keras_model_is_a_group_opened_in_the_svg(keras_graph_models, tmp_path):
+    graph = ci.graph(keras_graph_models / "functional.keras")
     assert "inner/" in graph.groups[""]
     out = tmp_path / "opened.svg"
     graph.write_svg(out, expand=["inner"])
@@ -91,7 +79,7 @@ def test_a_nested_keras_model_is_a_group_opened_in_the_svg(keras_models, tmp_pat
     assert {f"inner/{name.split('/')[-1]}" for name in graph.groups["inner/"]} <= titles
 
 
-def test_bad_files_raise_an_inspector_error_naming_them(graphs, keras_models, tmp_path):
+def test_bad_files_raise_an_inspector_error_naming_them(graphs, keras_graph_models, tmp_path):
     damaged = tmp_path / "model.ckpt-2.meta"
     damaged.write_bytes(graphs.tf1_meta.read_bytes()[:500])
     with pytest.raises(ci.CorruptCheckpointError, match=str(damaged)):
@@ -101,5 +89,5 @@ def test_bad_files_raise_an_inspector_error_naming_them(graphs, keras_models, tm
     with pytest.raises(ci.InspectorError, match=str(weights_only)):
         ci.graph(weights_only)
     with pytest.raises(ci.InspectorError, match="no_such_group"):
-        ci.graph(keras_models / "functional.keras").write_svg(tmp_path / "x.svg", expand=["no_such_group"])
+        ci.graph(keras_graph_models / "functional.keras").write_svg(tmp_path / "x.svg", expand=["no_such_group"])
     assert not (tmp_path / "x.svg").exists()

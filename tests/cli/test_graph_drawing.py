@@ -130,22 +130,14 @@ def test_a_damaged_graph_is_named(graphs, tmp_path):
     assert not (tmp_path / "out.dot").exists()
 
 
-@pytest.fixture(scope="module")
-def keras_models(tmp_path_factory):
-    from tests.keras_graph_fixtures import write_keras_graph_models
-    from tests.once_per_run import built_once
-
-    return built_once(tmp_path_factory, "keras_graph_models", write_keras_graph_models)
-
-
-def test_a_keras_models_summary_counts_its_layers_and_connections_as_keras(keras_models):
+def test_a_keras_graph_models_summary_counts_its_layers_and_connections_as_keras(keras_graph_models):
     import json
 
     import keras
 
     from tests.keras_graph_fixtures import keras_wiring
 
-    path = keras_models / "functional.keras"
+    path = keras_graph_models / "functional.keras"
     result = run_cli("graph", path, "--json", seconds=60)
     assert result.returncode == 0, result.stderr
     record = json.loads(result.stdout)
@@ -155,8 +147,8 @@ def test_a_keras_models_summary_counts_its_layers_and_connections_as_keras(keras
     assert record["nested_models"] == sorted({name.split("/")[0] for name in inputs if "/" in name})
 
 
-def test_a_subclassed_models_drawing_says_why_it_is_empty(keras_models, tmp_path):
-    result = run_cli("graph", keras_models / "subclassed.keras", "--dot", tmp_path / "net.dot", seconds=60)
+def test_a_subclassed_models_drawing_says_why_it_is_empty(keras_graph_models, tmp_path):
+    result = run_cli("graph", keras_graph_models / "subclassed.keras", "--dot", tmp_path / "net.dot", seconds=60)
     assert result.returncode == 0, result.stderr
     assert "note: a subclassed model" in result.stdout
 

@@ -11,9 +11,7 @@ import pytest
 from checkpoint_inspector.core.errors import CorruptCheckpointError, InspectorError
 from checkpoint_inspector.core.format.graph.graph_nodes import read_model_graph
 from tests.format.damage import damaged_versions
-from tests.graph_node_fixtures import write_graph_node_cases
 from tests.graph_scale_fixtures import write_million_node_graph_def
-from tests.once_per_run import built_once
 from tests.op_output_table import tensorflow_output_args
 from tests.tf_fixtures import _tf
 
@@ -21,8 +19,8 @@ CASES = ["v1_meta", "v2_meta", "v1_saved_model", "module_saved_model", "keras_sa
 
 
 @pytest.fixture(scope="module")
-def cases(tmp_path_factory):
-    return built_once(tmp_path_factory, "graph_node_cases", write_graph_node_cases)
+def cases(graph_node_cases):
+    return graph_node_cases
 
 
 def _graph_file(path: Path) -> tuple[Path, bool]:

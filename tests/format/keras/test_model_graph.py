@@ -14,12 +14,12 @@ from checkpoint_inspector.core.errors import CorruptCheckpointError, NotACheckpo
 from checkpoint_inspector.core.format.keras.model_graph import SUBCLASSED_NOTE, read_keras_model_graph
 from checkpoint_inspector.core.format.keras.reader import KerasReader
 from checkpoint_inspector.core.run.variables import describe_variables
-from tests.keras_graph_fixtures import keras_wiring, model_inputs, model_outputs, write_keras_graph_models
+from tests.keras_graph_fixtures import keras_wiring, model_inputs, model_outputs
 
 
 @pytest.fixture(scope="module")
-def models(tmp_path_factory):
-    return write_keras_graph_models(tmp_path_factory.mktemp("keras_graph"))
+def models(keras_graph_models):
+    return keras_graph_models
 
 
 def loaded(path):
