@@ -69,6 +69,19 @@ def model_graph_of(path: str) -> ModelGraph:
     return read_model_graph(graph_file)
 
 
+def has_model_graph(path: str) -> bool:
+    """Whether PATH (a checkpoint's prefix or file) has a model graph to draw, told from file names alone:
+    a Keras model file, or a `.meta` or SavedModel graph find_graph_file finds beside it (the window
+    offers its Graph view when it has)."""
+    if _is_keras_model_file(path):
+        return True
+    try:
+        find_graph_file(path)
+    except (CheckpointError, OSError):
+        return False
+    return True
+
+
 def is_keras_model_path(path: str) -> bool:
     """Whether PATH names a Keras file or a model's config.json (its graph is the Keras reader's)."""
     return _is_keras_model_file(path) or (os.path.isfile(path) and has_keras_name(path))

@@ -33,6 +33,7 @@ class VariableBrowser(QWidget):
     drop_requested = Signal(list)      # stored names: Drop from the context menu (an edit of the plan)
     export_requested = Signal(list)    # stored names: Export… from the context menu
     compare_requested = Signal(str)    # stored name: Compare… (this variable in another checkpoint)
+    graph_requested = Signal(str)      # stored name: Show in Graph (its node in the model's graph)
 
     def __init__(self, session, parent=None):
         super().__init__(parent)
@@ -40,6 +41,7 @@ class VariableBrowser(QWidget):
         self.visible_set: VisibleSet | None = None
         self.visible_indexes: list[int] = []
         self.current_name: str | None = None
+        self.graph_available = lambda: False  # the window's answer: whether the checkpoint shown has a graph
         self._new_run = False  # the next checkpoint shown is a new run's: fit the columns to it
 
         self.filter_edit = QLineEdit(placeholderText="Filter variables…  (Ctrl+F)")

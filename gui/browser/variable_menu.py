@@ -1,5 +1,5 @@
 """The variable browser's context menu and its copy keys: copy a variable's name as shown, its stored key
-or its object path; plot, rename, drop, export and compare it; select a scope's variables, or every one
+or its object path; plot, rename, drop, export and compare it, show it in the model's graph; select a scope's variables, or every one
 of a kind (every kernel) in a scope. The browser (gui.browser.variable_browser) owns the views and the
 signals; the window decides what a drop, an export or a compare does (gui.window.main_window wires them)."""
 from __future__ import annotations
@@ -68,6 +68,10 @@ def build_context_menu(browser, view, point) -> QMenu | None:
     if info is not None:
         menu.addAction(f"Compare {info.display_name}…").triggered.connect(
             lambda _=False, name=info.name: browser.compare_requested.emit(name))
+        graph = menu.addAction(f"Show {info.display_name} in Graph")
+        graph.setToolTip("Its node in the model's graph (a .meta, a SavedModel or a Keras model beside the checkpoint)")
+        graph.setEnabled(browser.graph_available())
+        graph.triggered.connect(lambda _=False, name=info.name: browser.graph_requested.emit(name))
     menu.addSeparator()
     in_scope = variables_in_scope(visible, browser.visible_indexes, scope)
     _add_selection(browser, menu, f"Select all in {'/'.join(scope) or 'the model'}", in_scope)

@@ -17,8 +17,7 @@ from checkpoint_inspector.core.edit.verify import verify_restore
 from checkpoint_inspector.core.formatting import format_shape
 
 from ..base.jobs import JobSlot
-
-ROW_COLOURS = {"missing": "#f6d5d1", "mismatched": "#f3c6a5", "not asked for": "#ececec"}
+from ..base.restore_colours import RESTORE_COLOURS as ROW_COLOURS
 TARGET_PATTERN = ("What restores it (*.meta saved_model.pb *.index checkpoint *.keras *.h5 *.hdf5);;"
                   "All files (*)")
 

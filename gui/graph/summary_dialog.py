@@ -1,4 +1,4 @@
-"""The graph dialog: what a run's `.meta` or SavedModel graph holds, from a summary core made
+"""The graph's summary (the Graph window's Summary…): what a run's `.meta` or SavedModel graph holds, from a summary core made
 (core.format.graph.summary.GraphSummary; this view parses nothing). One tree with a section each for
 the ops by top-level scope, the collections, the variables (those the compared checkpoint lacks in red,
 marked "not in checkpoint"), the Saver and the signatures; and a "Show graph in TensorBoard" button that
@@ -15,7 +15,9 @@ from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QHeaderView, QLabel, Q
 
 from checkpoint_inspector.core.format.graph.summary import MISSING_MARK, TOP_LEVEL, GraphSummary, shape_text
 
-MISSING_COLOUR = "#c0392b"
+from ..base.restore_colours import MISSING_OUTLINE
+
+MISSING_COLOUR = MISSING_OUTLINE
 SECTIONS = ("Ops by scope", "Collections", "Variables", "Saver", "Signatures")
 MAX_SHOWN = 2000  # a collection or scope of 100,000 entries would make the tree crawl; the CLI's --json has all
 

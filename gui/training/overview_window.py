@@ -23,7 +23,8 @@ from PySide6.QtCore import QEvent, Qt, QTimer, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QMainWindow, QVBoxLayout, QWidget
 
-from checkpoint_inspector.core.analysis.overview.overview import OVERVIEW_METRICS, compute_overview, side_by_side
+from checkpoint_inspector.core.analysis.overview.overview import (LOG_COLOUR_METRICS, OVERVIEW_METRICS, compute_overview,
+                                                                  side_by_side)
 
 from ..base import errors
 from ..base.computed_window import ComputedWhenShown
@@ -31,7 +32,6 @@ from ..base.status_progress import StatusProgress
 from ..base.worker import JobRunner
 
 SORTS = (("model order", "model"), ("last value", "last"), ("largest jump", "jump"))
-LOG_BY_DEFAULT = {"update_ratio", "l2", "abs_mean", "std", "dist_from_first", "nan_count", "inf_count", "spectral_norm"}
 NO_VALUE = (60, 60, 60, 255)  # a cell without a value (not held there, first checkpoint of a ratio, NaN)
 _ROW_PIXELS = 14  # a row label needs this much height to be readable
 PARTIAL_DRAW_MS = 200  # the picture of a computation under way is redrawn at most this often
@@ -146,7 +146,7 @@ class OverviewWindow(ComputedWhenShown, QMainWindow):
 
     def _metric_changed(self, metric: str) -> None:
         self.log_box.blockSignals(True)
-        self.log_box.setChecked(metric in LOG_BY_DEFAULT)
+        self.log_box.setChecked(metric in LOG_COLOUR_METRICS)
         self.log_box.blockSignals(False)
         self.compute()
 

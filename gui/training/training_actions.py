@@ -1,6 +1,6 @@
 """Training as a whole, in the main window: the run's logged curves read when it opens (and again when
-the watcher sees it grow), runs plotted beside it, and the Tools menu's Training Overview and
-Graph of the Run (its "Show graph in TensorBoard" goes through the TensorBoard actions).
+the watcher sees it grow), runs plotted beside it, and the Tools menu's Training Overview (the graph of
+the run is gui.graph's).
 
 A comparison run comes from the menu or from a drop on the Trajectory dock, as many as wanted (each
 drop adds one; the same run again is read afresh in its place); their trajectories, logged curves and
@@ -18,21 +18,17 @@ from checkpoint_inspector.core.storage.location import parse_location
 
 from ..base import dialogs, errors
 from ..base.deferred import AFTER_FIRST_PAINT_MS
-from ..base.jobs import JobSlot
 
 
 class TrainingActions:
-    def __init__(self, session, open_variable_at, show_graph_in_tensorboard, executor=None):
+    def __init__(self, session, open_variable_at, executor=None):
         self.session = session
         self.executor = executor or (lambda: None)  # where the overview's pieces run (gui.window.compute_choice)
-        self.show_graph_in_tensorboard = show_graph_in_tensorboard  # (graph file path)
         self.open_variable_at = open_variable_at  # (prefix, stored name): open that checkpoint, select it
         self.run = None
         self.overview_window = None  # gui.training.overview_window.OverviewWindow, once asked for
         self._logs_job = None
         self._comparison_job = None
-        self.graph_dialog = None
-        self.graph_slot = JobSlot(session, "Cannot show the graph")
         session.run_opened.connect(lambda loaded: self.run_opened(loaded.run))
         session.run_grown.connect(self.run_changed)
         session.comparison_changed.connect(lambda *_: self._comparisons_changed())
@@ -50,9 +46,6 @@ class TrainingActions:
                                       "Trajectory dock's run list, or right-click it there to remove it)")
         self.remove_action.setEnabled(False)
         self.remove_action.triggered.connect(lambda *_: self.remove_comparison())
-        graph = menu.addAction("&Graph of the Run…")
-        graph.setToolTip("What the run's .meta or SavedModel graph holds, and which of its variables the checkpoint lacks")
-        graph.triggered.connect(lambda *_: self.show_graph())
         menu.addSeparator()
 
     # ---- the run's logs -----------------------------------------------------------------------------
@@ -164,32 +157,6 @@ class TrainingActions:
             self.remove_action.setEnabled(bool(self.session.comparisons))
         if self.overview_window is not None:
             self.overview_window.set_runs(self.runs())
-
-    # ---- the graph ----------------------------------------------------------------------------------
-    def show_graph(self) -> None:
-        """The Graph dialog of the open checkpoint's graph (read on a worker thread)."""
-        current = self.session.require_current()
-        if current is None:
-            return
-        path = current.checkpoint.prefix  # a SavedModel's variables prefix finds its saved_model.pb
-
-        def job():
-            from checkpoint_inspector.core.run.run_graph import graph_of  # here: protobuf and the graph reader load on first use
-
-            yield Progress(0, 0, f"Reading the graph of {path}")
-            return graph_of(path)
-
-        self.graph_slot.start("graph", job, self._graph_read, busy_text=f"Reading the graph of {path}…")
-
-    def _graph_read(self, result) -> None:
-        from .graph_dialog import GraphDialog
-
-        summary, note = result
-        dialog = GraphDialog(summary, lambda: self.show_graph_in_tensorboard(summary.path), self.session.dialog_parent)
-        if note:
-            self.session.show_message(note, 10000)
-        self.graph_dialog = dialog
-        dialog.show()
 
     # ---- the overview -------------------------------------------------------------------------------
     def runs(self) -> list:

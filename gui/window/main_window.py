@@ -34,6 +34,7 @@ from ..base.status_progress import MessageStatusBar, StatusProgress
 from .tensorboard_actions import TensorBoardActions
 from .unsaved_edits import UnsavedEdits
 from ..training.training_actions import TrainingActions
+from ..graph.graph_actions import GraphActions
 from ..browser.variable_browser import VariableBrowser
 from ..base.garbage_collection import settle as settle_garbage
 from ..base.worker import JobRunner
@@ -109,9 +110,12 @@ class MainWindow(DropTarget, QMainWindow):
         self.tensorboard = TensorBoardActions(session, self.statusBar())
         self.comparing = CompareActions(session, self.run_panel, self._reveal_edits)
         self.tensorboard.executor = lambda: self.compute.current  # the history's metrics (Tools ▸ Compute On…)
-        self.training = TrainingActions(session, self.open_variable_at, self.tensorboard.show_graph,
-                                        executor=lambda: self.compute.current)
+        self.training = TrainingActions(session, self.open_variable_at, executor=lambda: self.compute.current)
         self.diagnosing = DiagnosisActions(self)
+        self.graphing = GraphActions(session, self.plot_variables, self.tensorboard.show_graph,
+                                     executor=lambda: self.compute.current)
+        self.browser.graph_requested.connect(self.graphing.show_in_graph)
+        self.browser.graph_available = lambda: self.graphing.available
         self.browser.drop_requested.connect(self.edit_actions.drop_variables)
         self.browser.export_requested.connect(self.exports.export_variables)
         self.browser.compare_requested.connect(self.comparing.compare_variable)
@@ -203,6 +207,7 @@ class MainWindow(DropTarget, QMainWindow):
         tools_menu = self.menuBar().addMenu("&Tools")
         self.comparing.build_menu(tools_menu)
         self.training.build_menu(tools_menu)
+        self.graphing.build_menu(tools_menu)
         self.diagnosing.build_menu(tools_menu)
         self.tensorboard.build_menu(tools_menu)
         tools_menu.addSeparator()
@@ -386,6 +391,7 @@ class MainWindow(DropTarget, QMainWindow):
         if self.training.overview_window is not None:
             self.training.overview_window.close()
         self.diagnosing.close()
+        self.graphing.close()
         self.tensorboard.stop()  # the child never outlives the window (nor the app: see core.tensorboard.process)
         window_layout.save(self)
         self.runner.cancel_all()

@@ -31,6 +31,9 @@ SPECTRAL_OVERVIEW_METRICS = ("alpha", "stable_rank", "spectral_norm")  # core.an
 OVERVIEW_METRICS = ("update_ratio", "l2", "abs_mean", "zero_frac", "nan_count", "inf_count", "mean", "std", "min",
                     "max", "dist_from_first") + SPECTRAL_OVERVIEW_METRICS
 ORDERS = ("model", "last", "jump")
+# Metrics whose values span decades: coloured on a log scale by default (the overview, the graph's overlay)
+LOG_COLOUR_METRICS = frozenset({"update_ratio", "l2", "abs_mean", "std", "dist_from_first", "nan_count", "inf_count",
+                                "spectral_norm"})
 
 
 @dataclass

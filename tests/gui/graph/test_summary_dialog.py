@@ -1,4 +1,4 @@
-"""The graph dialog (gui.training.graph_dialog), offscreen, on summaries of TensorFlow-written graphs: its tree
+"""The graph summary dialog (gui.graph.summary_dialog), offscreen, on summaries of TensorFlow-written graphs: its tree
 holds every variable, those the partial Saver's checkpoint lacks in red and marked "not in checkpoint",
 the signatures of a SavedModel, and its button calls whoever opened it."""
 import pytest
@@ -7,7 +7,7 @@ from PySide6.QtCore import Qt
 from checkpoint_inspector.core.format.graph.summary import checkpoint_names, read_graph_summary
 from checkpoint_inspector.core.format.readers import open_reader
 from checkpoint_inspector.core.run.variables import describe_variables
-from checkpoint_inspector.gui.training.graph_dialog import MISSING_COLOUR, MISSING_MARK, GraphDialog
+from checkpoint_inspector.gui.graph.summary_dialog import MISSING_COLOUR, MISSING_MARK, GraphDialog
 from tests.graph_fixtures import PARTIAL_SAVED, cached_cases
 
 

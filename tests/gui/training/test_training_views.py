@@ -182,7 +182,7 @@ def test_two_runs_in_one_window(qtbot, window, training_runs):
 
 
 def test_graph_of_the_run_and_show_it_in_tensorboard(qtbot, window, training_runs, tmp_path):
-    """Tools ▸ Graph of the Run on the TF1 tutorial run: the dialog lists the graph's variables (TF's
+    """The graph's summary (the Graph window's Summary…) on the TF1 tutorial run: the dialog lists the graph's variables (TF's
     import_meta_graph global variables); its button writes graph/ and opens TensorBoard's Graphs view,
     which serves that graph."""
     import json
@@ -194,9 +194,9 @@ def test_graph_of_the_run_and_show_it_in_tensorboard(qtbot, window, training_run
     run = tmp_path / "tf1_run"
     shutil.copytree(training_runs.tf1_run, run)
     open_run(qtbot, window, run)
-    window.training.show_graph()
-    qtbot.waitUntil(lambda: window.training.graph_dialog is not None, timeout=20000)
-    dialog = window.training.graph_dialog
+    window.graphing.show_summary()
+    qtbot.waitUntil(lambda: window.graphing.summary_dialog is not None, timeout=20000)
+    dialog = window.graphing.summary_dialog
     qtbot.addWidget(dialog)
     with tf.Graph().as_default():
         tf.compat.v1.train.import_meta_graph(str(run / "model.ckpt-29.meta"))

@@ -1,0 +1,1 @@
+"""The Graph view: a model graph drawn, navigable and tied to the checkpoint shown."""
