@@ -140,8 +140,9 @@ class Commands:
             return [(["scalars", folder, "--json"], None),
                     [(["scalars", folder], None), (["scalars", self.main_name], folder),
                      (["scalars", folder, "--csv", os.path.join(out, "s.csv")], None)][number % 3]]
-        if self.kind == "graph":
-            return [(["graph", path, "--json"], None), (["graph", folder], None)][:1 + number % 2]
+        if self.kind == "graph":  # the summary every time; in turn the folder's, and the drawn graph
+            drawn = (["graph", path, "--dot", os.path.join(out, "g.dot"), "--svg", os.path.join(out, "g.svg")], None)
+            return [(["graph", path, "--json"], None), [(["graph", folder], None), drawn][number % 2]]
         first = [(["list", path], None), (["show", path, name], None),
                  (["export", path, os.path.join(out, "all.npz")], None),
                  (["diff", path, self.pristine, "--values"], None)]
@@ -154,6 +155,8 @@ class Commands:
                  (["show", path, name, "--npy", os.path.join(out, "one.npy")], None),
                  (["trajectory", path, name, "--metric", "mean"], None),
                  (["overview", path, "--metric", "l2"], None)]
+        if self.kind == "keras":  # a Keras file's model config drawn (a weights-only file is refused, named)
+            extra.append((["graph", path, "--dot", os.path.join(out, "k.dot")], None))
         return first + [extra[number % len(extra)]]
 
     def run(self, folder: str, number: int, baseline: bool = False) -> list[str]:
