@@ -54,7 +54,9 @@ def write_cases(root: Path) -> GraphCases:
 
 def _build_tf1_model(tf):
     """The graph; returns (placeholders, train_op). Variables are resource variables (TF2's default in
-    graph mode too), the embedding partitioned along its rows."""
+    graph mode too), the embedding partitioned along its rows; their initial values seeded (the Graph
+    view's screenshot colours them by their update ratio)."""
+    tf.compat.v1.set_random_seed(48)
     ids = tf.compat.v1.placeholder(tf.int64, [None], name="ids")
     labels = tf.compat.v1.placeholder(tf.int64, [None], name="labels")
     learning_rate = tf.constant(0.01, name="learning_rate")

@@ -37,6 +37,12 @@ class CheckpointTie:
                                    if info.kind == "variable" and info.name not in held] if variables else []
         self.has_checkpoint = bool(variables)
 
+    def weight_nodes(self) -> dict[str, str]:
+        """{stored key: node id} of the model weights the graph and the checkpoint share (no optimizer slots
+        or counters: the overlay colours what the model learned)."""
+        kinds = {info.name: info.kind for info in self.info_of.values()}
+        return {name: node for name, node in self.node_of.items() if kinds.get(name) == "variable"}
+
     def missing_nodes(self) -> set[str]:
         return set(self.missing.values()) if self.has_checkpoint else set()
 

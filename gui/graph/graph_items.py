@@ -19,7 +19,7 @@ from checkpoint_inspector.core.analysis.graph.svg import EDGE, KIND_FILL, OPEN_F
 
 from ..base.restore_colours import MISSING_OUTLINE, RESTORE_COLOURS
 
-LABEL_PIXELS = 7.0          # a label smaller than this on screen is not drawn
+LABEL_PIXELS = 6.0          # a label smaller than this on screen is not drawn
 FONT = QFont()
 FONT.setPointSizeF(8.5)
 TITLE_FONT = QFont(FONT)
@@ -45,10 +45,12 @@ class BoxItem(QGraphicsRectItem):
     """A visible node or group; `item_id` is the tree's id. The scene sets its brush (its kind's colour,
     the overlay's or the missing mark's), its pen (selected, missing, plain) and `text_pen`."""
 
-    def __init__(self, item_id: str, text: str, kind: str, expandable: bool):
+    def __init__(self, item_id: str, text: str, kind: str, expandable: bool, short_text: str | None = None):
+        """`text` the label with its op or count; `short_text` what is kept of it where the box is narrow."""
         super().__init__()
         self.item_id = item_id
         self.text = text
+        self.short_text = short_text or text
         self.kind = kind
         self.expandable = expandable
         self.is_open = False
@@ -72,8 +74,11 @@ class BoxItem(QGraphicsRectItem):
             self.setBrush(OPEN_BRUSH)
 
     def label(self, metrics: QFontMetricsF, width: float) -> str:
+        """The whole text where it fits, else the short one, elided in its middle where even that does not."""
         if self._elided[0] != width:
-            self._elided = (width, metrics.elidedText(self.text, Qt.ElideMiddle, width))
+            text = self.text if metrics.horizontalAdvance(self.text) <= width else \
+                metrics.elidedText(self.short_text, Qt.ElideMiddle, width)
+            self._elided = (width, text)
         return self._elided[1]
 
 

@@ -63,7 +63,8 @@ class GraphScene(QGraphicsScene):
             is_open = item_id in placement.open
             if item is None:
                 tree_item = tree[item_id]
-                item = BoxItem(item_id, item_text(tree, item_id), tree_item.kind, tree_item.expandable)
+                item = BoxItem(item_id, item_text(tree, item_id), tree_item.kind, tree_item.expandable,
+                               tree_item.label)
                 self.boxes[item_id] = item
                 item.set_box(box, is_open)
                 self._fill(item)

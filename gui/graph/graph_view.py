@@ -71,6 +71,19 @@ class GraphView(QGraphicsView):
             self.centerOn(rect.center())
         self._scaled()
 
+    def fit_readable(self, smallest: float = 0.7) -> None:
+        """The whole graph in the view where its labels stay legible; else the top of it at the smallest
+        legible scale (the minimap shows the rest)."""
+        self.fit()
+        rect = self.scene().itemsBoundingRect()
+        if self.scale_factor() >= smallest or rect.isEmpty():
+            return
+        self.resetTransform()
+        self.scale(smallest, smallest)
+        shown = self.visible_scene_rect()
+        self.centerOn(rect.center().x(), rect.top() + shown.height() / 2 - 20)
+        self._scaled()
+
     def wheelEvent(self, event) -> None:
         delta = event.angleDelta().y()
         if delta:

@@ -33,10 +33,11 @@ from .graph_scene import GraphScene
 from .graph_view import GraphView
 from .minimap import Minimap
 from .node_panel import NodePanel
-from .overlay import OverlayControls, OverlayValues
+from .overlay import OverlayControls, OverlayValues, overlay_job
 
 BUSY_CHILDREN = 300   # arranging a group of more children than this shows progress and ✕
 FOUND_SHOWN = 50
+WIDE = 1200          # narrower than this, the overlay's controls take a row of their own
 LEGIBLE_SCALE = 0.9   # a node selected far out is zoomed in to this scale
 
 
@@ -99,7 +100,7 @@ class GraphWindow(QMainWindow):
         top.addWidget(self.search, 2)
         for button in buttons:
             top.addWidget(button)
-        top.addWidget(self.overlay, 3)
+        self.top_row, self.second_row = top, QHBoxLayout()
         splitter = QSplitter(Qt.Horizontal)
         for widget, stretch in ((self.view, 3), (self.panel, 1)):  # the graph wide, the panel beside it
             splitter.addWidget(widget)
@@ -108,11 +109,12 @@ class GraphWindow(QMainWindow):
         layout = QVBoxLayout(central)
         layout.setContentsMargins(4, 4, 4, 0)
         layout.addLayout(top)
+        layout.addLayout(self.second_row)
         layout.addWidget(splitter, 1)
         self.setCentralWidget(central)
         self.status = StatusProgress(self.statusBar(), self.cancel_all)
         screen = self.screen().availableGeometry() if self.screen() else None
-        width, height = (min(1280, screen.width() - 40), min(800, screen.height() - 40)) if screen else (1280, 800)
+        width, height = (min(1600, screen.width() - 40), min(1000, screen.height() - 40)) if screen else (1280, 800)
         self.resize(width, height)
         splitter.setSizes([int(width * 0.72), int(width * 0.28)])
 
@@ -123,10 +125,20 @@ class GraphWindow(QMainWindow):
         self.panel.plot_clicked.connect(self.plot_selected)
         self.panel.checkpoint_variable_chosen.connect(self._select_in_checkpoint)
         self.overlay.metric_changed.connect(self.compute_overlay)
-        self.overlay.step_changed.connect(lambda *_: self._colour_overlay())
+        self.overlay.step_changed.connect(lambda *_: (self._colour_overlay(), self._describe(self.selected_id())))
         QShortcut(QKeySequence.Find, self, lambda: (self.search.setFocus(), self.search.selectAll()))
         QShortcut(QKeySequence("Ctrl+0"), self, lambda: self.view.fit())
         QShortcut(QKeySequence(Qt.Key_Escape), self, self.close)
+
+    def resizeEvent(self, event) -> None:
+        """The overlay's controls beside the search on a wide window, in a row of their own on a narrow one
+        (a laptop at scale 1.5 is 911 px wide)."""
+        super().resizeEvent(event)
+        row = self.top_row if self.width() >= WIDE else self.second_row
+        if self.overlay.parentWidget() is None or row.indexOf(self.overlay) < 0:
+            for other in (self.top_row, self.second_row):
+                other.removeWidget(self.overlay)
+            row.addWidget(self.overlay, 3)
 
     # ---- the context JobSlots report to -------------------------------------------------------------
     def show_busy(self, busy: bool, text: str = "") -> None:
@@ -179,7 +191,7 @@ class GraphWindow(QMainWindow):
         self.panel.forget()
         self.tie_to_checkpoint()
         self._place()
-        self.view.fit()
+        self.view.fit_readable()
         notes = "; ".join(self.graph.notes)
         self.show_message(f"{len(self.graph.nodes):,} nodes" + (f" · {notes}" if notes else "") +
                           " · double-click a group to open it, Ctrl+F to find a node", 15000)
@@ -242,7 +254,7 @@ class GraphWindow(QMainWindow):
             return
         self.opened = set()
         self._place()
-        self.view.fit()
+        self.view.fit_readable()
 
     def toggle(self, item_id: str) -> None:
         if item_id in self.opened:
@@ -286,13 +298,20 @@ class GraphWindow(QMainWindow):
         self.reveal(node_id)
 
     def _selection_changed(self, item_id) -> None:
-        self.panel.show_item(self.graph, self.tree, self.tie, item_id)
+        self._describe(item_id)
         if item_id is None:
             return
         infos = self.tie.infos_of_node(item_id) if self.tree[item_id].node is not None else []
         current = self.session.current
         if infos and current is not None:  # the checkpoint's variable: selected in the Variables tree too
             self.session.open_variable_at(current.checkpoint.prefix, infos[0].name)
+
+    def _describe(self, item_id) -> None:
+        """The side panel's account of `item_id`, with its overlay value at the slider's checkpoint."""
+        values = self.overlay_values
+        line = values.describe(item_id, self.overlay.slider.value(), self.overlay.step_label.text()) \
+            if values is not None and item_id is not None else ""
+        self.panel.show_item(self.graph, self.tree, self.tie, item_id, line)
 
     def plot_selected(self) -> None:
         item_id = self.scene.selected_id()
@@ -356,26 +375,19 @@ class GraphWindow(QMainWindow):
     def compute_overlay(self, metric: str | None) -> None:
         self.overlay_slot.cancel()
         current = self.session.current
-        if metric is None or current is None or self.tie is None or not self.tie.node_of:
+        if metric is None or current is None or self.tie is None or not self.tie.weight_nodes():
             self.overlay_values = None
             self.overlay.show_values(None)
             self.scene.set_overlay({})
+            self._describe(self.selected_id())
             self.minimap.scene_changed()
             if metric is not None:
                 self.show_message("No variable of the graph is in the checkpoint: nothing to colour", 6000)
             return
-        from checkpoint_inspector.core.analysis.overview.overview import compute_overview
-
-        checkpoints, names, executor = list(current.run.checkpoints), sorted(self.tie.node_of), self.executor()
-        tree, node_of = self.tree, dict(self.tie.node_of)
-
-        def job():
-            overview = yield from compute_overview(checkpoints, metric, names, weights_only=False, executor=executor)
-            return OverlayValues(overview, tree, node_of)
-
-        self.overlay_slot.start("overlay", job, self._overlay_computed,
-                                busy_text=f"Computing the {metric} of {len(names):,} variables at "
-                                          f"{len(checkpoints)} checkpoints…")
+        checkpoints, weights = list(current.run.checkpoints), self.tie.weight_nodes()
+        self.overlay_slot.start("overlay", overlay_job(checkpoints, metric, self.tree, weights, self.executor()),
+                                self._overlay_computed, busy_text=f"Computing the {metric} of "
+                                f"{len(weights):,} weights at {len(checkpoints)} checkpoints…")
 
     def _overlay_computed(self, values: OverlayValues) -> None:
         if values.tree is not self.tree:
@@ -383,6 +395,7 @@ class GraphWindow(QMainWindow):
         self.overlay_values = values
         self.overlay.show_values(values)
         self._colour_overlay()
+        self._describe(self.selected_id())
         self.overlay_shown.emit()
 
     def _colour_overlay(self) -> None:

@@ -67,6 +67,10 @@ class Minimap(QWidget):
         shown = self.view.visible_scene_rect()
         wanted = not scene_rect.isEmpty() and not shown.contains(scene_rect.adjusted(20, 20, -20, -20))
         viewport = self.view.viewport().geometry()
+        size = (min(SIZE[0], viewport.width() // 4), min(SIZE[1], viewport.height() // 4))
+        if (self.width(), self.height()) != size:  # a quarter of the view at most
+            self.setFixedSize(*size)
+            self._redraw.start()
         self.move(viewport.right() - self.width() - 8, viewport.bottom() - self.height() - 8)
         self.setVisible(wanted)
         self.update()

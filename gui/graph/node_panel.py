@@ -85,8 +85,9 @@ class NodePanel(QWidget):
             row.setData(Qt.UserRole, info.name)
             self.only_list.addItem(row)
 
-    def show_item(self, graph, tree, tie, item_id: str | None) -> None:
-        """Describe `item_id` of `tree` (None: nothing selected); `tie` a gui.graph.checkpoint_tie.CheckpointTie."""
+    def show_item(self, graph, tree, tie, item_id: str | None, headline: str = "") -> None:
+        """Describe `item_id` of `tree` (None: nothing selected); `tie` a gui.graph.checkpoint_tie.CheckpointTie;
+        `headline` a line above the rest (the overlay's value of the item)."""
         if item_id is None or item_id not in tree:
             self.title.setText("Nothing selected")
             self.details.setHtml("<p>Click a box, or find one with Ctrl+F. Double-click a group (or press "
@@ -96,7 +97,7 @@ class NodePanel(QWidget):
         item = tree[item_id]
         self.title.setText(item_id.rstrip("/") or graph.path)
         parts = self._node(graph, tree, tie, item) if item.node is not None else self._group(tree, item)
-        self.details.setHtml("".join(parts))
+        self.details.setHtml((f"<p><b>{html.escape(headline)}</b></p>" if headline else "") + "".join(parts))
         self.plot_button.setEnabled(bool(tie.infos_of_node(item_id)) if item.node is not None else False)
 
     # ---- a node ----------------------------------------------------------------------------------------

@@ -1,5 +1,5 @@
-"""The Graph view's overlay: variable nodes, and the groups that hold them, coloured by a metric of their
-variable at a chosen checkpoint (a group by the largest of what it holds), with a legend of the scale and
+"""The Graph view's overlay: variable nodes of the model's weights (not optimizer slots), and the groups
+that hold them, coloured by a metric of their variable at a chosen checkpoint (a group by the largest of what it holds), with a legend of the scale and
 a slider over the run's checkpoints.
 
 The values are the Training Overview's (core.analysis.overview.overview.compute_overview, restricted to
@@ -72,12 +72,36 @@ class OverlayValues:
         rgba = colour_map().map(fractions, mode="byte")
         return {item_id: QColor(int(r), int(g), int(b)) for item_id, (r, g, b, _) in zip(ids, rgba)}
 
+    def describe(self, item_id: str, column: int, step_text: str) -> str:
+        """A line for the side panel: the item's value at `column`, or the largest inside a group."""
+        value = self.raw_value(item_id, column)
+        if value is not None:
+            return f"{self.overview.metric} at {step_text}: {value:.6g}"
+        shown = self.values_at(column).get(item_id)
+        if shown is None:
+            return ""
+        return f"largest {self.overview.metric} inside at {step_text}: {10 ** shown if self.log else shown:.6g}"
+
     def raw_value(self, node_id: str, column: int) -> float | None:
         row = self.rows.get(node_id)
         if row is None:
             return None
         value = float(self.overview.values[row, column])
         return value if math.isfinite(value) else None
+
+
+def overlay_job(checkpoints, metric: str, tree, node_of: dict[str, str], executor):
+    """The JobSlot's job: `metric` of the graph's variables (`node_of`: stored name -> node id) at every
+    checkpoint, as the Training Overview computes it, laid on `tree`."""
+    from checkpoint_inspector.core.analysis.overview.overview import compute_overview
+
+    names, node_of = sorted(node_of), dict(node_of)
+
+    def job():
+        overview = yield from compute_overview(checkpoints, metric, names, weights_only=False, executor=executor)
+        return OverlayValues(overview, tree, node_of)
+
+    return job
 
 
 def colour_map():
@@ -164,9 +188,11 @@ class OverlayControls(QWidget):
         self.slider.setRange(0, max(len(values.steps) - 1, 0))
         self.slider.setValue(len(values.steps) - 1)
         self.slider.blockSignals(False)
-        scale = "log10 " if values.log else ""
-        self.low_label.setText(f"{scale}{values.low:.3g}")
-        self.high_label.setText(f"{values.high:.3g}")
+        ends = (10 ** values.low, 10 ** values.high) if values.log else (values.low, values.high)
+        self.low_label.setText(f"{ends[0]:.3g}")
+        self.high_label.setText(f"{ends[1]:.3g}")
+        self.legend.setToolTip(f"{values.overview.metric}: {ends[0]:.4g} to {ends[1]:.4g} over the run's checkpoints"
+                               + (", on a log scale" if values.log else "") + "; a group has the largest of its variables'")
         self._label(self.slider.value())
 
     def _moved(self, column: int) -> None:

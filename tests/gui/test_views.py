@@ -13,6 +13,7 @@ import time
 
 import pytest
 
+from tests.graph_fixtures import cached_cases
 from tests.gui.image_compare import compare, pixels
 from tests.gui.views import ENVIRONMENT, SCREENS, SCREENSHOTS
 from tests.locations import ROOT
@@ -24,6 +25,7 @@ def renders(tf_ckpts, compare_cases, training_runs, tmp_path_factory):
     much of a render waits for Qt's event loop to settle, so side by side the three take little more
     than the longest alone. {size: (its folder of pictures, the process's exit status, its stderr)}."""
     root = tmp_path_factory.mktemp("views")
+    graphs = cached_cases(tmp_path_factory)
     started = {}
     for size in sorted(SCREENS):
         out, log = root / size, open(root / f"{size}.stderr", "w+")
@@ -31,7 +33,7 @@ def renders(tf_ckpts, compare_cases, training_runs, tmp_path_factory):
             [sys.executable, "-m", "tests.gui.views", "--size", size, "--out", str(out),
              "--many-vars", str(tf_ckpts.many_vars), "--keras-run", str(tf_ckpts.keras_run),
              "--renamed", str(compare_cases.renamed_ckpt), str(compare_cases.renamed_meta),
-             "--training", str(training_runs.tf2_run.parent)],
+             "--training", str(training_runs.tf2_run.parent), "--graph-run", str(graphs.tf1_run)],
             cwd=ROOT, stdout=subprocess.DEVNULL, stderr=log, text=True))
     deadline = time.monotonic() + 600
     finished = {}

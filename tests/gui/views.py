@@ -16,7 +16,8 @@ message), damaged (a truncated shard marked in the Run list) and keras (a folder
 files: a .keras's kernel over the epochs), compare (the sample run's first and last checkpoints side by
 side, a kernel's heatmaps in both and of their difference) and check (a TF1 checkpoint checked against
 the .meta of its renamed graph, with the proposed plan); training, overview, diagnosis (Tools > Diagnose Run
-on the exploding training run, a finding picked and its evidence plotted) and two_runs. Everything that could differ between two
+on the exploding training run, a finding picked and its evidence plotted) and two_runs; graph (Tools > Graph of
+the Run on a TF1 run with its .meta: a variable found, its scopes opened, the update-ratio overlay). Everything that could differ between two
 renders is fixed: the sample run is copied with fixed modification times, the corrupt file has fixed
 bytes, settings go to a temporary file, the window fills the screen.
 """
@@ -34,8 +35,8 @@ ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOTS = ROOT / "docs" / "screenshots"
 ENVIRONMENT = "environment.json"  # beside the pictures: what they were rendered with
 VIEWS = ("browse", "heatmap", "histogram", "distribution", "rename", "error", "damaged", "keras", "compare", "check",
-         "training", "overview", "diagnosis", "two_runs")
-MAIN_VIEWS = ("browse", "rename", "compare", "training", "overview")  # browse, edits, compare, trajectory, overview
+         "training", "overview", "diagnosis", "two_runs", "graph")
+MAIN_VIEWS = ("browse", "rename", "compare", "training", "overview", "graph")  # browse, edits, compare, trajectory, overview, graph
 # screen name -> (width, height, scale factor, the views rendered there)
 SCREENS = {"1366x768": (1366, 768, 1.0, VIEWS), "1920x1080": (1920, 1080, 1.0, MAIN_VIEWS),
            "1366x768-scale1.5": (1366, 768, 1.5, MAIN_VIEWS)}
@@ -57,7 +58,8 @@ _render = _Render()
 
 
 def render(out: Path, many_vars: Path | None, views=VIEWS, keras_run: Path | None = None,
-           renamed: tuple[Path, Path] | None = None, training: Path | None = None) -> list[Path]:
+           renamed: tuple[Path, Path] | None = None, training: Path | None = None,
+           graph_run: Path | None = None) -> list[Path]:
     """Render `views` into `out` with the QApplication of this process (its screen sets the size)."""
     from PySide6.QtCore import QSettings
     from PySide6.QtWidgets import QApplication
@@ -141,6 +143,8 @@ def render(out: Path, many_vars: Path | None, views=VIEWS, keras_run: Path | Non
         save("check", _check_view(window, scratch, *renamed))
     if training is not None:
         _training_views(window, scratch, training, views, save)
+    if "graph" in views and graph_run is not None:
+        save("graph", _graph_view(window, _fixed_copy(scratch / "graph_run", graph_run)))
     window.close()
     shutil.rmtree(scratch, ignore_errors=True)
     return written
@@ -301,6 +305,24 @@ def _diagnosis_view(window):
     return picture
 
 
+def _graph_view(window, run: Path):
+    """Tools ▸ Graph of the Run on the TF1 run of tests.graph_fixtures (its .meta beside the checkpoints), the
+    Graph window the size of the screen: `hidden/weights` found and revealed, the update-ratio overlay on."""
+    _open(window, run)
+    graph = window.graphing.show_graph()
+    graph.setGeometry(window.screen().availableGeometry())
+    _wait(graph.graph_shown)
+    graph.search.setText("hidden/weights")
+    graph.reveal(graph.tree.find("hidden/weights")[0])
+    _wait(graph.placed)
+    graph.overlay.metric.setCurrentIndex(1)
+    _wait(graph.overlay_shown)
+    _wait(ms=600)
+    picture = graph.grab()
+    graph.close()
+    return picture
+
+
 def _open(window, path) -> None:
     window.open_path(str(path))
     _wait(window.session.checkpoint_loaded)
@@ -364,6 +386,7 @@ def main(argv=None) -> int:
     parser.add_argument("--renamed", type=Path, nargs=2, metavar=("CKPT", "META"),
                         help="a checkpoint and the .meta of its renamed graph (tests/compare_fixtures)")
     parser.add_argument("--training", type=Path, help="the training runs (tests/training_fixtures)")
+    parser.add_argument("--graph-run", type=Path, help="the TF1 run with its .meta (tests/graph_fixtures)")
     parser.add_argument("--views", help="comma-separated (default: the screen's views)")
     parser.add_argument("--update", action="store_true",
                         help="render both sizes into docs/screenshots (writes the 4,000-variable run first)")
@@ -382,10 +405,14 @@ def main(argv=None) -> int:
         from tests.training_fixtures import write_training_runs
 
         training = write_training_runs(scratch / "training").tf2_run.parent
+        from tests.graph_fixtures import write_tf1_run
+
+        graph_run = write_tf1_run(scratch / "graph_run")
         for size in SCREENS:
             subprocess.run([sys.executable, "-m", "tests.gui.views", "--size", size, "--out", str(SCREENSHOTS / size),
                             "--many-vars", str(many_vars), "--keras-run", str(keras_run),
-                            "--renamed", *map(str, renamed), "--training", str(training)], check=True, cwd=ROOT)
+                            "--renamed", *map(str, renamed), "--training", str(training),
+                            "--graph-run", str(graph_run)], check=True, cwd=ROOT)
         return 0
     from checkpoint_inspector.gui.base.fonts import use_only_bundled_fonts
     from tests.gui.screens import offscreen_platform
@@ -397,7 +424,8 @@ def main(argv=None) -> int:
     use_only_bundled_fonts(tempfile.mkdtemp(prefix="views-fonts-"))  # before Qt starts: no other font is seen
     views = tuple(args.views.split(",")) if args.views else views
     for path in render(args.out or SCREENSHOTS / args.size, args.many_vars, views,
-                       args.keras_run, tuple(args.renamed) if args.renamed else None, args.training):
+                       args.keras_run, tuple(args.renamed) if args.renamed else None, args.training,
+                       args.graph_run):
         print(f"wrote {path}")
     return 0
 
