@@ -75,7 +75,7 @@ class GraphScene(QGraphicsScene):
             else:
                 item.set_box(box, is_open)
             # open frames under what they hold (deeper ones higher), closed items over every edge
-            item.setZValue(-10_000 + len(item_id) if is_open else 1)
+            item.setZValue(-10_000 + len(tree.ancestors(item_id)) if is_open else 1)
         for edges in self.edge_items:
             self.removeItem(edges)
         self.edge_items = []

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 
-from PySide6.QtCore import QStringListModel, Qt, QTimer, Signal
+from PySide6.QtCore import QRectF, QStringListModel, Qt, QTimer, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QCompleter, QHBoxLayout, QLineEdit, QMainWindow, QPushButton, QSplitter, QVBoxLayout, QWidget
 
@@ -276,8 +276,10 @@ class GraphWindow(QMainWindow):
             if self.view.scale_factor() < LEGIBLE_SCALE and not box.is_open:
                 self.view.zoom(LEGIBLE_SCALE / self.view.scale_factor(), anchor_under_mouse=False)
                 self.view.centerOn(box)
-            else:
-                self.view.ensureVisible(box, 60, 60)
+            else:  # an open group taller or wider than the view: its title and first children
+                rect, shown = box.sceneBoundingRect(), self.view.visible_scene_rect()
+                self.view.ensureVisible(QRectF(rect.x(), rect.y(), min(rect.width(), shown.width() * 0.9),
+                                               min(rect.height(), shown.height() * 0.8)), 30, 30)
         self.view.setFocus()
 
     def selected_id(self) -> str | None:

@@ -218,3 +218,25 @@ def test_a_keras_models_layers_hold_their_weights(qtbot, window, tmp_path):
     assert [info.display_name for info in infos] == [weight.path for weight in dense.weights]
     qtbot.waitUntil(lambda: window.session.selected is not None and window.session.selected.name == infos[0].name,
                     timeout=20000)
+
+
+def test_an_open_group_is_drawn_over_the_open_group_holding_it(qapp):
+    """A series (`layer_[0-5]`) holds groups whose ids are shorter than its own (`layer_3/`): an open member's
+    frame is drawn over the series' frame, not under its fill."""
+    from checkpoint_inspector.core.analysis.graph.hierarchy import GraphTree
+    from checkpoint_inspector.core.analysis.graph.layout import GraphLayout
+    from checkpoint_inspector.core.format.graph.model import GraphNode, ModelGraph
+    from checkpoint_inspector.gui.graph.graph_scene import GraphScene
+
+    nodes = [GraphNode("x", "Placeholder")]
+    for layer in range(6):
+        nodes += [GraphNode(f"layer_{layer}/w", "VarHandleOp"),
+                  GraphNode(f"layer_{layer}/MatMul", "MatMul", inputs=(("x" if not layer else f"layer_{layer - 1}/MatMul", 0),
+                                                                       (f"layer_{layer}/w", 0)))]
+    tree = GraphTree(ModelGraph("synthetic", "meta", nodes))
+    series = next(item.id for item in tree.items.values() if item.kind == "series")
+    scene = GraphScene()
+    scene.show_placement(tree, GraphLayout(tree).place({series, "layer_3/"}))
+    assert len(series) > len("layer_3/")
+    assert scene.boxes["layer_3/"].zValue() > scene.boxes[series].zValue()
+    assert scene.boxes["layer_3/w"].zValue() > scene.boxes["layer_3/"].zValue()
