@@ -1,5 +1,5 @@
-"""The Graph view's canvas: a QGraphicsView over the graph's scene with pan (drag the background), zoom
-(the wheel, + and -, Ctrl+0 fits), and double-click to open or close a group. Keys that move through the
+"""The Graph view's canvas: a QGraphicsView over the graph's scene with pan (drag the background, or
+Shift+arrows), zoom (the wheel, + and -, Ctrl+0 fits), and double-click to open or close a group. Keys that move through the
 graph (Enter/Right open, Left close, Up/Down the next sibling) are the window's (gui.graph.graph_window):
 the view only hands them on through `key_pressed`.
 
@@ -18,6 +18,7 @@ from .graph_items import BoxItem
 ZOOM_STEP = 1.25
 MIN_SCALE, MAX_SCALE = 0.002, 8.0
 ANTIALIAS_SCALE = 0.35
+_PAN = {Qt.Key_Left: ("h", -1), Qt.Key_Right: ("h", 1), Qt.Key_Up: ("v", -1), Qt.Key_Down: ("v", 1)}
 
 
 class GraphView(QGraphicsView):
@@ -101,6 +102,10 @@ class GraphView(QGraphicsView):
         elif key in (Qt.Key_Left, Qt.Key_Right, Qt.Key_Up, Qt.Key_Down, Qt.Key_Return, Qt.Key_Enter) \
                 and not modifiers:
             self.key_pressed.emit(event)
+        elif key in _PAN and modifiers == Qt.ShiftModifier:  # Shift+arrows pan, as a drag does
+            bar, sign = _PAN[key]
+            scroll = self.horizontalScrollBar() if bar == "h" else self.verticalScrollBar()
+            scroll.setValue(scroll.value() + sign * max(scroll.pageStep() // 8, 20))
         else:
             super().keyPressEvent(event)
 

@@ -157,6 +157,7 @@ class GraphWindow(QMainWindow):
     def closeEvent(self, event) -> None:
         self.cancel_all()
         self.runner.cancel_all()
+        self.runner.wait(5000)  # nothing keeps working for a window no one sees
         super().closeEvent(event)
 
     # ---- reading --------------------------------------------------------------------------------------

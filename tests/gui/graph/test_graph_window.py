@@ -240,3 +240,36 @@ def test_an_open_group_is_drawn_over_the_open_group_holding_it(qapp):
     assert len(series) > len("layer_3/")
     assert scene.boxes["layer_3/"].zValue() > scene.boxes[series].zValue()
     assert scene.boxes["layer_3/w"].zValue() > scene.boxes["layer_3/"].zValue()
+
+
+def test_a_damaged_graph_is_one_message_naming_the_file(qtbot, window, graphs, tmp_path):
+    """A `.meta` cut short beside a sound checkpoint: the Graph window says what is wrong with which file
+    (one error dialog), draws nothing, and the main window goes on."""
+    run = tmp_path / "tf1_run"
+    shutil.copytree(graphs.tf1_run, run)
+    meta = run / "model.ckpt-2.meta"
+    meta.write_bytes(meta.read_bytes()[: meta.stat().st_size // 3])
+    open_run(qtbot, window, run)
+    qtbot.waitUntil(lambda: window.graphing.available, timeout=20000)
+    window.graphing.action.trigger()
+    graph = window.graphing.window
+    qtbot.addWidget(graph)
+    qtbot.waitUntil(lambda: bool(window.shown_errors), timeout=30000)
+    assert len(window.shown_errors) == 1 and str(meta) in window.shown_errors[0]
+    assert graph.tree is None and not graph.scene.boxes and not graph.read_slot.busy
+    assert window.session.current is not None
+
+
+def test_another_checkpoint_of_the_run_is_marked_afresh(qtbot, window, graphs, tmp_path):
+    """The graph follows the checkpoint shown: another checkpoint of the run is tied again (a variable
+    node selected then selects the variable of that checkpoint)."""
+    run = tmp_path / "tf1_run"
+    shutil.copytree(graphs.tf1_run, run)
+    open_run(qtbot, window, run)
+    graph = _graph_window(qtbot, window)
+    first = graph.tie
+    earlier = next(info for info in window.session.current.run.checkpoints if info.step == 1)
+    with qtbot.waitSignal(window.session.checkpoint_loaded, timeout=20000):
+        window.session.open_checkpoint(earlier)
+    qtbot.waitUntil(lambda: graph.tie is not first, timeout=20000)
+    assert graph.tree is not None and graph.tie.info_of["hidden/weights"] is not first.info_of["hidden/weights"]
