@@ -176,7 +176,7 @@ def dot_against_tensorflow(path: Path, reps: int) -> None:
 
 def frames(path: Path) -> None:
     code = ("import sys; sys.path.insert(0, sys.argv[1]);"
-            "from gui.graph.frame_timing import benchmark_frames; benchmark_frames(sys.argv[2])")
+            "from checkpoint_inspector.gui.graph.frame_timing import benchmark_frames; benchmark_frames(sys.argv[2])")
     env = dict(os.environ, QT_QPA_PLATFORM=os.environ.get("QT_QPA_PLATFORM", "offscreen"))
     result = subprocess.run([sys.executable, "-c", code, str(ROOT), str(path)], capture_output=True, text=True,
                             cwd=ROOT, env=env)
