@@ -39,11 +39,11 @@ class GraphActions:
         self.action.triggered.connect(lambda *_: self.show_graph())
 
     def _checkpoint_loaded(self, loaded) -> None:
-        from checkpoint_inspector.core.run.run_graph import has_model_graph
-
         prefix = loaded.checkpoint.prefix
 
         def job():  # a look at file names, on a worker: a remote folder's may take a moment
+            from checkpoint_inspector.core.run.run_graph import has_model_graph  # here: not on the GUI thread
+
             yield Progress(0, 0, f"Looking for the graph of {prefix}")
             return has_model_graph(prefix)
 

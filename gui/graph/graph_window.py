@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import os
 
-from PySide6.QtCore import QRectF, QStringListModel, Qt, QTimer, Signal
+from PySide6.QtCore import QRectF, Qt, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
-from PySide6.QtWidgets import QCompleter, QHBoxLayout, QLineEdit, QMainWindow, QPushButton, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QMainWindow, QPushButton, QSplitter, QVBoxLayout, QWidget
 
 from checkpoint_inspector.core.analysis.graph.hierarchy import ROOT
 from checkpoint_inspector.core.jobs import Progress
@@ -33,10 +33,10 @@ from .graph_scene import GraphScene
 from .graph_view import GraphView
 from .minimap import Minimap
 from .node_panel import NodePanel
+from .node_search import NodeSearch
 from .overlay import OverlayControls, OverlayValues, overlay_job
 
 BUSY_CHILDREN = 300   # arranging a group of more children than this shows progress and ✕
-FOUND_SHOWN = 50
 WIDE = 1200          # narrower than this, the overlay's controls take a row of their own
 LEGIBLE_SCALE = 0.9   # a node selected far out is zoomed in to this scale
 
@@ -71,21 +71,9 @@ class GraphWindow(QMainWindow):
         self.view = GraphView(self.scene)
         self.minimap = Minimap(self.view)
         self.panel = NodePanel()
-        self.search = QLineEdit()
-        self.search.setPlaceholderText("Find a node by name (Ctrl+F)")
-        self.search.setClearButtonEnabled(True)
-        self.found = QStringListModel(self)
-        completer = QCompleter(self.found, self)
-        completer.setCompletionMode(QCompleter.UnfilteredPopupCompletion)
-        completer.setMaxVisibleItems(15)
-        completer.activated.connect(self.reveal)
-        self.search.setCompleter(completer)
-        self._search_timer = QTimer(self)
-        self._search_timer.setSingleShot(True)
-        self._search_timer.setInterval(150)
-        self._search_timer.timeout.connect(self._find)
-        self.search.textEdited.connect(lambda *_: self._search_timer.start())
-        self.search.returnPressed.connect(self._reveal_first_found)
+        self.finder = NodeSearch(self, lambda: self.tree)
+        self.finder.chosen.connect(self.reveal)
+        self.search = self.finder.edit
         buttons = []
         for text, tip, slot in (("Fit", "The whole graph in the view (Ctrl+0)", lambda: self.view.fit()),
                                 ("Top Level", "Close every group", self.collapse_all),
@@ -355,24 +343,6 @@ class GraphWindow(QMainWindow):
             index = siblings.index(item_id) + (1 if key == Qt.Key_Down else -1)
             if 0 <= index < len(siblings):
                 self.select(siblings[index])
-
-    # ---- search -----------------------------------------------------------------------------------------
-    def _find(self) -> None:
-        text = self.search.text()
-        found = self.tree.find(text, FOUND_SHOWN) if self.tree is not None else []
-        self.found.setStringList(found)
-        if found:
-            self.search.completer().complete()
-        elif text.strip():
-            self.show_message(f"No node's name holds “{text.strip()}”", 4000)
-
-    def _reveal_first_found(self) -> None:
-        if self.tree is None:
-            return
-        found = self.tree.find(self.search.text(), 1)
-        if found:
-            self.search.completer().popup().hide()
-            self.reveal(found[0])
 
     # ---- the overlay -------------------------------------------------------------------------------------
     def compute_overlay(self, metric: str | None) -> None:

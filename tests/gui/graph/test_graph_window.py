@@ -96,6 +96,10 @@ def test_search_reveals_selects_and_ties_a_variable_node_to_the_checkpoint(qtbot
     graph = _graph_window(qtbot, window)
     graph.search.setFocus()
     qtbot.keyClicks(graph.search, "logits/weights")
+    # listed as typed (on a worker), the exact name first, then the names it begins
+    qtbot.waitUntil(lambda: bool(graph.finder.found.stringList()), timeout=20000)
+    listed = graph.finder.found.stringList()
+    assert listed[0] == "logits/weights" and "logits/weights/Adam" in listed
     with qtbot.waitSignal(graph.placed, timeout=20000):
         qtbot.keyClick(graph.search, Qt.Key_Return)
     assert graph.selected_id() == "logits/weights"
