@@ -32,7 +32,7 @@ from .checkpoint_tie import CheckpointTie
 from .graph_scene import GraphScene
 from .graph_view import GraphView
 from .minimap import Minimap
-from .node_panel import NodePanel
+from .node_panel import NodePanel, node_facts
 from .node_search import NodeSearch
 from .overlay import OverlayControls, OverlayValues, overlay_job
 
@@ -59,6 +59,8 @@ class GraphWindow(QMainWindow):
         self.read_slot = JobSlot(self, "Cannot read the graph", "Reading the graph cancelled")
         self.arrange_slot = JobSlot(self, "Cannot lay out the group", "Opening the group cancelled")
         self.overlay_slot = JobSlot(self, "Cannot compute the overlay", "Overlay cancelled")
+        self.facts_slot = JobSlot(self, "Cannot read the node", "Cancelled")
+        self._facts: dict[str, tuple] = {}  # node id -> its node_facts, read on a worker
         self.path = None
         self.run_path = None            # the run whose graph it shows (set by gui.graph.graph_actions)
         self.graph = self.tree = self.layout = self.tie = None
@@ -177,7 +179,7 @@ class GraphWindow(QMainWindow):
         self.opened = set()
         self.overlay_values = None
         self.overlay.metric.setCurrentIndex(0)
-        self.panel.forget()
+        self._facts = {}
         self.tie_to_checkpoint()
         self._place()
         self.view.fit_readable()
@@ -302,7 +304,25 @@ class GraphWindow(QMainWindow):
         values = self.overlay_values
         line = values.describe(item_id, self.overlay.slider.value(), self.overlay.step_label.text()) \
             if values is not None and item_id is not None else ""
-        self.panel.show_item(self.graph, self.tree, self.tie, item_id, line)
+        facts = self._facts.get(item_id)
+        self.panel.show_item(self.graph, self.tree, self.tie, item_id, line, facts)
+        if facts is None and item_id is not None and self.tree[item_id].node is not None:
+            tree = self.tree
+
+            def job():
+                yield Progress(0, 0, f"Reading {item_id}")
+                return node_facts(tree, item_id)
+
+            self.facts_slot.start("node facts", job, lambda found: self._facts_read(tree, item_id, found))
+
+    def _facts_read(self, tree, item_id: str, facts) -> None:
+        if tree is not self.tree:
+            return
+        if len(self._facts) > 1000:  # the last nodes looked at, not every one
+            self._facts.clear()
+        self._facts[item_id] = facts
+        if self.selected_id() == item_id:
+            self._describe(item_id)
 
     def plot_selected(self) -> None:
         item_id = self.scene.selected_id()

@@ -1,6 +1,6 @@
 """The Graph view's side panel: the selected item. A node's op, device, the variable it holds (and whether
 the checkpoint has it), its inputs, control inputs and consumers (each a link that goes to it), its
-attributes and output shapes (read when it is selected: ModelGraph.details); a group's kind, node count
+attributes and output shapes (read on a worker when it is selected: node_facts); a group's kind, node count
 and the ops inside. Under it, "Plot" (the Trajectory dock's "+ selected" for the node's variables) and the
 checkpoint's weights no graph node holds ("only in the checkpoint": double-click one to select it)."""
 from __future__ import annotations
@@ -67,12 +67,6 @@ class NodePanel(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(splitter)
-        self._consumers: dict[str, dict[str, list[str]]] = {}
-
-    def forget(self) -> None:
-        """Another graph: its consumers are found afresh."""
-        self._consumers = {}
-
     def set_only_in_checkpoint(self, infos, has_checkpoint: bool) -> None:
         self.only_list.clear()
         if not has_checkpoint:
@@ -85,9 +79,10 @@ class NodePanel(QWidget):
             row.setData(Qt.UserRole, info.name)
             self.only_list.addItem(row)
 
-    def show_item(self, graph, tree, tie, item_id: str | None, headline: str = "") -> None:
+    def show_item(self, graph, tree, tie, item_id: str | None, headline: str = "", facts=None) -> None:
         """Describe `item_id` of `tree` (None: nothing selected); `tie` a gui.graph.checkpoint_tie.CheckpointTie;
-        `headline` a line above the rest (the overlay's value of the item)."""
+        `headline` a line above the rest (the overlay's value of the item); `facts` a node's node_facts,
+        None while they are being read."""
         if item_id is None or item_id not in tree:
             self.title.setText("Nothing selected")
             self.details.setHtml("<p>Click a box, or find one with Ctrl+F. Double-click a group (or press "
@@ -96,12 +91,12 @@ class NodePanel(QWidget):
             return
         item = tree[item_id]
         self.title.setText(item_id.rstrip("/") or graph.path)
-        parts = self._node(graph, tree, tie, item) if item.node is not None else self._group(tree, item)
+        parts = self._node(tie, item, facts) if item.node is not None else self._group(tree, item)
         self.details.setHtml((f"<p><b>{html.escape(headline)}</b></p>" if headline else "") + "".join(parts))
         self.plot_button.setEnabled(bool(tie.infos_of_node(item_id)) if item.node is not None else False)
 
     # ---- a node ----------------------------------------------------------------------------------------
-    def _node(self, graph, tree, tie, item) -> list[str]:
+    def _node(self, tie, item, facts) -> list[str]:
         node = item.node
         prefix = item.id[: len(item.id) - len(node.name)]
         rows = [("op", html.escape(node.op))]
@@ -115,12 +110,13 @@ class NodePanel(QWidget):
         inputs = [f"{_link(prefix + producer, producer)}{f':{index}' if index else ''}" for producer, index in node.inputs]
         parts += _list("Inputs", inputs)
         parts += _list("Control inputs", [_link(prefix + producer, producer) for producer in node.control_inputs])
-        consumers = self._consumers_of(tree, prefix, item.function, node.name)
+        if facts is None:
+            parts.append("<h4>Outputs (consumers)</h4><p><i>finding…</i></p>")
+            return parts
+        consumers, details, problem = facts
         parts += _list("Outputs (consumers)", [_link(prefix + name, name) for name in consumers])
-        try:
-            details = graph.details(node.name, item.function)
-        except (InspectorError, KeyError) as exc:  # a detail that cannot be read leaves the rest shown
-            parts.append(f"<p><i>Attributes not read: {html.escape(str(exc))}</i></p>")
+        if problem:  # a detail that cannot be read leaves the rest shown
+            parts.append(f"<p><i>Attributes not read: {html.escape(problem)}</i></p>")
         else:
             if details.output_shapes:
                 parts.append(_table([("output shapes", html.escape(", ".join(details.output_shapes)))]))
@@ -128,18 +124,6 @@ class NodePanel(QWidget):
                 parts.append("<h4>Attributes</h4>")
                 parts.append(_table([(html.escape(k), html.escape(v)) for k, v in details.attributes.items()]))
         return parts
-
-    def _consumers_of(self, tree, prefix: str, function: str | None, name: str) -> list[str]:
-        """The nodes of the same graph (or function body) that take `name`'s output, found once a graph."""
-        if prefix not in self._consumers:
-            nodes = tree.graph.nodes if not prefix else \
-                [item.node for item in tree.nodes_under(prefix) if item.id[: len(prefix)] == prefix]
-            found: dict[str, list[str]] = {}
-            for node in nodes:
-                for producer in {p for p, _ in node.inputs} | set(node.control_inputs):
-                    found.setdefault(producer, []).append(node.name)
-            self._consumers[prefix] = found
-        return self._consumers[prefix].get(name, [])
 
     # ---- a group ---------------------------------------------------------------------------------------
     def _group(self, tree, item) -> list[str]:
@@ -151,6 +135,26 @@ class NodePanel(QWidget):
         if len(ops) > MAX_OPS:
             parts.append(f"<p>… and {len(ops) - MAX_OPS} more kinds</p>")
         return parts
+
+
+def node_facts(tree, item_id: str) -> tuple[list[str], object, str]:
+    """What the panel reads of a node on a worker (a million-node graph takes a moment for each): the nodes
+    of the same graph (or function body) that take its output, by a scan (an index of them all would hold
+    hundreds of MB), and its details (ModelGraph.details: attributes, output shapes); (consumers, details or
+    None, why the details could not be read or "")."""
+    item = tree[item_id]
+    name = item.node.name
+    graph = tree.graph
+    body = graph.functions.get(item.function) if item.function is not None else None
+    nodes = graph.nodes if item.function is None else body.nodes if body is not None else []
+    consumers = [node.name for node in nodes
+                 if name in node.control_inputs or any(producer == name for producer, _ in node.inputs)]
+    if item.node.op == "Arg":  # a function's argument: no NodeDef of its own
+        return consumers, None, "a function's argument"
+    try:
+        return consumers, graph.details(name, item.function), ""
+    except (InspectorError, KeyError) as exc:
+        return consumers, None, str(exc)
 
 
 def _variable_text(tie, name: str) -> str:

@@ -110,9 +110,18 @@ def test_search_reveals_selects_and_ties_a_variable_node_to_the_checkpoint(qtbot
     qtbot.waitUntil(lambda: window.session.selected is not None and window.session.selected.name == "logits/weights",
                     timeout=20000)
     assert window.browser.selected_variables()[0].name == "logits/weights"
+    # its consumers, found on a worker: the ops whose inputs TensorFlow's graph says take it
+    import tensorflow as tf
+
+    with tf.Graph().as_default() as tf_graph:
+        tf.compat.v1.train.import_meta_graph(str(run / "model.ckpt-2.meta"))
+        takers = [op.name for op in tf_graph.get_operations()
+                  if any(t.op.name == "logits/weights" for t in op.inputs) or
+                  any(c.name == "logits/weights" for c in op.control_inputs)]
+    qtbot.waitUntil(lambda: "logits/weights/Read/ReadVariableOp" in graph.panel.details.toPlainText(), timeout=20000)
     text = graph.panel.details.toPlainText()
     assert "VarHandleOp" in text and "in the checkpoint as logits/weights" in text and "[5, 3]" in text
-    assert "logits/weights/Read/ReadVariableOp" in text  # a consumer, from TensorFlow's inputs
+    assert f"Outputs (consumers) ({len(takers)})" in text and all(name in text for name in takers)
     # Plot: the Trajectory dock's “+ selected”
     assert graph.panel.plot_button.isEnabled()
     with qtbot.waitSignal(window.trajectory.updated, timeout=20000):
@@ -121,8 +130,6 @@ def test_search_reveals_selects_and_ties_a_variable_node_to_the_checkpoint(qtbot
     # the overlay: the L2 norm at the last checkpoint colours the node and the groups holding it
     graph.overlay.metric.setCurrentIndex(2)
     qtbot.waitUntil(lambda: graph.overlay_values is not None, timeout=30000)
-    import tensorflow as tf
-
     values = graph.overlay_values
     column = graph.overlay.slider.value()
     expected = float(np.linalg.norm(tf.train.load_variable(str(run / "model.ckpt-2"), "logits/weights")))
