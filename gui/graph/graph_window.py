@@ -32,7 +32,7 @@ from .checkpoint_tie import CheckpointTie
 from .graph_scene import GraphScene
 from .graph_view import GraphView
 from .minimap import Minimap
-from .node_panel import NodePanel, node_facts
+from .node_panel import NodePanel, item_facts
 from .node_search import NodeSearch
 from .overlay import OverlayControls, OverlayValues, overlay_job
 
@@ -60,7 +60,7 @@ class GraphWindow(QMainWindow):
         self.arrange_slot = JobSlot(self, "Cannot lay out the group", "Opening the group cancelled")
         self.overlay_slot = JobSlot(self, "Cannot compute the overlay", "Overlay cancelled")
         self.facts_slot = JobSlot(self, "Cannot read the node", "Cancelled")
-        self._facts: dict[str, tuple] = {}  # node id -> its node_facts, read on a worker
+        self._facts: dict[str, object] = {}  # item id -> its item_facts, read on a worker
         self.path = None
         self.run_path = None            # the run whose graph it shows (set by gui.graph.graph_actions)
         self.graph = self.tree = self.layout = self.tie = None
@@ -231,6 +231,8 @@ class GraphWindow(QMainWindow):
             return  # another graph since
         self._pending_open.difference_update(groups)
         self.opened.update(groups)
+        # a caller opened has its function bodies in the tree now: the groups holding it count their ops anew
+        self._facts = {item_id: facts for item_id, facts in self._facts.items() if self.tree[item_id].node is not None}
         self._place()
         self.select(select if select is not None else groups[-1])
 
@@ -306,12 +308,12 @@ class GraphWindow(QMainWindow):
             if values is not None and item_id is not None else ""
         facts = self._facts.get(item_id)
         self.panel.show_item(self.graph, self.tree, self.tie, item_id, line, facts)
-        if facts is None and item_id is not None and self.tree[item_id].node is not None:
+        if facts is None and item_id is not None:
             tree = self.tree
 
             def job():
                 yield Progress(0, 0, f"Reading {item_id}")
-                return node_facts(tree, item_id)
+                return item_facts(tree, item_id)
 
             self.facts_slot.start("node facts", job, lambda found: self._facts_read(tree, item_id, found))
 

@@ -81,8 +81,8 @@ class NodePanel(QWidget):
 
     def show_item(self, graph, tree, tie, item_id: str | None, headline: str = "", facts=None) -> None:
         """Describe `item_id` of `tree` (None: nothing selected); `tie` a gui.graph.checkpoint_tie.CheckpointTie;
-        `headline` a line above the rest (the overlay's value of the item); `facts` a node's node_facts,
-        None while they are being read."""
+        `headline` a line above the rest (the overlay's value of the item); `facts` its item_facts, None
+        while they are being read."""
         if item_id is None or item_id not in tree:
             self.title.setText("Nothing selected")
             self.details.setHtml("<p>Click a box, or find one with Ctrl+F. Double-click a group (or press "
@@ -91,7 +91,7 @@ class NodePanel(QWidget):
             return
         item = tree[item_id]
         self.title.setText(item_id.rstrip("/") or graph.path)
-        parts = self._node(tie, item, facts) if item.node is not None else self._group(tree, item)
+        parts = self._node(tie, item, facts) if item.node is not None else self._group(item, facts)
         self.details.setHtml((f"<p><b>{html.escape(headline)}</b></p>" if headline else "") + "".join(parts))
         self.plot_button.setEnabled(bool(tie.infos_of_node(item_id)) if item.node is not None else False)
 
@@ -126,23 +126,27 @@ class NodePanel(QWidget):
         return parts
 
     # ---- a group ---------------------------------------------------------------------------------------
-    def _group(self, tree, item) -> list[str]:
-        ops = Counter(node_item.node.op for node_item in tree.nodes_under(item.id))
+    def _group(self, item, ops) -> list[str]:
         rows = [("kind", item.kind), ("nodes", f"{item.node_count:,}"), ("children", f"{len(item.children):,}")]
         rows += [("function", html.escape(item.function))] if item.function else []
-        parts = [_table(rows), "<h4>Ops inside</h4>",
-                 _table([(html.escape(op), f"{count:,}") for op, count in ops.most_common(MAX_OPS)])]
+        parts = [_table(rows), "<h4>Ops inside</h4>"]
+        if ops is None:
+            return parts + ["<p><i>counting…</i></p>"]
+        parts.append(_table([(html.escape(op), f"{count:,}") for op, count in ops.most_common(MAX_OPS)]))
         if len(ops) > MAX_OPS:
             parts.append(f"<p>… and {len(ops) - MAX_OPS} more kinds</p>")
         return parts
 
 
-def node_facts(tree, item_id: str) -> tuple[list[str], object, str]:
-    """What the panel reads of a node on a worker (a million-node graph takes a moment for each): the nodes
-    of the same graph (or function body) that take its output, by a scan (an index of them all would hold
-    hundreds of MB), and its details (ModelGraph.details: attributes, output shapes); (consumers, details or
-    None, why the details could not be read or "")."""
+def item_facts(tree, item_id: str):
+    """What the panel reads of an item on a worker (in a million-node graph each takes a moment). A group:
+    the count of each op inside it (a Counter). A node: the nodes of the same graph (or function body) that
+    take its output, by a scan (an index of them all would hold hundreds of MB), and its details
+    (ModelGraph.details: attributes, output shapes): (consumers, details or None, why the details could not
+    be read or "")."""
     item = tree[item_id]
+    if item.node is None:
+        return Counter(node_item.node.op for node_item in tree.nodes_under(item_id))
     name = item.node.name
     graph = tree.graph
     body = graph.functions.get(item.function) if item.function is not None else None
