@@ -45,6 +45,7 @@ class GraphWindow(QMainWindow):
     graph_shown = Signal()          # a graph was read and drawn at its top level
     placed = Signal()               # the visible items changed (a group opened or closed)
     overlay_shown = Signal()        # the overlay's values are drawn
+    described = Signal(str)         # the side panel shows all of an item (what a worker read of it too)
 
     def __init__(self, session, plot_variables, show_summary, executor=None, parent=None):
         """`session`: the main window's (what is open, the selection); `plot_variables(infos)`: the
@@ -325,6 +326,7 @@ class GraphWindow(QMainWindow):
         self._facts[item_id] = facts
         if self.selected_id() == item_id:
             self._describe(item_id)
+            self.described.emit(item_id)
 
     def plot_selected(self) -> None:
         item_id = self.scene.selected_id()

@@ -315,6 +315,8 @@ def _graph_view(window, run: Path):
     graph.search.setText("hidden/weights")
     graph.reveal(graph.tree.find("hidden/weights")[0])
     _wait(graph.placed)
+    if graph.selected_id() not in graph._facts:  # its consumers and attributes, read on a worker
+        _wait(graph.described)
     graph.overlay.metric.setCurrentIndex(1)
     _wait(graph.overlay_shown)
     _wait(ms=600)
