@@ -1,5 +1,6 @@
 """The Graph view's overlay: variable nodes of the model's weights (not optimizer slots), and the groups
-that hold them, coloured by a metric of their variable at a chosen checkpoint (a group by the largest of what it holds), with a legend of the scale and
+that hold them, coloured by a metric of their variable (or the severity of the run diagnosis's findings
+about it) at a chosen checkpoint (a group by the largest of what it holds), with a legend of the scale and
 a slider over the run's checkpoints.
 
 The values are the Training Overview's (core.analysis.overview.overview.compute_overview, restricted to
@@ -15,20 +16,25 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor, QLinearGradient, QPainter
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSlider, QWidget
 
+from checkpoint_inspector.core.analysis.diagnosis.diagnosis_findings import SEVERITIES
 from checkpoint_inspector.core.analysis.overview.overview import LOG_COLOUR_METRICS
 
-METRICS = (("No overlay", None), ("update ratio", "update_ratio"), ("L2 norm", "l2"), ("NaN count", "nan_count"))
+DIAGNOSIS = "diagnosis"
+METRICS = (("No overlay", None), ("update ratio", "update_ratio"), ("L2 norm", "l2"), ("NaN count", "nan_count"),
+           ("diagnosis findings", DIAGNOSIS))
 _STOPS = 8
 
 
 class OverlayValues:
     """One computed metric (a core.analysis.overview.overview.Overview) laid on the graph's items."""
 
-    def __init__(self, overview, tree, node_of: dict[str, str]):
+    def __init__(self, overview, tree, node_of: dict[str, str], findings=None):
+        """`findings` (the diagnosis overlay): {stored name: [Finding]}, told in the side panel."""
         import numpy as np
 
         self.overview = overview
         self.tree = tree
+        self.findings = {node_of[name]: found for name, found in (findings or {}).items() if name in node_of}
         self.log = overview.metric in LOG_COLOUR_METRICS
         self.rows = {node_of[name]: row for row, name in enumerate(overview.variables) if name in node_of}
         values = overview.values
@@ -40,6 +46,8 @@ class OverlayValues:
             self.high = self.low + 1.0
         # a zero (no NaN at all, a variable that did not move) is the lowest colour on a log scale
         self.shown = np.where(np.isfinite(values) & (values <= 0), self.low, shown) if self.log else shown
+        if findings is not None:  # severities: the scale from the least to the most severe, whatever was found
+            self.low, self.high = 1.0, float(len(SEVERITIES))
 
     @property
     def steps(self) -> list:
@@ -74,6 +82,10 @@ class OverlayValues:
 
     def describe(self, item_id: str, column: int, step_text: str) -> str:
         """A line for the side panel: the item's value at `column`, or the largest inside a group."""
+        if self.overview.metric == DIAGNOSIS:
+            step = self.steps[column]
+            found = [f for f in self.findings.get(item_id, ()) if _active(f, step)]
+            return "; ".join(f"{f.severity} {f.kind} since step {f.first_step}" for f in found)
         value = self.raw_value(item_id, column)
         if value is not None:
             return f"{self.overview.metric} at {step_text}: {value:.6g}"
@@ -98,10 +110,48 @@ def overlay_job(checkpoints, metric: str, tree, node_of: dict[str, str], executo
     names, node_of = sorted(node_of), dict(node_of)
 
     def job():
+        if metric == DIAGNOSIS:
+            from checkpoint_inspector.core.analysis.diagnosis.diagnosis import diagnose
+
+            diagnosis = yield from diagnose(checkpoints, executor=executor)
+            overview, findings = findings_overview(diagnosis, names)
+            return OverlayValues(overview, tree, node_of, findings)
         overview = yield from compute_overview(checkpoints, metric, names, weights_only=False, executor=executor)
         return OverlayValues(overview, tree, node_of)
 
     return job
+
+
+def findings_overview(diagnosis, names: list[str]):
+    """The run diagnosis (core.analysis.diagnosis) as an overview of `names`: at each checkpoint, the
+    severity of a variable's worst finding under way there (low 1 … critical 4; NaN where none), and
+    {stored name: [Finding]}."""
+    import numpy as np
+
+    from checkpoint_inspector.core.analysis.overview.overview import Overview
+
+    values = np.full((len(names), len(diagnosis.steps)), np.nan)
+    row_of = {name: row for row, name in enumerate(names)}
+    findings: dict[str, list] = {}
+    for finding in diagnosis.findings:
+        rank = float(len(SEVERITIES) - SEVERITIES.index(finding.severity))
+        for name in finding.variables:
+            if name not in row_of:
+                continue
+            findings.setdefault(name, []).append(finding)
+            for column, step in enumerate(diagnosis.steps):
+                if _active(finding, step):
+                    values[row_of[name], column] = np.fmax(values[row_of[name], column], rank)
+    return Overview(DIAGNOSIS, list(diagnosis.steps), list(diagnosis.prefixes), list(names), list(names),
+                    values), findings
+
+
+def _active(finding, step) -> bool:
+    """Whether `finding` holds at `step`: from its first step on, to its last where it has one (a
+    finding of no step holds throughout)."""
+    if finding.first_step is None or step is None:
+        return True
+    return finding.first_step <= step and (finding.last_step is None or step <= finding.last_step)
 
 
 def colour_map():
@@ -189,8 +239,9 @@ class OverlayControls(QWidget):
         self.slider.setValue(len(values.steps) - 1)
         self.slider.blockSignals(False)
         ends = (10 ** values.low, 10 ** values.high) if values.log else (values.low, values.high)
-        self.low_label.setText(f"{ends[0]:.3g}")
-        self.high_label.setText(f"{ends[1]:.3g}")
+        diagnosis = values.overview.metric == DIAGNOSIS
+        self.low_label.setText(SEVERITIES[-1] if diagnosis else f"{ends[0]:.3g}")
+        self.high_label.setText(SEVERITIES[0] if diagnosis else f"{ends[1]:.3g}")
         self.legend.setToolTip(f"{values.overview.metric}: {ends[0]:.4g} to {ends[1]:.4g} over the run's checkpoints"
                                + (", on a log scale" if values.log else "") + "; a group has the largest of its variables'")
         self._label(self.slider.value())

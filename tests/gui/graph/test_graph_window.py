@@ -284,3 +284,32 @@ def test_another_checkpoint_of_the_run_is_marked_afresh(qtbot, window, graphs, t
         window.session.open_checkpoint(earlier)
     qtbot.waitUntil(lambda: graph.tie is not first, timeout=20000)
     assert graph.tree is not None and graph.tie.info_of["hidden/weights"] is not first.info_of["hidden/weights"]
+
+
+def test_the_diagnosis_overlay_marks_a_weight_gone_to_nan(qtbot, window, graphs, tmp_path):
+    """A third checkpoint, written by TensorFlow from the run's own graph, with hidden/weights all NaN: the
+    diagnosis overlay colours that node (and the groups holding it) from step 3 on, not before, and the
+    side panel names the finding."""
+    import tensorflow as tf
+
+    run = tmp_path / "tf1_run"
+    shutil.copytree(graphs.tf1_run, run)
+    with tf.Graph().as_default(), tf.compat.v1.Session() as session:
+        saver = tf.compat.v1.train.import_meta_graph(str(run / "model.ckpt-2.meta"))
+        saver.restore(session, str(run / "model.ckpt-2"))
+        weights = next(v for v in tf.compat.v1.global_variables() if v.op.name == "hidden/weights")
+        session.run(weights.assign(np.full(weights.shape.as_list(), np.nan, np.float32)))
+        saver.save(session, str(run / "model.ckpt"), global_step=3)
+    assert np.isnan(tf.train.load_variable(str(run / "model.ckpt-3"), "hidden/weights")).all()
+    open_run(qtbot, window, run)
+    graph = _graph_window(qtbot, window)
+    _reveal(qtbot, graph, "hidden/weights")
+    graph.overlay.metric.setCurrentText("diagnosis findings")
+    qtbot.waitUntil(lambda: graph.overlay_values is not None, timeout=60000)
+    values = graph.overlay_values
+    assert values.steps == [1, 2, 3] and graph.overlay.slider.value() == 2
+    assert any(f.kind == "non_finite" and f.severity == "critical" for f in values.findings["hidden/weights"])
+    assert {"hidden/weights", "hidden/weights/", "hidden/"} <= set(graph.scene.overlay)
+    qtbot.waitUntil(lambda: "critical non_finite since step 3" in graph.panel.details.toPlainText(), timeout=20000)
+    graph.overlay.slider.setValue(0)
+    assert "hidden/weights" not in graph.scene.overlay
