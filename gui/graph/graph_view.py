@@ -10,9 +10,10 @@ all it uses)."""
 from __future__ import annotations
 
 from PySide6.QtCore import QRectF, Qt, Signal
-from PySide6.QtGui import QPainter
+from PySide6.QtGui import QContextMenuEvent, QPainter
 from PySide6.QtWidgets import QFrame, QGraphicsView
 
+from ..base.keyboard_menu import asks_for_menu
 from .graph_items import BoxItem
 
 ZOOM_STEP = 1.25
@@ -25,6 +26,7 @@ class GraphView(QGraphicsView):
     activated = Signal(str)          # an item double-clicked (its id)
     key_pressed = Signal(object)     # a QKeyEvent the view did not use (arrows, Enter)
     view_moved = Signal()            # panned, zoomed or resized: the minimap follows
+    menu_requested = Signal(str, object)  # (item id, global point): a right-click on a box, or the Menu key
 
     def __init__(self, scene, parent=None):
         super().__init__(scene, parent)
@@ -99,6 +101,8 @@ class GraphView(QGraphicsView):
             self.zoom(1 / ZOOM_STEP, anchor_under_mouse=False)
         elif key == Qt.Key_0 and modifiers == Qt.ControlModifier:
             self.fit()
+        elif asks_for_menu(event):  # other platforms (and QTest) send the key alone
+            self._menu_of_selected()
         elif key in (Qt.Key_Left, Qt.Key_Right, Qt.Key_Up, Qt.Key_Down, Qt.Key_Return, Qt.Key_Enter) \
                 and not modifiers:
             self.key_pressed.emit(event)
@@ -116,6 +120,24 @@ class GraphView(QGraphicsView):
             if isinstance(item, BoxItem):
                 return item
         return None
+
+    def contextMenuEvent(self, event) -> None:
+        """A right-click's menu is the box's under the mouse; the keyboard's (the Menu key, Shift+F10, which
+        X11 sends as this event) the selected box's, beside it."""
+        if event.reason() == QContextMenuEvent.Mouse:
+            box = self.box_at(event.pos())
+            if box is not None:
+                self.scene().select_id(box.item_id)
+                self.menu_requested.emit(box.item_id, event.globalPos())
+        else:
+            self._menu_of_selected()
+        event.accept()
+
+    def _menu_of_selected(self) -> None:
+        box = self.scene().boxes.get(self.scene().selected_id() or "")
+        if box is not None:
+            point = self.mapFromScene(box.sceneBoundingRect().center())
+            self.menu_requested.emit(box.item_id, self.viewport().mapToGlobal(point))
 
     def mousePressEvent(self, event) -> None:
         """A click on a box selects it; on the background it starts a pan."""

@@ -31,6 +31,7 @@ from ..base.worker import JobRunner
 from .checkpoint_tie import CheckpointTie
 from .graph_scene import GraphScene
 from .graph_view import GraphView
+from .item_keys import item_menu, navigate
 from .minimap import Minimap
 from .node_panel import NodePanel, item_facts
 from .node_search import NodeSearch
@@ -111,7 +112,8 @@ class GraphWindow(QMainWindow):
 
         self.scene.selection_moved.connect(self._selection_changed)
         self.view.activated.connect(self.toggle)
-        self.view.key_pressed.connect(self._key)
+        self.view.key_pressed.connect(lambda event: navigate(self, event.key()))
+        self.view.menu_requested.connect(lambda item_id, point: item_menu(self, item_id).popup(point))
         self.panel.link_clicked.connect(self.reveal)
         self.panel.plot_clicked.connect(self.plot_selected)
         self.panel.checkpoint_variable_chosen.connect(self._select_in_checkpoint)
@@ -337,36 +339,6 @@ class GraphWindow(QMainWindow):
         current = self.session.current
         if current is not None:
             self.session.open_variable_at(current.checkpoint.prefix, stored_name)
-
-    def _key(self, event) -> None:
-        item_id = self.scene.selected_id()
-        if self.tree is None:
-            return
-        if item_id is None:
-            children = self.tree.children(ROOT)
-            if children:
-                self.select(children[0])
-            return
-        key, item = event.key(), self.tree[item_id]
-        if key in (Qt.Key_Right, Qt.Key_Return, Qt.Key_Enter):
-            if item_id in self.opened and key == Qt.Key_Right:
-                children = self.tree.children(item_id)
-                if children:
-                    self.select(children[0])
-            elif item_id in self.opened:
-                self.close_group(item_id)
-            elif item.expandable:
-                self.open_groups([item_id])
-        elif key == Qt.Key_Left:
-            if item_id in self.opened:
-                self.close_group(item_id)
-            elif item.parent != ROOT:
-                self.close_group(item.parent)
-        else:
-            siblings = self.tree.children(item.parent)
-            index = siblings.index(item_id) + (1 if key == Qt.Key_Down else -1)
-            if 0 <= index < len(siblings):
-                self.select(siblings[index])
 
     # ---- the overlay -------------------------------------------------------------------------------------
     def compute_overlay(self, metric: str | None) -> None:

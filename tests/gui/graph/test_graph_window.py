@@ -313,3 +313,30 @@ def test_the_diagnosis_overlay_marks_a_weight_gone_to_nan(qtbot, window, graphs,
     qtbot.waitUntil(lambda: "critical non_finite since step 3" in graph.panel.details.toPlainText(), timeout=20000)
     graph.overlay.slider.setValue(0)
     assert "hidden/weights" not in graph.scene.overlay
+
+
+def test_the_menu_key_and_another_run(qtbot, window, graphs, tmp_path):
+    """The Menu key opens the selected node's menu (its variable selected or plotted from there); another
+    run opened while the Graph window shows draws that run's graph; a run without one closes it."""
+    from tests.locations import SAMPLE_RUN
+
+    run = tmp_path / "tf1_run"
+    shutil.copytree(graphs.tf1_run, run)
+    open_run(qtbot, window, run)
+    graph = _graph_window(qtbot, window)
+    _reveal(qtbot, graph, "hidden/biases")
+    qtbot.keyClick(graph.view, Qt.Key_Menu)
+    actions = {action.text(): action for action in graph.context_menu.actions()}
+    assert {"Copy Name “hidden/biases”", "Select hidden/biases in Variables", "Plot"} <= set(actions)
+    with qtbot.waitSignal(window.trajectory.updated, timeout=20000):
+        actions["Plot"].trigger()
+    assert "hidden/biases" in window.trajectory.series
+    graph.context_menu.close()
+    saved_model = tmp_path / "saved_model"
+    shutil.copytree(graphs.saved_model, saved_model)
+    open_run(qtbot, window, saved_model)
+    qtbot.waitUntil(lambda: graph.tree is not None and graph.tree.graph.kind == "saved_model", timeout=30000)
+    assert graph.isVisible() and set(graph.tie.info_of) == {"dense/kernel", "dense/bias", "table"}
+    open_run(qtbot, window, SAMPLE_RUN)
+    qtbot.waitUntil(lambda: not graph.isVisible(), timeout=20000)
+    assert not window.graphing.action.isEnabled()
