@@ -87,6 +87,17 @@ def test_the_graph_opens_at_its_top_level_and_groups_open_and_close(qtbot, windo
     assert "hidden/" in graph.opened
     assert graph.panel.title.text() == "hidden"
     assert f"{tree['hidden/'].node_count:,}" in graph.panel.details.toPlainText()
+    # zoom by keys, pan by Shift+arrows, Ctrl+0 fits the whole graph in the view
+    scale = graph.view.scale_factor()
+    qtbot.keyClick(graph.view, Qt.Key_Plus)
+    assert graph.view.scale_factor() == pytest.approx(scale * 1.25)
+    bar = graph.view.horizontalScrollBar()
+    if bar.maximum() > bar.value():
+        before = bar.value()
+        qtbot.keyClick(graph.view, Qt.Key_Right, Qt.ShiftModifier)
+        assert bar.value() > before and graph.selected_id() == "hidden/"
+    qtbot.keyClick(graph.view, Qt.Key_0, Qt.ControlModifier)
+    assert graph.view.visible_scene_rect().adjusted(-1, -1, 1, 1).contains(graph.scene.itemsBoundingRect())
 
 
 def test_search_reveals_selects_and_ties_a_variable_node_to_the_checkpoint(qtbot, window, graphs, tmp_path):
