@@ -23,13 +23,15 @@ MARGIN = 40
 
 
 def item_text(tree: GraphTree, item_id: str) -> str:
-    """What a box says: a node's name and its op; a group's name and how many nodes it holds."""
+    """What a box says: a node's name and its op (▸ after a node that calls functions: it opens); a
+    group's name and how many nodes it holds."""
     item = tree[item_id]
     if item.node is None:
         return f"{item.label}  [{item.node_count:,}]"
+    opens = " ▸" if item.node.calls else ""
     if item.node.op and item.node.op != item.label:
-        return f"{item.label} ({item.node.op})"
-    return item.label
+        return f"{item.label} ({item.node.op}){opens}"
+    return item.label + opens
 
 
 class GraphScene(QGraphicsScene):
@@ -64,7 +66,7 @@ class GraphScene(QGraphicsScene):
             if item is None:
                 tree_item = tree[item_id]
                 item = BoxItem(item_id, item_text(tree, item_id), tree_item.kind, tree_item.expandable,
-                               tree_item.label)
+                               tree_item.label + (" ▸" if tree_item.node is not None and tree_item.node.calls else ""))
                 self.boxes[item_id] = item
                 item.set_box(box, is_open)
                 self._fill(item)

@@ -117,7 +117,7 @@ class NodePanel(QWidget):
         parts += _list("Outputs (consumers)", [_link(prefix + name, name) for name in consumers])
         if problem:  # a detail that cannot be read leaves the rest shown
             parts.append(f"<p><i>Attributes not read: {html.escape(problem)}</i></p>")
-        else:
+        elif details is not None:
             if details.output_shapes:
                 parts.append(_table([("output shapes", html.escape(", ".join(details.output_shapes)))]))
             if details.attributes:
@@ -154,7 +154,7 @@ def item_facts(tree, item_id: str):
     consumers = [node.name for node in nodes
                  if name in node.control_inputs or any(producer == name for producer, _ in node.inputs)]
     if item.node.op == "Arg":  # a function's argument: no NodeDef of its own
-        return consumers, None, "a function's argument"
+        return consumers, None, ""
     try:
         return consumers, graph.details(name, item.function), ""
     except (InspectorError, KeyError) as exc:
