@@ -129,10 +129,11 @@ class EdgesItem(QGraphicsItem):
     def __init__(self, edges, control: bool, width: float):
         super().__init__()
         path = QPainterPath()
-        for edge in edges:
-            (x1, y1), (x2, y2) = edge.points[0], edge.points[-1]
-            path.moveTo(x1, y1)
-            path.lineTo(x2, y2)
+        for edge in edges:  # through its bends (core.analysis.graph.layout routes long edges between boxes)
+            path.moveTo(*edge.points[0])
+            for point in edge.points[1:]:
+                path.lineTo(*point)
+            (x1, y1), (x2, y2) = edge.points[-2], edge.points[-1]
             _arrow_head(path, x1, y1, x2, y2)
         self.path = path
         self.pen = QPen(QColor(EDGE), width)

@@ -90,3 +90,16 @@ def test_opening_a_group_moves_only_what_its_growth_pushes(graphs):
         if before.y + before.h <= closed.boxes["hidden/"].y:  # in a layer above: not moved at all
             assert after == before
         assert after.x >= before.x and after.y >= before.y  # nothing is pulled back over what it passed
+
+
+def test_an_edge_across_layers_bends_between_boxes_not_through_them(graphs):
+    tree = GraphTree(read_model_graph(graphs.tf1_meta))
+    placement = GraphLayout(tree).place({"hidden/"})
+    bent = [edge for edge in placement.edges if len(edge.points) > 2]
+    assert bent  # the top level has edges spanning layers (learning_rate -> Adam)
+    for edge in bent:
+        siblings = [placement.boxes[c] for c in tree.children(tree[edge.source].parent)]
+        for x, y in edge.points[1:-1]:
+            assert not any(b.x <= x <= b.x + b.w and b.y <= y <= b.y + b.h for b in siblings), (edge, x, y)
+        ys = [y for _, y in edge.points]
+        assert ys == sorted(ys) or ys == sorted(ys, reverse=True)  # one way, layer by layer

@@ -11,18 +11,20 @@ kept). Children without any edge are set in rows under the layered part instead 
 the auxiliary group (core.analysis.graph.hierarchy) has no edges in the layout and stands at the top
 right, beside the model.
 
+An edge spanning several layers bends where igraph kept room for it in each (its dummy vertices), moved
+with the children around that room, so it runs between boxes, not through them.
+
 Edges are drawn between siblings: an edge that enters an open group ends at its box, as Model Explorer
 draws them, so the edges drawn are exactly the open groups' aggregated edges.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .hierarchy import AUXILIARY, ROOT, GraphTree
 
 NODE_HEIGHT, GROUP_HEIGHT = 26, 34
 CHAR_WIDTH, GAP_X, GAP_Y, PADDING, TITLE = 7, 24, 44, 14, 24
-_UNIT = 80          # one igraph x unit, before widths push children apart
 _ISOLATED_ROW = 1600
 
 
@@ -50,6 +52,8 @@ class Arrangement:
     positions: dict[str, tuple[int, float]]             # child -> (layer, x in units)
     isolated: list[str]                                 # children without edges, in the group's order
     edges: dict[tuple[str, str], list[int]]             # (source child, target child) -> [count, control count]
+    routes: dict[tuple[str, str], list[tuple[int, float]]] = field(default_factory=dict)  # (layer, x) bends
+    unit: float = 80.0                                  # one igraph x unit: a typical closed child's width
 
 
 @dataclass
@@ -75,6 +79,7 @@ class GraphLayout:
     def __init__(self, tree: GraphTree):
         self.tree = tree
         self._arrangements: dict[str, Arrangement] = {}
+        self._bends: dict[str, dict] = {}  # group -> {(layer, igraph x): where that bend was last placed}
 
     def arrangement(self, group: str) -> Arrangement:
         """The group's arrangement, computed on first ask (the slow part: run it off the GUI thread)."""
@@ -115,11 +120,14 @@ class GraphLayout:
                 boxes[child] = box
                 if child in placed_children:
                     absolute(child, (box.x + PADDING, box.y + TITLE + PADDING))
-            for (source, target), (count, control) in self.arrangement(group).edges.items():
+            arrangement, bend_at = self.arrangement(group), self._bends[group]
+            for (source, target), (count, control) in arrangement.edges.items():
                 a, b = boxes[source], boxes[target]
                 start = (a.x + a.w / 2, a.y + a.h) if b.y >= a.y + a.h else (a.x + a.w / 2, a.y)
                 end = (b.x + b.w / 2, b.y) if b.y >= a.y + a.h else (b.x + b.w / 2, b.y + b.h)
-                edges.append(DrawnEdge(source, target, count, control == count, (start, end)))
+                bends = tuple((origin[0] + bend_at[bend][0], origin[1] + bend_at[bend][1])
+                              for bend in arrangement.routes.get((source, target), ()))
+                edges.append(DrawnEdge(source, target, count, control == count, (start, *bends, end)))
 
         absolute(ROOT, (0.0, 0.0))
         return Placement(boxes, shown_open, edges)
@@ -132,14 +140,26 @@ class GraphLayout:
         connected = [child for child in children if child in linked]
         isolated = [child for child in children if child not in linked]
         positions: dict[str, tuple[int, float]] = {}
+        routes: dict[tuple[str, str], list[tuple[int, float]]] = {}
         if connected:
             import igraph  # here: the layout library loads on the first group opened, not at start-up
 
             index = {child: i for i, child in enumerate(connected)}
-            graph = igraph.Graph(n=len(connected), edges=[(index[a], index[b]) for a, b in edges], directed=True)
-            coords = graph.layout_sugiyama(maxiter=40 if len(connected) > 500 else 100).coords
+            pairs = list(edges)
+            graph = igraph.Graph(n=len(connected), edges=[(index[a], index[b]) for a, b in pairs], directed=True)
+            layout = graph.layout_sugiyama(maxiter=40 if len(connected) > 500 else 100)
+            coords = layout.coords
             positions = {child: (int(round(coords[i][1])), float(coords[i][0])) for i, child in enumerate(connected)}
-        return Arrangement(positions, isolated, edges)
+            # An edge spanning layers bends at igraph's dummy vertices, one per layer it crosses (space was kept
+            # for them in each layer's order): ordered from the source's layer to the target's.
+            for pair, bends in zip(pairs, getattr(layout, "edge_routing", None) or ()):
+                if len(bends):
+                    points = sorted((int(round(y)), float(x)) for x, y in bends)
+                    routes[pair] = points if positions[pair[0]][0] <= positions[pair[1]][0] else points[::-1]
+        # One igraph unit is a typical closed child and a gap, so igraph's spacing holds as drawn (an opened
+        # child pushes its neighbours; the unit stays, so nothing else moves).
+        widths = sorted(item_size(self.tree, child)[0] for child in connected) or [0.0]
+        return Arrangement(positions, isolated, edges, routes, widths[len(widths) // 2] + GAP_X)
 
     def _child_edges(self, group: str, children: list[str]) -> dict[tuple[str, str], list[int]]:
         """Every graph edge between two different children of `group`, aggregated by pair."""
@@ -164,21 +184,36 @@ class GraphLayout:
         return edges
 
     def _placed(self, group: str, sizes: dict[str, tuple[float, float]]) -> dict[str, tuple[float, float, float, float]]:
-        """Children of `group` at positions relative to its inner corner, with their current sizes."""
+        """Children of `group` at positions relative to its inner corner, with their current sizes. Each
+        layer is laid left to right in igraph's order, the bends of the edges crossing it among its children
+        (each at its igraph position, pushed right only as far as the widths before it need); where the
+        bends went is kept in self._bends for the edges."""
         arrangement = self.arrangement(group)
-        layers: dict[int, list[tuple[float, str]]] = {}
+        layers: dict[int, list[tuple[float, str | None]]] = {}
         for child, (layer, x) in arrangement.positions.items():
             layers.setdefault(layer, []).append((x, child))
+        for bends in arrangement.routes.values():
+            for layer, x in bends:
+                layers.setdefault(layer, []).append((x, None))
         placed: dict[str, tuple[float, float, float, float]] = {}
-        top = 0.0
+        bend_at: dict[tuple[int, float], tuple[float, float]] = {}
+        unit, top = arrangement.unit, 0.0
         for layer in sorted(layers):
-            right, tallest = -GAP_X, 0.0
-            for x, child in sorted(layers[layer]):
+            right, tallest, bends = -GAP_X, 0.0, []
+            for x, child in sorted(layers[layer], key=lambda entry: entry[0]):
+                if child is None:  # a bend: room for an edge, no box
+                    left = max(x * unit, right + GAP_X / 2)
+                    bends.append((x, left))
+                    right = left - GAP_X / 2
+                    continue
                 width, height = sizes[child]
-                left = max(x * _UNIT, right + GAP_X)
+                left = max(x * unit, right + GAP_X)
                 placed[child] = (left, top, width, height)
                 right, tallest = left + width, max(tallest, height)
+            for x, left in bends:
+                bend_at[(layer, x)] = (left, top + tallest / 2)
             top += tallest + GAP_Y
+        self._bends[group] = bend_at
         if AUXILIARY in arrangement.isolated:  # beside the model, at its top right (TensorBoard's place for it)
             width, height = sizes[AUXILIARY]
             right = max((x + w for x, _, w, _ in placed.values()), default=0.0)
@@ -193,3 +228,4 @@ class GraphLayout:
             placed[child] = (left, top, width, height)
             left, row_height = left + width + GAP_X, max(row_height, height)
         return placed
+

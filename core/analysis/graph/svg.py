@@ -1,7 +1,8 @@
 """A placed graph drawn as SVG: what `graph PATH --svg OUT` writes (the top level, plus the groups asked
 open), in the colours the window uses: nodes as rounded boxes named with their op, closed groups as
-filled boxes with their node count, open groups as frames holding their children, edges as arrows (a
-dashed one where every edge it stands for is a control edge, thicker with the count it stands for).
+filled boxes with their node count, open groups as frames holding their children, edges as arrows through
+their bends (a dashed one where every edge it stands for is a control edge, thicker with the count it
+stands for).
 """
 from __future__ import annotations
 
@@ -36,10 +37,10 @@ def to_svg(tree: GraphTree, placement: Placement) -> str:
                    f'fill="{OPEN_FILL}" stroke="{OPEN_STROKE}"/>'
                    f'<text x="{box.x + 8:.1f}" y="{box.y + 16:.1f}" font-weight="bold">{escape(item.label)}</text></g>')
     for edge in placement.edges:
-        (x1, y1), (x2, y2) = edge.points[0], edge.points[-1]
+        points = " ".join(f"{x:.1f},{y:.1f}" for x, y in edge.points)  # through its bends
         stroke = edge_width(edge.count)
         dash = ' stroke-dasharray="4 3"' if edge.control else ""
-        out.append(f'<line x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" stroke="{EDGE}" '
+        out.append(f'<polyline points="{points}" fill="none" stroke="{EDGE}" '
                    f'stroke-width="{stroke:.1f}"{dash} marker-end="url(#arrow)"/>')
     for item_id, box in boxes.items():
         if item_id in placement.open:
