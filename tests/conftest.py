@@ -136,6 +136,27 @@ def _nothing_frozen_outside_gui_tests(request):
         _gui_frozen = False
 
 
+@pytest.fixture(autouse=True)
+def _no_modifier_left_held():
+    """A test's Ctrl+C (QTest.keyClick with a modifier) leaves the application's keyboard modifiers saying
+    Ctrl is held until the next key event: the next tests on that worker then meet a Ctrl no person holds
+    (the Run list took a click for a Ctrl-click, a row toggled off). Released after each test."""
+    yield
+    if "PySide6.QtWidgets" not in sys.modules:  # a test that never started Qt
+        return
+    from PySide6.QtCore import Qt
+    from PySide6.QtGui import QGuiApplication
+    from PySide6.QtTest import QTest
+    from PySide6.QtWidgets import QApplication, QWidget
+
+    if QApplication.instance() is None or QGuiApplication.keyboardModifiers() == Qt.NoModifier:
+        return
+    target = QWidget()
+    for key in (Qt.Key_Control, Qt.Key_Shift, Qt.Key_Alt, Qt.Key_Meta):
+        QTest.keyRelease(target, key)
+    target.deleteLater()
+
+
 @pytest.fixture
 def main_window(qtbot, tmp_path, monkeypatch, gc_in_gui_thread):
     """A shown MainWindow with its settings in a temporary file and error dialogs collected in

@@ -6,7 +6,7 @@ the watching and the damage check run off the GUI thread: a network folder can b
 slow to check."""
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QItemSelectionModel, Qt, QTimer, Signal
 from PySide6.QtWidgets import QAbstractItemView, QApplication, QMenu, QSplitter, QTableView, QVBoxLayout, QWidget
 
 from checkpoint_inspector.core.jobs import Progress
@@ -65,6 +65,7 @@ class RunPanel(QWidget):
         layout.addWidget(self.splitter)
         self.setFocusProxy(table)  # the keys of the dock move through the checkpoints
         self._forwarding_key = False
+        self._selecting = False  # a row being marked by _select_only (not chosen by a person)
         self.watcher: RunWatcher | None = None
         self._watch_job = None
         self._check_job = None
@@ -128,9 +129,21 @@ class RunPanel(QWidget):
 
     def _mark_current(self, prefix: str) -> None:
         self.checkpoint_model.set_current(prefix)
-        row = self.checkpoint_model.row_of(prefix)
-        if row >= 0:
-            self.table.selectRow(row)
+        self._select_only(self.checkpoint_model.row_of(prefix))
+
+    def _select_only(self, row: int) -> None:
+        """Select `row` alone and make it current. Not QTableView.selectRow: with extended selection it reads
+        the keyboard's modifiers at that instant, so a load ending (or a step) while Ctrl is held toggled
+        the row off instead."""
+        if row < 0:
+            return
+        index = self.checkpoint_model.index(row, 0)
+        self._selecting = True  # the row is marked, not chosen: its currentRowChanged opens nothing
+        try:
+            self.table.selectionModel().setCurrentIndex(
+                index, QItemSelectionModel.ClearAndSelect | QItemSelectionModel.Rows)
+        finally:
+            self._selecting = False
 
     def selected_prefixes(self) -> list[str]:
         """The selected checkpoints, oldest first."""
@@ -150,6 +163,8 @@ class RunPanel(QWidget):
         menu.popup(self.table.viewport().mapToGlobal(point))
 
     def _clicked(self, index) -> None:
+        if self._selecting:
+            return
         if QApplication.keyboardModifiers() & (Qt.ControlModifier | Qt.ShiftModifier):
             return  # choosing a second checkpoint to compare, not opening it
         if not index.isValid() or not 0 <= index.row() < len(self.checkpoint_model.checkpoints):
@@ -161,7 +176,8 @@ class RunPanel(QWidget):
         """Open the next (+1) or previous (-1) checkpoint of the run."""
         row = self.checkpoint_model.row_of(self.checkpoint_model.current_prefix or "") + offset
         if 0 <= row < len(self.checkpoint_model.checkpoints):
-            self.table.selectRow(row)
+            self._select_only(row)
+            self.checkpoint_chosen.emit(row)  # a step opens, whatever modifier is held
 
     # ---- watching --------------------------------------------------------------------------------------
     def _poll(self) -> None:
