@@ -11,8 +11,9 @@ kept). Children without any edge are set in rows under the layered part instead 
 the auxiliary group (core.analysis.graph.hierarchy) has no edges in the layout and stands at the top
 right, beside the model.
 
-An edge spanning several layers bends where igraph kept room for it in each (its dummy vertices), moved
-with the children around that room, so it runs between boxes, not through them.
+An edge spanning several layers passes each layer it crosses in a lane down that layer, where igraph kept
+room for it (its dummy vertices), moved with the children around that room: it runs between boxes, a tall
+open group included, not through them.
 
 Edges are drawn between siblings: an edge that enters an open group ends at its box, as Model Explorer
 draws them, so the edges drawn are exactly the open groups' aggregated edges.
@@ -26,6 +27,7 @@ from .hierarchy import AUXILIARY, ROOT, GraphTree
 NODE_HEIGHT, GROUP_HEIGHT = 26, 34
 CHAR_WIDTH, GAP_X, GAP_Y, PADDING, TITLE = 7, 24, 44, 14, 24
 _ISOLATED_ROW = 1600
+_LANE = 8           # the least room between two edges passing one layer side by side
 
 
 @dataclass(frozen=True)
@@ -125,8 +127,12 @@ class GraphLayout:
                 a, b = boxes[source], boxes[target]
                 start = (a.x + a.w / 2, a.y + a.h) if b.y >= a.y + a.h else (a.x + a.w / 2, a.y)
                 end = (b.x + b.w / 2, b.y) if b.y >= a.y + a.h else (b.x + b.w / 2, b.y + b.h)
-                bends = tuple((origin[0] + bend_at[bend][0], origin[1] + bend_at[bend][1])
-                              for bend in arrangement.routes.get((source, target), ()))
+                downward = arrangement.positions[source][0] <= arrangement.positions[target][0]
+                bends = []
+                for bend in arrangement.routes.get((source, target), ()):
+                    x, top, bottom = bend_at[bend]
+                    ends = (top, bottom) if downward else (bottom, top)
+                    bends += [(origin[0] + x, origin[1] + ends[0]), (origin[0] + x, origin[1] + ends[1])]
                 edges.append(DrawnEdge(source, target, count, control == count, (start, *bends, end)))
 
         absolute(ROOT, (0.0, 0.0))
@@ -201,17 +207,17 @@ class GraphLayout:
         for layer in sorted(layers):
             right, tallest, bends = -GAP_X, 0.0, []
             for x, child in sorted(layers[layer], key=lambda entry: entry[0]):
-                if child is None:  # a bend: room for an edge, no box
+                if child is None:  # a bend: room for an edge, no box (the next bend at least _LANE further)
                     left = max(x * unit, right + GAP_X / 2)
                     bends.append((x, left))
-                    right = left - GAP_X / 2
+                    right = left - GAP_X / 2 + _LANE
                     continue
                 width, height = sizes[child]
                 left = max(x * unit, right + GAP_X)
                 placed[child] = (left, top, width, height)
                 right, tallest = left + width, max(tallest, height)
-            for x, left in bends:
-                bend_at[(layer, x)] = (left, top + tallest / 2)
+            for x, left in bends:  # a lane down the whole layer: a tall open group is passed, not crossed
+                bend_at[(layer, x)] = (left, top, top + tallest)
             top += tallest + GAP_Y
         self._bends[group] = bend_at
         if AUXILIARY in arrangement.isolated:  # beside the model, at its top right (TensorBoard's place for it)
