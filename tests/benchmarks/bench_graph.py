@@ -180,7 +180,8 @@ def frames(path: Path) -> None:
     env = dict(os.environ, QT_QPA_PLATFORM=os.environ.get("QT_QPA_PLATFORM", "offscreen"))
     result = subprocess.run([sys.executable, "-c", code, str(ROOT), str(path)], capture_output=True, text=True,
                             cwd=ROOT, env=env)
-    print("  " + (result.stdout.strip() or f"frame timing failed: {result.stderr.strip()[-800:]}"))
+    lines = result.stdout.strip().splitlines() or [f"frame timing failed: {result.stderr.strip()[-800:]}"]
+    print("\n".join("  " + line for line in lines))
 
 
 def main() -> None:
