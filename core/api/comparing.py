@@ -164,15 +164,22 @@ def check(ckpt, against: str | os.PathLike, step: int | None = None) -> Check:
 
 
 def remap(src, dst: str | os.PathLike, plan=None, *, rename: dict | None = None, drop: list | None = None,
-          cast: dict | None = None, step: int | None = None, overwrite: bool = False) -> str:
+          cast: dict | None = None, step: int | None = None, overwrite: bool = False,
+          inside_run: bool = False) -> str:
     """Write a copy of checkpoint `src` (a path or Checkpoint) to the prefix (or Keras file) `dst`, changed
     by `plan` (a RemapPlan such as Check.plan, a plan's JSON as a dict, or a plan file's path) and then
     by `rename` ({regex: replacement}, stored keys or shown names as the CLI's --rename), `drop` ([regex])
-    and `cast` ({name: dtype}). The source and its run are never written to; the save is atomic. Returns
-    the prefix written."""
+    and `cast` ({name: dtype}). The source is never written to; a `dst` inside the source's run is refused
+    (DestinationError) unless `inside_run=True` says the copy is meant to join that run. The save is
+    atomic. Returns the prefix written."""
+    from ..edit.destination import refuse_inside_run
     from ..edit.save import save_remapped
+    from ..run.discovery import discover
 
-    with _opened(src, step) as (_, reader):
+    with _opened(src, step) as (prefix, reader):
+        if not inside_run:
+            refuse_inside_run(prefix, os.fspath(dst), discover(prefix).single_run(take_first=True).folder,
+                              "inside_run=True", overwrite=overwrite, kind=reader.kind)
         built = _plan_of(plan, rename or {}, drop or [], cast or {}, reader)
         report = run_to_end(save_remapped(reader, built, os.fspath(dst), overwrite))
     return report.prefix

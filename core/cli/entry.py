@@ -142,6 +142,9 @@ def _remap_command(commands) -> None:
     remap.add_argument("--make-latest", action="store_true",
                        help="name the new checkpoint latest in its folder's `checkpoint` file even where that "
                             "folder is an existing run (by default an existing run's state file is left alone)")
+    remap.add_argument("--into-run", action="store_true",
+                       help="allow DST inside the source's run (refused otherwise: the copy would add a checkpoint "
+                            "to the run you read)")
     remap.add_argument("--dry-run", action="store_true", help="print the preview, write nothing")
     remap.set_defaults(handler=writing.command_remap)
 
@@ -200,11 +203,12 @@ def _scalars_command(commands) -> None:
     scalars = commands.add_parser("scalars", help="what training logged: the tf.summary scalars of the run's "
                                                   "event files (its folder and sub-folders)")
     scalars.add_argument("path", type=parse_location, help="a run folder (or a checkpoint in it, or one event file)")
-    scalars.add_argument("--tag", metavar="REGEX", help="only tags this regular expression finds")
-    scalars.add_argument("--csv", metavar="OUT", help="write tag, step, wall_time, value to a CSV file")
+    scalars.add_argument("--tag", metavar="REGEX", help="only tags (as logged) this regular expression finds")
+    scalars.add_argument("--run", metavar="REGEX", help="only runs (sub-folders: train, validation) it finds")
+    scalars.add_argument("--csv", metavar="OUT", help="write step, wall_time, value, tag, run, kind, file to a CSV file")
     scalars.add_argument("--json", action="store_true",
-                         help='print {"folder", "tags": {TAG: [{"step", "wall_time", "value"}]}, "files"}; a value '
-                              'that is not a number is the string "NaN", "Infinity" or "-Infinity"')
+                         help='print {"folder", "runs": {RUN: {TAG: [{"step", "wall_time", "value"}]}}, "files"}; '
+                              'a value that is not a number is the string "NaN", "Infinity" or "-Infinity"')
     scalars.set_defaults(handler=training.command_scalars)
 
 

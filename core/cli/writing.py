@@ -183,9 +183,10 @@ def command_remap(args) -> int:
     """The checkpoint (with --all-steps: the run's latest, whose variables the plan's names are taken
     from) is opened and described once and the plan previewed once; the save takes that reader, those
     variables and that preview (core.edit.save), and judges the destination as every save does
-    (core.edit.destination: a place typed is a place chosen, so refusals only, no question of the run)."""
+    (core.edit.destination); a place inside the source's run is refused unless --into-run says it is meant."""
     from ..edit.keras_load_check import keras_load_warnings
     from ..edit.plan import preview
+    from ..edit.destination import refuse_inside_run
     from ..edit.save import save_remapped, save_remapped_run
     from ..jobs import run_to_end
 
@@ -202,6 +203,9 @@ def command_remap(args) -> int:
         for line in keras_load_warnings(reader, result):  # written if asked, but Keras would refuse it
             print(f"warning: {line}")
         return 0 if not result.problems else EXIT_BAD_INPUT
+    if not args.into_run:  # a copy inside the run adds to it: meant only when said (the window asks)
+        refuse_inside_run(run.checkpoints if args.all_steps else info.prefix, args.dst, run.folder, "--into-run",
+                          overwrite=args.overwrite, kind=reader.kind)
     if args.all_steps:
         reports = run_to_end(save_remapped_run(run.checkpoints, plan, args.dst, args.overwrite, reader=reader,
                                                plan_preview=result, variables=variables))

@@ -10,7 +10,8 @@ first thing that stands in the way, refusals before questions:
 - NOT_A_FOLDER (refused): a file where the folder to save into should be (the nearest existing one);
 - WRONG_KIND (refused): the copy of a Keras file named as another kind of file;
 - INSIDE_THE_RUN (needs the person's yes): inside `run_folder`, the run a person inspects; a window asks,
-  then judges again with run_folder=None (the CLI and the API pass None: a place typed is a place chosen);
+  then judges again with run_folder=None; the CLI and the API refuse it (refuse_inside_run) unless the
+  caller said it is meant (`--into-run`, `inside_run=True`);
 - EXISTS (needs overwrite): a checkpoint is there already (for a whole run: one of those it writes, or a
   `checkpoint` state file the copy would replace);
 - ACCEPTABLE.
@@ -168,6 +169,21 @@ def _inside(destination: str, run_folder: str | None) -> Judgement | None:
     if writes_into(destination, run_folder):
         return Judgement(Verdict.INSIDE_THE_RUN, destination, f"is inside the run you are inspecting ({run_folder})")
     return None
+
+
+def refuse_inside_run(source, destination: str, run_folder: str | None, how_to_allow: str, *,
+                      overwrite: bool = False, kind: SourceKind | None = None) -> None:
+    """The rule of the faces that have no one to ask (the CLI, the API): what judge_destination refuses is
+    refused first (the source itself names itself so); then a destination inside the source's run is
+    refused, saying how the caller says it is meant (`--into-run`, `inside_run=True`). The window asks the
+    person instead (gui.base.dialogs) and judges again with run_folder=None on a yes."""
+    judged = judge_destination(source, destination, run_folder, overwrite, kind=kind)
+    if judged.refused:
+        raise judged.error()
+    if judged.verdict is Verdict.INSIDE_THE_RUN:
+        raise DestinationError(destination, f"is inside {run_folder}, the run of the checkpoint copied: the copy "
+                                            f"would add a checkpoint to that run (give {how_to_allow} if that "
+                                            f"is meant)")
 
 
 def _file_in_the_way(folder: str) -> str | None:

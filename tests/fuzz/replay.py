@@ -2,7 +2,7 @@
 the same call through the Python API and through the CLI, on a copy of the case where its `links` are made.
 
 A case's `call` is one of CALLS, its `args` name files of the case folder (`path`, `b`) and a variable
-(`name`); a remap writes to a new folder under the copy (`out/new/ckpt`), which must not exist afterwards
+(`name`); a remap writes to a new folder beside the copy (`NAME.out/new/ckpt`), which must not exist afterwards
 when the remap fails. open_files() is what this process holds open under a folder (descriptors and memory
 maps), for the promise that nothing is left open after an error.
 """
@@ -28,8 +28,13 @@ def prepare(folder: Path, where: Path) -> Path:
     return where
 
 
+def output_folder(copy: Path) -> Path:
+    """Beside the copy, not in it: the copy is the run read, and a copy inside it is refused unless meant."""
+    return copy.parent / f"{copy.name}.out"
+
+
 def destination(copy: Path) -> Path:
-    return copy / "out" / "new" / "ckpt"
+    return output_folder(copy) / "new" / "ckpt"
 
 
 def api_call(case: dict, copy: Path) -> None:

@@ -96,7 +96,7 @@ def test_each_replayed_case_is_one_named_error_from_both_doors(folder, tmp_path,
     out, err = capsys.readouterr()
     assert err.startswith(f"error: {named}:") and err.count("\n") == 1 and re.search(case["expect"], err), err
     assert replay.open_files(copy) == set(), "left open after the CLI's error"
-    assert not (copy / "out").exists(), "a failed remap leaves no folder behind"
+    assert not replay.output_folder(copy).exists(), "a failed remap leaves no folder behind"
 
 
 def test_the_cli_reports_a_regression_input_in_one_line(tmp_path):
