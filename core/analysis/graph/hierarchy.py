@@ -50,6 +50,7 @@ class Item:
     node_count: int = 0                 # op nodes under a group, at every depth (1 for a node)
     series: str | None = None           # the series label shared by alike siblings
     calls_opened: bool = False          # a caller node whose function groups were added
+    ops: dict | None = None             # a group's op counts at every depth (what alike groups share)
 
     @property
     def is_group(self) -> bool:
@@ -210,16 +211,28 @@ class GraphTree:
         return item.node is not None and item.node.op in _AUXILIARY_OPS and not item.node.calls
 
     def _count(self, group: str) -> int:
-        """Fill node_count bottom-up (iteratively: scopes can nest deeper than Python's recursion)."""
+        """Fill node_count and ops bottom-up (iteratively: scopes can nest deeper than Python's recursion)."""
         order, stack = [], [group]
         while stack:
             current = stack.pop()
             order.append(current)
             stack.extend(child for child in self.items[current].children if self.items[child].node is None)
-        for current in reversed(order):
-            item = self.items[current]
-            item.node_count = sum(self.items[child].node_count for child in item.children)
-        return self.items[group].node_count
+        items = self.items
+        for current in reversed(order):  # each group's ops from its children's: one pass, not one per depth
+            item = items[current]
+            ops: dict[str, int] = {}
+            count = 0
+            for child in item.children:
+                inner = items[child]
+                if inner.node is not None:
+                    ops[inner.node.op] = ops.get(inner.node.op, 0) + 1
+                    count += 1
+                else:
+                    for op, number in inner.ops.items():
+                        ops[op] = ops.get(op, 0) + number
+                    count += inner.node_count
+            item.node_count, item.ops = count, ops
+        return items[group].node_count
 
     def _gather_series(self, group: str) -> None:
         """Find alike numbered siblings in `group` and below (series groups are made for long runs)."""
@@ -259,8 +272,13 @@ class GraphTree:
         series_id = f"{group.id}{label}/"
         if series_id in self.items:
             return
+        ops: dict[str, int] = {}
+        for member in members:
+            inner = self.items[member]
+            for op, number in (inner.ops or {inner.node.op: 1}).items():
+                ops[op] = ops.get(op, 0) + number
         self.items[series_id] = Item(series_id, f"{label} ×{len(members)}", "series", group.id, children=members,
-                                     function=group.function, node_count=sum(self.items[m].node_count for m in members))
+                                     function=group.function, node_count=sum(ops.values()), ops=ops)
         moved = set(members)
         index = group.children.index(members[0])
         group.children = [c for c in group.children[:index] if c not in moved] + [series_id] + \
@@ -272,7 +290,4 @@ class GraphTree:
         """What alike siblings share: a node's op; a group's kind, size and op counts."""
         if item.node is not None:
             return ("node", item.node.op)
-        ops: dict[str, int] = {}
-        for node_item in self.nodes_under(item.id):
-            ops[node_item.node.op] = ops.get(node_item.node.op, 0) + 1
-        return (item.kind, item.node_count, tuple(sorted(ops.items())))
+        return (item.kind, item.node_count, tuple(sorted(item.ops.items())))
