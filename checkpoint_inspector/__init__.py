@@ -24,8 +24,8 @@ __version__ = "0.5.0"
 _API = {"open": "open_run", "diff": "diff", "check": "check", "remap": "remap", "Run": "Run",
         "Checkpoint": "Checkpoint", "Variable": "Variable", "Finding": "Finding", "Difference": "Difference",
         "Check": "Check", "graph": "graph", "Graph": "Graph"}
-_ERRORS = ("InspectorError", "CheckpointError", "NotACheckpointError", "SeveralRunsError", "CorruptCheckpointError",
-           "ChecksumMismatchError", "MissingShardError", "UnsupportedDtypeError", "StorageError",
+_ERRORS = ("InspectorError", "CheckpointError", "NotACheckpointError", "SeveralRunsError", "StepNotFoundError",
+           "CorruptCheckpointError", "ChecksumMismatchError", "MissingShardError", "UnsupportedDtypeError", "StorageError",
            "VariableNotFoundError", "AmbiguousNameError", "InputError", "PlanError", "DestinationError",
            "ClosedError")
 

@@ -7,7 +7,8 @@ the GUI shows its message as is. Subclasses say the cause:
     InspectorError
     ├── CheckpointError            something about a checkpoint or run on disk
     │   ├── NotACheckpointError    not a checkpoint at all (wrong magic, no index, nothing there)
-    │   │   └── SeveralRunsError   a folder of several runs, where one was needed
+    │   │   ├── SeveralRunsError   a folder of several runs, where one was needed
+    │   │   └── StepNotFoundError  a run with no checkpoint at the step asked for (also a KeyError)
     │   ├── CorruptCheckpointError damaged bytes (truncated, out-of-range sizes, bad encoding)
     │   │   ├── ChecksumMismatchError
     │   │   └── DecodeError        bytes a low-level decoder rejects (no file yet: its caller adds it)
@@ -70,6 +71,10 @@ class SeveralRunsError(NotACheckpointError):
     def __init__(self, path, problem: str, runs: list[str]):
         super().__init__(path, problem)
         self.runs = list(runs)
+
+
+class StepNotFoundError(NotACheckpointError, KeyError):
+    """The run has no checkpoint at the asked-for global step (a KeyError too: the API's `run[step]`)."""
 
 
 class CorruptCheckpointError(CheckpointError):

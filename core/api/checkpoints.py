@@ -1,12 +1,17 @@
 """One checkpoint seen from Python: its variables (Variable: stored key, shown name, shape, dtype, kind)
 and its values as numpy arrays, by stored key or by the name the window shows.
 
+Two kinds of names, kept apart: the mapping side (`keys()`, `items()`, `values()`, `len`, `in`,
+`get_tensor`, `shapes`, `dtypes`) is TensorFlow's reader's (`tf.train.load_checkpoint`: exact stored
+keys), while `ckpt[name]`, `read`, `variable` and `resolve` also take the names a person uses (the shown
+name, an object path, a unique tail) and `resolve` says which rule found the key.
+
 A Checkpoint borrows its reader from the Run that opened it (core.api.runs): the run closes it, and a
 checkpoint of a closed run says so (ClosedError) instead of reading a file it no longer holds."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Iterator, NamedTuple
 
 from ..errors import ClosedError
 from ..run.discovery import CheckpointInfo
@@ -51,10 +56,20 @@ class Variable:
                    int(entry.num_elements), int(entry.nbytes), info.slot_of, info.object_path)
 
 
+class Resolution(NamedTuple):
+    """What Checkpoint.resolve found: the stored key and the rule (`stored key`, `shown name`, `object
+    path`, `variable name` or `unique tail`: core.run.names.resolve_name_by_rule)."""
+
+    key: str
+    rule: str
+
+
 class Checkpoint:
-    """One checkpoint of an open run. `ckpt["dense/kernel"]` is the tensor as a numpy array (TensorFlow's
-    `get_tensor`, bit for bit); the name may be the stored key, the shown name, an object path or a unique
-    tail of one (`kernel` when only one variable ends so). Made by Run.checkpoint, never directly."""
+    """One checkpoint of an open run. `ckpt["dense/kernel"]` is the tensor as TensorFlow's `get_tensor`
+    gives it, bit for bit; the name may be the stored key, the shown name, an object path or a unique
+    tail of one (`kernel` when only one variable ends so). `in`, `len`, iteration, `keys()`, `items()`,
+    `values()` and `get_tensor(key)` take stored keys only, as TensorFlow's reader does. Made by
+    Run.checkpoint, never directly."""
 
     def __init__(self, info: CheckpointInfo, reader_of: Callable[[CheckpointInfo], "CheckpointSource"]):
         self._info = info
@@ -83,6 +98,22 @@ class Checkpoint:
         """What is wrong without stopping the listing (a damaged object graph), as the CLI prints them."""
         return list(self._reader().warnings)
 
+    @property
+    def listed(self) -> bool:
+        """The run's `checkpoint` state file lists it (in all_model_checkpoint_paths or as the latest)."""
+        return self._info.listed
+
+    @property
+    def is_latest(self) -> bool:
+        """The state file's model_checkpoint_path names it (False for all without a state file)."""
+        return self._info.is_latest
+
+    @property
+    def timestamp(self) -> float | None:
+        """The save time the state file gives it (all_model_checkpoint_timestamps, seconds since the
+        epoch); None when the file gives none (a TF1 Saver writes none)."""
+        return self._info.timestamp
+
     def __repr__(self) -> str:
         return f"<Checkpoint {self.prefix!r} step={self.step}>"
 
@@ -97,34 +128,53 @@ class Checkpoint:
         return list(self._variables)
 
     def keys(self) -> list[str]:
-        """The stored keys, in order (as `tf.train.list_variables`)."""
-        return [v.name for v in self.variables]
+        """The stored keys, in order: `tf.train.list_variables`'s names, `_CHECKPOINTABLE_OBJECT_GRAPH`
+        included."""
+        return self._reader().names()
+
+    def items(self) -> Iterator[tuple[str, object]]:
+        """(stored key, value) of every tensor, in key order; each value read when its turn comes."""
+        return ((key, self.get_tensor(key)) for key in self.keys())
+
+    def values(self) -> Iterator[object]:
+        """Every tensor's value, in key order, each read when its turn comes."""
+        return (self.get_tensor(key) for key in self.keys())
+
+    @property
+    def shapes(self) -> dict[str, tuple]:
+        """{stored key: shape as a tuple}: TensorFlow's `get_variable_to_shape_map` (there, lists)."""
+        return {entry.name: tuple(int(d) for d in entry.shape) for entry in self._reader().entries}
+
+    @property
+    def dtypes(self) -> dict[str, str]:
+        """{stored key: TensorFlow's dtype name}: `get_variable_to_dtype_map`, each `tf.DType` by its
+        `.name` (`float32`, `bfloat16`, `string`: names numpy lacks some of)."""
+        return {entry.name: entry.dtype_name for entry in self._reader().entries}
 
     def variable(self, name: str) -> Variable:
         """The Variable `name` means (stored key, shown name, object path or unique tail); VariableNotFoundError
         (a KeyError) when none, AmbiguousNameError when several."""
-        key = self.resolve(name)
+        key = self.resolve(name).key
         return next(v for v in self.variables if v.name == key)
 
-    def resolve(self, name: str) -> str:
-        """The stored key `name` stands for (core.run.names.resolve_name: the CLI's rule). A name that is
-        no str is a TypeError; one that names no variable (the empty name included), VariableNotFoundError."""
+    def resolve(self, name: str) -> Resolution:
+        """The stored key `name` stands for and the rule that found it (core.run.names.resolve_name_by_rule:
+        the CLI's rule), as `(key, rule)`. A name that is no str is a TypeError; one that names no variable
+        (the empty name included), VariableNotFoundError; one that fits several, AmbiguousNameError."""
         from ..errors import VariableNotFoundError
-        from ..run.names import resolve_name
+        from ..run.names import resolve_name_by_rule
 
         try:
-            return resolve_name(self._reader(), name)
+            return Resolution(*resolve_name_by_rule(self._reader(), name))
         except VariableNotFoundError as exc:
             raise exc.with_hint(LISTING_HINT) from None
 
-    def __contains__(self, name: str) -> bool:
-        from ..errors import VariableNotFoundError
-
-        try:
-            self.resolve(name)
-        except VariableNotFoundError:
-            return False
-        return True
+    def __contains__(self, key: str) -> bool:
+        """`key` is a stored key (TensorFlow's `has_tensor`, except for the empty key of a V2 index's
+        header, which holds no tensor and which TensorFlow's maps do not list either)."""
+        if not isinstance(key, str):
+            raise TypeError(f"name must be a str (a variable's name), not {type(key).__name__}")
+        return key in self._reader()
 
     def __len__(self) -> int:
         return len(self._reader())
@@ -133,13 +183,26 @@ class Checkpoint:
         return iter(self.keys())
 
     # ---- its values --------------------------------------------------------------------------------------
-    def __getitem__(self, name: str) -> "numpy.ndarray":
+    def __getitem__(self, name: str) -> "numpy.ndarray | bytes":
         return self.read(name)
 
-    def read(self, name: str) -> "numpy.ndarray":
-        """The whole tensor as a numpy array (strings as an object array of bytes, as TensorFlow gives
-        them), its checksum checked."""
-        return self._reader().read(self.resolve(name))
+    def read(self, name: str) -> "numpy.ndarray | bytes":
+        """The whole tensor `name` (any name resolve takes) as TensorFlow's `get_tensor` gives it: a
+        numpy array, strings as an object array of bytes, a 0-d string as `bytes`; its checksum checked."""
+        return self.get_tensor(self.resolve(name).key)
+
+    def get_tensor(self, key: str) -> "numpy.ndarray | bytes":
+        """The tensor stored under exactly `key` (TensorFlow's `get_tensor`; no other name is looked up):
+        VariableNotFoundError (a KeyError) when the checkpoint stores no such key."""
+        from ..errors import VariableNotFoundError
+
+        if key not in self:
+            error = VariableNotFoundError(self.prefix, f"stores no key {key!r}", see_listing=True)
+            raise error.with_hint(LISTING_HINT)
+        value = self._reader().read(key)
+        # TensorFlow gives a 0-d string tensor as the bytes themselves (py_checkpoint_reader), not wrapped
+        # in a 0-d object array; string arrays stay object arrays of bytes, as it gives them.
+        return value.item() if value.ndim == 0 and value.dtype == object else value
 
     def to_frame(self) -> "pandas.DataFrame":
         """The listing as a pandas DataFrame, a row per variable: name, shown_name, shape, dtype, kind,

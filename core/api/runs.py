@@ -6,10 +6,11 @@ The Run owns the readers it opens (one per checkpoint, opened when first needed)
 close() or at the end of its `with` block; anything asked of it afterwards is a ClosedError."""
 from __future__ import annotations
 
+import numbers
 import os
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable, Iterator
 
-from ..errors import ClosedError, InputError, VariableNotFoundError
+from ..errors import ClosedError, InputError, NotACheckpointError, VariableNotFoundError
 from ..jobs import run_to_end
 from ..run.discovery import CheckpointInfo, discover
 from .checkpoints import Checkpoint
@@ -19,6 +20,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from ..analysis.diagnosis.diagnosis_findings import Finding
     from ..format.source import CheckpointSource
+    from .watching import State
 else:
     from ..analysis.diagnosis.diagnosis_findings import Finding  # re-exported: what Run.diagnose returns
 
@@ -90,9 +92,68 @@ class Run:
             raise InputError(prefix, f"no checkpoint of {self.path} is named so (checkpoints: {names})")
         return Checkpoint(self._run.find(step), self._reader_of)
 
+    def __getitem__(self, step: int) -> Checkpoint:
+        """The checkpoint at global `step` (a step, not a position: `run.checkpoints[-1]` is the newest);
+        StepNotFoundError (a KeyError) naming the step and the run's steps when it has none there."""
+        if isinstance(step, bool) or not isinstance(step, numbers.Integral):
+            raise TypeError(f"step must be an int (a global step), not {type(step).__name__}")
+        return self.checkpoint(int(step))
+
     def __repr__(self) -> str:
         state = "closed" if self.closed else f"{len(self._run.checkpoints)} checkpoints"
         return f"<Run {self.path!r} ({state})>"
+
+    # ---- the state file, and checkpoints still being written ---------------------------------------------
+    @property
+    def state(self) -> "State | None":
+        """The run's `checkpoint` state file as `tf.train.get_checkpoint_state(folder)` gives it (a State:
+        model_checkpoint_path, all_model_checkpoint_paths, all_model_checkpoint_timestamps,
+        last_preserved_timestamp); None when the run has none. Each Checkpoint says its own part (listed,
+        is_latest, timestamp)."""
+        from .watching import read_state
+
+        self._open_readers()
+        return read_state(self._run.state_file, self._run.folder)
+
+    def refresh(self) -> list[Checkpoint]:
+        """Look at the run's folder again, as the window does while a training runs: checkpoints written
+        since are added (once whole), those deleted since (a CheckpointManager's max_to_keep) dropped and
+        their files closed. Returns the checkpoints that arrived, oldest first."""
+        from ..run.watch import drop_incomplete_arrivals
+        from ..storage import files
+
+        readers = self._open_readers()
+        old = self._run
+        files.refresh(old.folder)  # a remote folder's listing is cached: look again
+        run = discover(old.path).single_run()
+        known = {info.prefix for info in old.checkpoints}
+        drop_incomplete_arrivals(run, known)
+        now = {info.prefix for info in run.checkpoints}
+        if old.selected_prefix in now:
+            run.selected_prefix = old.selected_prefix  # `run.checkpoint()` still means the one opened
+        for prefix in [p for p in readers if p not in now]:
+            readers.pop(prefix).close()
+        self._run = run
+        old.release()
+        return [Checkpoint(info, self._reader_of) for info in run.checkpoints if info.prefix not in known]
+
+    def checkpoints_iterator(self, timeout: float | None = None, min_interval_secs: float = 0,
+                             timeout_fn: "Callable[[], bool] | None" = None) -> "Iterator[Checkpoint]":
+        """Each new latest checkpoint as it appears, as `tf.train.checkpoints_iterator(folder, ...)` yields
+        its path: first the latest there is, then each checkpoint that becomes the latest (the run is
+        refreshed every second while waiting). After `timeout` seconds without a new one the iteration ends,
+        unless `timeout_fn()` answers False (then it waits again); `min_interval_secs` apart at least. The
+        latest is the state file's, or the newest where there is none (Keras's ModelCheckpoint files)."""
+        from .watching import checkpoints_iterator
+
+        return checkpoints_iterator(self._latest_now, timeout, min_interval_secs, timeout_fn)
+
+    def _latest_now(self) -> Checkpoint | None:
+        try:
+            self.refresh()
+        except NotACheckpointError:  # the folder holds none at the moment: wait, as TensorFlow does
+            return None
+        return Checkpoint(self._run.latest, self._reader_of) if self._run.latest is not None else None
 
     # ---- whole-run work ----------------------------------------------------------------------------------
     def trajectory(self, name: str, metric: str = "l2", element: int = 0, dask: str | None = None) -> "pandas.Series":

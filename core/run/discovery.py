@@ -29,7 +29,7 @@ import errno
 import os
 from dataclasses import dataclass, field
 
-from ..errors import CheckpointError, NotACheckpointError, SeveralRunsError
+from ..errors import CheckpointError, NotACheckpointError, SeveralRunsError, StepNotFoundError
 from ..format.foreign_files import foreign_file_error
 from ..format.keras.files import has_keras_name
 from ..format.keras.reader import is_keras_file
@@ -143,7 +143,7 @@ class Run:
             if info.step == step:
                 return info
         steps = ", ".join(str(i.step) for i in self.checkpoints if i.step is not None) or "none"
-        raise NotACheckpointError(self.folder, f"has no checkpoint at step {step} (steps: {steps})")
+        raise StepNotFoundError(self.folder, f"has no checkpoint at step {step} (steps: {steps})")
 
 
 def saved_model_prefix(folder: str) -> str | None:

@@ -12,23 +12,32 @@ from .variables import describe_variables
 def resolve_name(reader: CheckpointSource, name: str) -> str:
     """The stored key `name` stands for in this checkpoint. A name that is no str is a TypeError (Python's
     answer to an argument of the wrong type); an empty one names no variable."""
+    return resolve_name_by_rule(reader, name)[0]
+
+
+def resolve_name_by_rule(reader: CheckpointSource, name: str) -> tuple[str, str]:
+    """(the stored key `name` stands for, the rule that found it): `stored key` (the name is one), `shown
+    name` (what the window shows), `object path` (a TF2 object path), `variable name` (the object graph's
+    name of the variable) or `unique tail` (the end of one of these, at a `/`, that no other variable has)."""
     if not isinstance(name, str):
         raise TypeError(f"name must be a str (a variable's name), not {type(name).__name__}")
     if not name.strip("/"):  # every name ends with "" and every tail test would match: nothing is meant
         raise VariableNotFoundError(reader.prefix, f"no variable is named {name!r}: a name cannot be empty")
     if name in reader:
-        return name
+        return name, "stored key"
     variables = describe_variables(reader)
-    matches = [v.name for v in variables
-               if name in v.object_paths or name == v.variable_name or name == v.object_path]
+    matches = [v for v in variables if name in v.object_paths or name == v.variable_name or name == v.object_path]
+    if len(matches) == 1:
+        return matches[0].name, _whole_name_rule(matches[0], name)
     if not matches:  # a unique tail of a name, at a `/` boundary: `hidden_1/kernel` for `model/hidden_1/kernel`
         tail = "/" + name.strip("/")
-        matches = [v.name for v in variables
+        matches = [v for v in variables
                    if any(n.endswith(tail) for n in (v.name, v.variable_name, v.object_path, *v.object_paths) if n)]
-    if len(matches) == 1:
-        return matches[0]
+        if len(matches) == 1:
+            return matches[0].name, "unique tail"
     if len(matches) > 1:
-        raise AmbiguousNameError(reader.prefix, f"{name!r} names several variables: {', '.join(matches)}")
+        raise AmbiguousNameError(reader.prefix, f"{name!r} names several variables: "
+                                                f"{', '.join(v.name for v in matches)}")
     # A damaged checkpoint loses the names its object graph gives (the graph lives in a data shard): the
     # answer is the damage, as reading the variable by its stored key would say, not "no such variable".
     problem = _damage_of(reader)
@@ -36,6 +45,13 @@ def resolve_name(reader: CheckpointSource, name: str) -> str:
         raise CorruptCheckpointError(reader.prefix, f"is damaged, so {name!r} cannot be looked up by the names "
                                                     f"shown ({problem})")
     raise VariableNotFoundError(reader.prefix, f"no variable named {name!r}", see_listing=True)
+
+
+def _whole_name_rule(variable, name: str) -> str:
+    """Which of a variable's whole names `name` is, the one the window shows first."""
+    if name == variable.display_name:
+        return "shown name"
+    return "object path" if name == variable.object_path or name in variable.object_paths else "variable name"
 
 
 def _damage_of(reader: CheckpointSource) -> str | None:

@@ -43,15 +43,24 @@ class RunWatcher:
         except CheckpointError:
             return None  # the folder is momentarily empty or unreadable: try again next time
         run.subruns = []  # only this folder's own checkpoints are watched
-        arrived = [c for c in run.checkpoints if c.prefix not in self.known]
-        complete = [c for c in arrived if checkpoint_problem(c.prefix, c.format) is None]
-        self._waiting = len(complete) < len(arrived)
-        run.checkpoints = [c for c in run.checkpoints if c.prefix in self.known or c in complete]
+        self._waiting = drop_incomplete_arrivals(run, self.known)
         current = {c.prefix for c in run.checkpoints}
         if current == self.known:
             return None
         self.known = current
         return run
+
+
+def drop_incomplete_arrivals(run: Run, known: set[str]) -> bool:
+    """Leave out of `run.checkpoints` those whose prefix is not in `known` and that are not whole yet (an
+    index naming shards still being written); True when one was left out: look again later."""
+    arrived = [c for c in run.checkpoints if c.prefix not in known]
+    incomplete = [c for c in arrived if checkpoint_problem(c.prefix, c.format) is not None]
+    for info in incomplete:
+        info.release()  # a reader discovery opened for its step
+    dropped = {id(info) for info in incomplete}
+    run.checkpoints = [c for c in run.checkpoints if id(c) not in dropped]
+    return bool(incomplete)
 
 
 def _folder_stamp(folder: str) -> tuple[int, int] | None:

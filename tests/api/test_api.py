@@ -42,11 +42,12 @@ def test_steps_keys_shapes_dtypes_and_values_are_tensorflows(runs, name):
             for variable in ckpt.variables:
                 assert variable.shape == tuple(shapes[variable.name])
                 assert variable.dtype == dtypes[variable.name].name
-                expected, got = np.asarray(reader.get_tensor(variable.name)), ckpt[variable.name]
-                assert got.shape == expected.shape
-                if variable.dtype == "string":  # TensorFlow gives bytes; we give an object array of bytes
-                    assert got.dtype == object and got.tolist() == expected.tolist()
+                expected, got = reader.get_tensor(variable.name), ckpt[variable.name]
+                if variable.dtype == "string":  # as TensorFlow gives them: bytes when 0-d, else an object array
+                    assert type(got) is type(expected) and np.asarray(got).tolist() == np.asarray(expected).tolist()
                 else:
+                    expected = np.asarray(expected)
+                    assert got.shape == expected.shape
                     assert got.dtype == expected.dtype and got.tobytes() == expected.tobytes()
 
 
