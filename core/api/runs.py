@@ -99,6 +99,10 @@ class Run:
             raise TypeError(f"step must be an int (a global step), not {type(step).__name__}")
         return self.checkpoint(int(step))
 
+    def __iter__(self) -> "Iterator[Checkpoint]":
+        """Its checkpoints, oldest first (defined so that iterating never falls back on run[0], run[1], ...)."""
+        return iter(self.checkpoints)
+
     def __repr__(self) -> str:
         state = "closed" if self.closed else f"{len(self._run.checkpoints)} checkpoints"
         return f"<Run {self.path!r} ({state})>"
@@ -137,13 +141,14 @@ class Run:
         old.release()
         return [Checkpoint(info, self._reader_of) for info in run.checkpoints if info.prefix not in known]
 
-    def checkpoints_iterator(self, timeout: float | None = None, min_interval_secs: float = 0,
+    def checkpoints_iterator(self, *, timeout: float | None = None, min_interval_secs: float = 0,
                              timeout_fn: "Callable[[], bool] | None" = None) -> "Iterator[Checkpoint]":
         """Each new latest checkpoint as it appears, as `tf.train.checkpoints_iterator(folder, ...)` yields
         its path: first the latest there is, then each checkpoint that becomes the latest (the run is
         refreshed every second while waiting). After `timeout` seconds without a new one the iteration ends,
         unless `timeout_fn()` answers False (then it waits again); `min_interval_secs` apart at least. The
-        latest is the state file's, or the newest where there is none (Keras's ModelCheckpoint files)."""
+        latest is the state file's, or the newest where there is none (Keras's ModelCheckpoint files).
+        Keyword arguments only: TensorFlow's take min_interval_secs before timeout."""
         from .watching import checkpoints_iterator
 
         return checkpoints_iterator(self._latest_now, timeout, min_interval_secs, timeout_fn)

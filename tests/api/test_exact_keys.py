@@ -146,6 +146,7 @@ def test_run_by_step_is_the_checkpoint_at_that_step(tf_ckpts):
         assert str(tf_ckpts.tf1_run) in str(raised.value)
         with pytest.raises(TypeError, match="^step must be an int"):
             run["60"]
+        assert [c.prefix for c in run] == [c.prefix for c in run.checkpoints]  # not run[0], run[1], ...
 
 
 @pytest.mark.parametrize("name", ["tf1_run", "tf2_keras_run"])
