@@ -6,7 +6,8 @@ with the same jobs, and raises the same error family (core.errors). Nothing here
 TensorFlow; pandas is imported only when a frame is asked for (core.api.frames).
 
 Rooms: runs (ci.open, Run: steps, checkpoints, trajectories, the overview, logged scalars, the diagnosis),
-checkpoints (Checkpoint, Variable: listing and values), comparing (diff, check, remap), graphs (ci.graph: the
+checkpoints (Checkpoint, Variable: listing and values), logs (ci.scalars, ci.open_logs: TensorBoard logs without
+a checkpoint), comparing (diff, check, remap), graphs (ci.graph: the
 model's graph, DOT, SVG), frames (pandas).
 """
 from __future__ import annotations
@@ -14,7 +15,8 @@ from __future__ import annotations
 from .checkpoints import Checkpoint, Variable
 from .comparing import Check, Difference, check, diff, remap
 from .graphs import Graph, graph
+from .logs import Logs, open_logs, scalars
 from .runs import Finding, Run, open_run
 
-__all__ = ["Check", "Checkpoint", "Difference", "Finding", "Graph", "Run", "Variable", "check", "diff", "graph", "open_run",
-           "remap"]
+__all__ = ["Check", "Checkpoint", "Difference", "Finding", "Graph", "Logs", "Run", "Variable", "check", "diff", "graph", "open_logs", "open_run",
+           "remap", "scalars"]

@@ -54,18 +54,77 @@ def overview_frame(overview) -> "pandas.DataFrame":
     return frame
 
 
-def scalars_frame(logs) -> "pandas.DataFrame":
-    """Every logged scalar point of core.run.training_logs.TrainingLogs: step, tag, value, wall_time, run."""
+SCALAR_COLUMNS = ["step", "wall_time", "value", "tag", "run", "kind", "file"]
+
+
+def scalars_frame(series_list, kind: str | None = None) -> "pandas.DataFrame":
+    """Logged scalar points as a long frame, a row per point: step, wall_time, value, tag (as logged), run
+    (its folder relative to the one read, "" for that folder), kind (`simple_value` or `tensor`: the field
+    it was logged in) and file; `series_list`: core.run.training_logs.ScalarSeries, rows by run, then tag,
+    then in the order kept; `kind` keeps one kind."""
     pandas = _pandas()
     import numpy as np
 
-    parts = [pandas.DataFrame({"step": series.steps, "tag": series.logged_tag or series.tag, "value": series.values,
-                               "wall_time": series.wall_times, "run": series.run})
-             for series in logs.scalars.values()]
-    if not parts:
-        return pandas.DataFrame({"step": np.zeros(0, np.int64), "tag": [], "value": np.zeros(0),
-                                 "wall_time": np.zeros(0), "run": []})
-    return pandas.concat(parts, ignore_index=True)
+    from ..format.events.files import SCALAR_KINDS, TENSOR
+
+    ordered = sorted(series_list, key=lambda s: (s.run, s.logged_tag or s.tag))
+    sources = [s.sources if s.sources is not None else np.zeros(len(s.steps), np.int32) for s in ordered]
+    columns = {"step": np.concatenate([s.steps for s in ordered] or [np.zeros(0, np.int64)]),
+               "wall_time": np.concatenate([s.wall_times for s in ordered] or [np.zeros(0)]),
+               "value": np.concatenate([s.values for s in ordered] or [np.zeros(0)])}
+    lengths = [len(s.steps) for s in ordered]
+    columns["tag"] = np.repeat(np.array([s.logged_tag or s.tag for s in ordered], dtype=object), lengths)
+    columns["run"] = np.repeat(np.array([s.run for s in ordered], dtype=object), lengths)
+    columns["kind"] = np.array(SCALAR_KINDS, dtype=object)[np.concatenate(sources or [np.zeros(0, np.int32)]) & TENSOR]
+    columns["file"] = np.concatenate([np.array(s.files or ("",), dtype=object)[source // 2]
+                                      for s, source in zip(ordered, sources)] or [np.zeros(0, object)])
+    frame = pandas.DataFrame(columns, columns=SCALAR_COLUMNS)
+    return frame[frame["kind"] == kind].reset_index(drop=True) if kind is not None else frame
+
+
+def pivot_scalars(frame: "pandas.DataFrame") -> "pandas.DataFrame":
+    """A long scalars frame made wide as tbparse's SummaryReader makes it (pivot, with its `dir_name`
+    column, here `run`): a row per run and step, the step first, a column per tag, the run last; a tag
+    logged more than once at one step of one run holds the list of its values there, NaN where it has none."""
+    pandas = _pandas()
+
+    keys = ["run", "step", "tag"]
+    if frame.duplicated(keys).any():
+        values = frame.groupby(keys, sort=True)["value"].agg(lambda v: v.iloc[0] if len(v) == 1 else list(v))
+    else:
+        values = frame.set_index(keys)["value"].sort_index()
+    wide = values.unstack("tag") if len(values) else pandas.DataFrame(index=pandas.MultiIndex.from_arrays(
+        [[], []], names=["run", "step"]))
+    wide.columns.name = None
+    wide = wide.reset_index()
+    return wide[["step", *[c for c in wide.columns if c not in ("run", "step")], "run"]]
+
+
+def histograms_frame(logs) -> "pandas.DataFrame":
+    """Logged histograms (core.run.training_logs.TrainingLogs.histograms), a row each: step, wall_time, tag,
+    run, kind (`histo`: TF1's HistogramProto; `tensor`: TF2's), file, and the buckets as TensorBoard shows
+    them: left, right, counts (numpy arrays; TF1's empty buckets at either end dropped, its outer edges the
+    logged min and max, as TensorBoard's data_compat migrates them)."""
+    pandas = _pandas()
+    columns = ["step", "wall_time", "tag", "run", "kind", "file", "left", "right", "counts"]
+    rows = [[h.step, h.wall_time, tag, run, h.kind, h.file, h.left, h.right, h.counts]
+            for (run, tag), items in _by_run_and_tag(logs, logs.histograms) for h in items]
+    return pandas.DataFrame(rows, columns=columns).astype({"step": "int64", "wall_time": "float64"})
+
+
+def text_frame(logs) -> "pandas.DataFrame":
+    """Logged text summaries (TrainingLogs.texts), a row each: step, wall_time, value (a str; a numpy array
+    of str for a text tensor of more dimensions), tag, run, file."""
+    pandas = _pandas()
+    columns = ["step", "wall_time", "value", "tag", "run", "file"]
+    rows = [[t.step, t.wall_time, t.value, tag, run, t.file]
+            for (run, tag), items in _by_run_and_tag(logs, logs.texts) for t in items]
+    return pandas.DataFrame(rows, columns=columns).astype({"step": "int64", "wall_time": "float64"})
+
+
+def _by_run_and_tag(logs, kept: dict) -> list:
+    """((run, tag as logged), items) of `kept` (a TrainingLogs dict keyed by their joined name), in order."""
+    return sorted(((logs.names[name], items) for name, items in kept.items()), key=lambda pair: pair[0])
 
 
 def findings_frame(findings) -> "pandas.DataFrame":

@@ -199,21 +199,15 @@ class Run:
                                                    executor=executor))
         return overview_frame(overview)
 
-    def scalars(self, tag: str | None = None) -> "pandas.DataFrame":
+    def scalars(self, tag: str | None = None, *, run: str | None = None, kind: str | None = None,
+                pivot: bool = False) -> "pandas.DataFrame":
         """The curves training logged with tf.summary / Keras's TensorBoard callback in the run's event
-        files: a DataFrame with columns step, tag, value, wall_time, run (the sub-folder: `train`,
-        `validation`), in logged order; `tag` a regular expression to keep some. NotACheckpointError when
-        the run's folder holds no event file."""
-        from ..errors import NotACheckpointError
-        from ..run.training_logs import read_training_logs
-        from .frames import scalars_frame
+        files: ci.scalars of the run's folder (columns step, wall_time, value, tag, run (the sub-folder:
+        `train`, `validation`), kind, file). NotACheckpointError when the run's folder holds no event file."""
+        from .logs import scalars
 
         self._open_readers()
-        logs = run_to_end(read_training_logs(self._run.folder, tag=tag, histograms=False))
-        if not logs.files:
-            raise NotACheckpointError(self._run.folder, "holds no TensorBoard event files (events.out.tfevents.*) "
-                                                        "in it or its sub-folders")
-        return scalars_frame(logs)
+        return scalars(self._run.folder, tag=tag, run=run, kind=kind, pivot=pivot)
 
     def diagnose(self, kinds: list[str] | None = None, dask: str | None = None) -> "Findings":
         """What went wrong in training, from the checkpoints alone (the CLI's `diagnose`): a list of

@@ -14,44 +14,50 @@ from .output import print_table
 
 
 def command_scalars(args) -> int:
-    from ..run.training_logs import read_training_logs
-
-    from ..errors import CorruptCheckpointError, NotACheckpointError
+    """A series is named by its run and its tag as logged, apart, as the API's frames name it
+    (core.run.training_logs): a column each in the table and the CSV, {"runs": {RUN: {TAG: points}}} in JSON."""
+    from ..format.events.files import SCALAR_KINDS, TENSOR
+    from ..run.training_logs import read_training_logs, readable_logs
 
     recognise(args.path)  # a foreign file is refused as every command refuses it, not searched for event files
-    logs = run_to_end(read_training_logs(args.path, tag=args.tag, histograms=False))
-    if not logs.files:
-        raise NotACheckpointError(args.path, "holds no TensorBoard event files (events.out.tfevents.*) "
-                                             "in it or its sub-folders")
-    damaged = [f for f in logs.files if f.problem]
-    if damaged and not any(f.records for f in logs.files):  # nothing at all could be read: that is the answer
-        raise CorruptCheckpointError(damaged[0].path, damaged[0].problem +
-                                     (f" (and {len(damaged) - 1} more event files)" if len(damaged) > 1 else ""))
-    for log_file in damaged:  # the points before the damage are shown; say where it is
+    logs = run_to_end(read_training_logs(args.path, tag=args.tag, histograms=False, run=args.run))
+    for log_file in readable_logs(args.path, logs):  # the points before the damage are shown; say where it is
         print(f"warning: {log_file.path}: {log_file.problem}", file=sys.stderr)
+    by_run: dict[str, list] = {}
+    for series in logs.scalars.values():
+        by_run.setdefault(series.run, []).append(series)
+    ordered = [(run, sorted(by_run[run], key=lambda s: s.logged_tag)) for run in sorted(by_run)]
     if args.csv:
         from ..export.tables import write_csv
 
-        write_csv(args.csv, ["tag", "step", "wall_time", "value"],
-                  ([tag, int(s), repr(float(w)), repr(float(v))]
-                   for tag, series in logs.scalars.items()
-                   for s, w, v in zip(series.steps, series.wall_times, series.values)))
+        # the columns of the API's long frame (ci.scalars), in its order
+        write_csv(args.csv, ["step", "wall_time", "value", "tag", "run", "kind", "file"],
+                  ([int(s), repr(float(w)), repr(float(v)), series.logged_tag, run, SCALAR_KINDS[source & TENSOR],
+                    series.files[source // 2]]
+                   for run, run_series in ordered for series in run_series
+                   for s, w, v, source in zip(series.steps, series.wall_times, series.values, series.sources.tolist())))
     if args.json:
         # Written a series at a time rather than through one json.dumps of 100,000 dicts (a fifth of
         # the command's time); the same JSON: numbers as json writes them (repr), strings by json.
-        tags = ", ".join(f"{json.dumps(tag)}: [{_points_json(series)}]" for tag, series in logs.scalars.items())
-        print(f'{{"folder": {json.dumps(logs.folder)}, "tags": {{{tags}}}, '
+        runs = ", ".join(f"{json.dumps(run)}: {{" + ", ".join(f"{json.dumps(s.logged_tag)}: [{_points_json(s)}]"
+                                                             for s in run_series) + "}"
+                         for run, run_series in ordered)
+        print(f'{{"folder": {json.dumps(logs.folder)}, "runs": {{{runs}}}, '
               f'"files": {json.dumps([_file_record(f) for f in logs.files])}}}')
         return 0
     rows = []
-    for tag, series in logs.scalars.items():
-        finite = [v for v in series.values.tolist() if math.isfinite(v)]
-        bad = len(series.values) - len(finite)
-        rows.append((tag, str(len(series.steps)), f"{series.steps[0]}..{series.steps[-1]}",
-                     _number(series.values[-1], "nan"), _number(min(finite)) if finite else "-",
-                     _number(max(finite)) if finite else "-", f"{bad} not finite" if bad else ""))
+    for run, run_series in ordered:
+        for series in run_series:
+            finite = [v for v in series.values.tolist() if math.isfinite(v)]
+            bad = len(series.values) - len(finite)
+            rows.append((run, series.logged_tag, str(len(series.steps)), f"{series.steps[0]}..{series.steps[-1]}",
+                         _number(series.values[-1], "nan"), _number(min(finite)) if finite else "-",
+                         _number(max(finite)) if finite else "-", f"{bad} not finite" if bad else ""))
+    header = ("run", "tag", "points", "steps", "last", "min", "max", "")
+    if all(run == "" for run, _ in ordered):  # one run, the folder itself: no column of empty cells
+        header, rows = header[1:], [row[1:] for row in rows]
     print(f"logged scalars of {logs.folder}")
-    print_table(("tag", "points", "steps", "last", "min", "max", ""), rows)
+    print_table(header, rows)
     print(f"\n{_counted(logs.point_count, 'point')} of {_counted(len(logs.scalars), 'tag')} in "
           f"{_counted(len(logs.files), 'event file')}")
     return 0

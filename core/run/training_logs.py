@@ -1,9 +1,11 @@
 """The training logs of a run: the TensorBoard event files in its folder and sub-folders, read into one
 table of logged scalars (and histograms) per tag, as a job with progress.
 
-Tag names: a tag logged in a sub-folder is named after it, `train/epoch_loss` beside
-`validation/epoch_loss` (Keras' TensorBoard callback writes one sub-folder per split), as TensorBoard
-tells its runs apart; a tag of the run folder itself keeps its name. Several files of one folder (a
+Runs and tags: a series is named by its run, the sub-folder its event files lie in relative to the folder
+read ("" for that folder itself; `train` and `validation` for Keras' TensorBoard callback), as TensorBoard's
+multiplexer names its runs, and by its tag as logged. The one rule of every door (the API's frames, the
+CLI's `scalars`); --tag / tag= and --run / run= filter each. Inside, TrainingLogs keys a series by both
+joined, `train/epoch_loss` (the window's curves list them so). Several files of one folder (a
 restarted job) are read in name order, which is the order they were written in (the name holds the
 time), and make one series per tag, purged as TensorBoard purges (core.format.events.files.EventStream).
 
@@ -26,11 +28,11 @@ from dataclasses import dataclass, field
 
 from ..storage import files, paths
 from ..storage.location import Location
-from ..errors import CheckpointError, InputError, NotACheckpointError
+from ..errors import CheckpointError, CorruptCheckpointError, InputError, NotACheckpointError
 from ..format.checkpoint_state import STATE_FILE_NAME
 from ..format.events.files import EventStream, FileReport, is_event_file
 from ..format.keras.files import has_keras_name
-from ..format.events.protos import LoggedHistogram
+from ..format.events.protos import LoggedHistogram, LoggedText
 from ..jobs import Job, Progress
 
 # Sub-folders of a run that hold its own logs: Keras's TensorBoard callback (`train`, `validation`, under a
@@ -52,6 +54,8 @@ class ScalarSeries:
     values: "object"       # float64 (NaN and Inf kept: a NaN loss is news)
     run: str = ""          # the sub-folder its event files lie in ("" for the folder itself): TensorBoard's run
     logged_tag: str = ""   # the tag as logged, without the run (`tag` is `run/logged_tag` when run is not "")
+    sources: "object" = None   # int32 per point: its file's index in `files` * 2 + 1 for a tensor (else simple_value)
+    files: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -69,6 +73,8 @@ class TrainingLogs:
     files: list[LogFile] = field(default_factory=list)
     scalars: dict[str, ScalarSeries] = field(default_factory=dict)
     histograms: dict[str, list[LoggedHistogram]] = field(default_factory=dict)
+    texts: dict[str, list[LoggedText]] = field(default_factory=dict)  # read only with text=True
+    names: dict[str, tuple[str, str]] = field(default_factory=dict)   # a key above -> (its run, its tag as logged)
 
     @property
     def point_count(self) -> int:
@@ -153,12 +159,15 @@ def tag_matcher(pattern: str | None):
     return lambda tag: compiled.search(tag) is not None
 
 
-def read_training_logs(path: str | os.PathLike, tag: str | None = None, histograms: bool = True) -> Job[TrainingLogs]:
+def read_training_logs(path: str | os.PathLike, tag: str | None = None, histograms: bool = True, *,
+                       run: str | None = None, text: bool = False, all_histograms: bool = False) -> Job[TrainingLogs]:
     """Job: every event file under the run's folder, merged per tag. Files that cannot be opened or
-    are damaged part-way are listed with their problem; their readable points are kept."""
+    are damaged part-way are listed with their problem; their readable points are kept. `tag` and `run`:
+    regular expressions searched in the logged tag and in the run (the files of other runs are not read);
+    `text`: read text summaries too; `all_histograms`: every histogram, none thinned."""
     import numpy as np
 
-    wants = tag_matcher(tag)
+    wants, wants_run = tag_matcher(tag), tag_matcher(run)
     folder, event_paths = find_event_files(path)
     logs = TrainingLogs(folder)
     sizes = [_size(p) for p in event_paths]
@@ -166,12 +175,13 @@ def read_training_logs(path: str | os.PathLike, tag: str | None = None, histogra
     streams: dict[str, EventStream] = {}  # one per folder: TensorBoard's run
     for path_, size in zip(event_paths, sizes):
         relative = paths.relpath(paths.dirname(path_), folder)
-        run = "" if relative == "." else relative.replace(os.sep, "/")  # (a URL's is "/" already)
+        run_name = "" if relative == "." else relative.replace(os.sep, "/")  # (a URL's is "/" already)
+        if wants_run is not None and not wants_run(run_name):
+            continue
         yield Progress(done, total, f"reading {paths.basename(path_)}")
-        stream = streams.get(run)
+        stream = streams.get(run_name)
         if stream is None:
-            named = (lambda t, run=run: wants(_named(run, t))) if wants is not None else None
-            stream = streams[run] = EventStream(named, histograms)
+            stream = streams[run_name] = EventStream(wants, histograms, text, all_histograms)
         try:
             report = stream.read_file(path_)
         except (OSError, ValueError) as exc:  # unreadable, or mapped while it shrank to nothing
@@ -179,21 +189,40 @@ def read_training_logs(path: str | os.PathLike, tag: str | None = None, histogra
         except CheckpointError as exc:  # no regular file any more (a pipe put in its place since the walk)
             report = FileReport(path_, problem=exc.problem)
         done += size
-        logs.files.append(LogFile(path_, run, report.records, report.problem, report.has_graph))
-    for run, stream in streams.items():
+        logs.files.append(LogFile(path_, run_name, report.records, report.problem, report.has_graph))
+    for run_name, stream in streams.items():
         for raw_tag, points in stream.scalars.items():
             if not points:  # every point purged by a restart: nothing to show
                 continue
-            name = _named(run, raw_tag)
+            name = _named(run_name, raw_tag)
             steps = np.fromiter((p[0] for p in points), dtype=np.int64, count=len(points))
             walls = np.fromiter((p[1] for p in points), dtype=np.float64, count=len(points))
             values = np.fromiter((p[2] for p in points), dtype=np.float64, count=len(points))
-            logs.scalars[name] = ScalarSeries(name, steps, walls, values, run, raw_tag)
-        for raw_tag, items in stream.histograms().items():
-            logs.histograms[_named(run, raw_tag)] = items
+            sources = np.fromiter((p[3] for p in points), dtype=np.int32, count=len(points))
+            logs.scalars[name] = ScalarSeries(name, steps, walls, values, run_name, raw_tag, sources,
+                                              tuple(stream.files))
+            logs.names[name] = (run_name, raw_tag)
+        for kept, items_of in ((logs.histograms, stream.histograms()), (logs.texts, stream.texts())):
+            for raw_tag, items in items_of.items():
+                kept[_named(run_name, raw_tag)] = items
+                logs.names[_named(run_name, raw_tag)] = (run_name, raw_tag)
     logs.scalars = dict(sorted(logs.scalars.items()))
     yield Progress(total, total, "logs read")
     return logs
+
+
+def readable_logs(path, logs: TrainingLogs) -> list[LogFile]:
+    """The files of `logs` damaged part-way (the points before the damage are kept: say where it is), after
+    refusing logs with nothing to read: no event file (NotACheckpointError), or none readable at all
+    (CorruptCheckpointError naming the first damaged file). The CLI's `scalars` and the API's frames ask it."""
+    if not logs.files:
+        raise NotACheckpointError(path, "holds no TensorBoard event files (events.out.tfevents.*) "
+                                        "in it or its sub-folders")
+    damaged = [f for f in logs.files if f.problem]
+    if damaged and not any(f.records for f in logs.files):  # nothing at all could be read: that is the answer
+        raise CorruptCheckpointError(damaged[0].path, damaged[0].problem +
+                                     (f" (and {len(damaged) - 1} more event files)" if len(damaged) > 1 else ""))
+    return damaged
 
 
 def histogram_tag_of(tags, label: str, name: str) -> str | None:

@@ -107,7 +107,7 @@ def test_scalars_are_what_tensorflow_reads_from_the_event_files(runs):
                     expected.add((events.parent.name, event.step, number))
     with ci.open(folder) as run:
         curves = run.scalars()
-    assert list(curves.columns) == ["step", "tag", "value", "wall_time", "run"]
+    assert list(curves.columns) == ["step", "wall_time", "value", "tag", "run", "kind", "file"]  # ci.scalars' frame
     loss = curves[curves.tag == "epoch_loss"]
     assert {(r.run, int(r.step), float(r.value)) for r in loss.itertuples()} == expected
     assert len(expected) == 8  # four epochs, train and validation

@@ -17,18 +17,19 @@ def test_scalars_json_equals_tensorboards_reader(training_runs):
 
     result = cli("scalars", training_runs.tf2_run, "--json")
     report = json.loads(result.stdout)
-    assert set(report) >= {"tags", "files"}
-    assert sorted(report["tags"]) == ["train/learning_rate", "train/loss", "train/nan_probe", "validation/loss"]
+    assert set(report) >= {"runs", "files"}
+    assert {run: sorted(tags) for run, tags in report["runs"].items()} == {
+        "train": ["learning_rate", "loss", "nan_probe"], "validation": ["loss"]}  # runs and tags apart, as the API's
     assert {f["run"] for f in report["files"]} == {"train", "validation"}
     train = next(f["path"] for f in report["files"] if f["run"] == "train")
     accumulator = pea.EventAccumulator(train, size_guidance={pea.TENSORS: 0})
     accumulator.Reload()
     theirs = accumulator.Tensors("loss")
-    points = report["tags"]["train/loss"]
+    points = report["runs"]["train"]["loss"]
     assert [p["step"] for p in points] == [e.step for e in theirs] == list(range(1, TF2_STEPS + 1))
     assert [p["wall_time"] for p in points] == [e.wall_time for e in theirs]
     assert [p["value"] for p in points] == [float(tensor_util.make_ndarray(e.tensor_proto)) for e in theirs]
-    nan_point = report["tags"]["train/nan_probe"][NAN_STEP - 1]
+    nan_point = report["runs"]["train"]["nan_probe"][NAN_STEP - 1]
     assert nan_point["value"] == "NaN"  # JSON has no NaN: the string says it, float() reads it back
 
 
@@ -36,7 +37,7 @@ def test_scalars_tag_filter_csv_and_text(training_runs, tmp_path):
     out = tmp_path / "scalars.csv"
     cli("scalars", training_runs.tf2_run, "--tag", "loss$", "--csv", out, "--json")
     rows = list(csv.DictReader(open(out)))
-    assert {r["tag"] for r in rows} == {"train/loss", "validation/loss"}
+    assert {(r["run"], r["tag"]) for r in rows} == {("train", "loss"), ("validation", "loss")}
     assert len(rows) == TF2_STEPS + 4
     text = cli("scalars", training_runs.tf1_run).stdout
     [row] = [line.split() for line in text.splitlines() if line.startswith("loss")]
@@ -87,7 +88,7 @@ def test_scalars_of_only_damaged_logs_and_a_nan_wall_time(tmp_path):
 
     folder = _events_file(tmp_path / "nan_time", [_scalar_event(1, "loss", 1.0, wall_time=float("nan"))])
     report = json.loads(cli("scalars", folder, "--json").stdout)  # valid JSON: the time is null
-    assert report["tags"]["loss"] == [{"step": 1, "wall_time": None, "value": 1.0}]
+    assert report["runs"][""]["loss"] == [{"step": 1, "wall_time": None, "value": 1.0}]
     missing = cli("scalars", tmp_path / "typo", check=False)
     assert missing.returncode == 2 and "no such file or folder" in missing.stderr
 

@@ -15,6 +15,8 @@ import os
 import sys
 import types
 
+from tests.cli.scalars_json import series_by_name
+
 
 def _tensorboard():
     import logging
@@ -47,7 +49,7 @@ def tensorboard_scalars(path: str) -> dict[str, list[tuple[int, float]]] | None:
 def _ours(printed: str) -> dict[str, list[tuple[int, float]]]:
     record = json.loads(printed.strip().splitlines()[-1])
     out = {}
-    for tag, points in record["tags"].items():
+    for tag, points in series_by_name(record).items():
         out[tag] = [(p["step"], _value(p)) for p in points]
     return out
 

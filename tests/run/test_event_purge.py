@@ -19,6 +19,7 @@ import pytest
 
 from checkpoint_inspector.core.format.events.files import read_event_file
 from tests.bounded_cli import run_cli
+from tests.cli.scalars_json import series_by_name
 
 pea = pytest.importorskip("tensorboard.backend.event_processing.plugin_event_accumulator")
 
@@ -79,7 +80,7 @@ def ours(path) -> dict[str, list[tuple[int, float]]]:
 
 def _from_json(printed: str) -> dict[str, list[tuple[int, float]]]:
     record = json.loads(printed)
-    return {tag: [(p["step"], float(p["value"])) for p in points] for tag, points in record["tags"].items()}
+    return {tag: [(p["step"], float(p["value"])) for p in points] for tag, points in series_by_name(record).items()}
 
 
 def test_a_tag_logged_twice_in_one_event_after_a_later_step_keeps_both_points(tmp_path):
@@ -129,7 +130,7 @@ def test_json_keeps_nan_inf_and_minus_inf_apart(tmp_path):
                   (3, [("loss", -math.inf)]), (4, [("loss", math.nan)])])
     result = run_cli("scalars", path, "--json")
     assert result.returncode == 0, result.stderr
-    values = [p["value"] for p in json.loads(result.stdout)["tags"]["loss"]]
+    values = [p["value"] for p in series_by_name(json.loads(result.stdout))["loss"]]
     assert values == [0.5, "Infinity", "-Infinity", "NaN"]
     read_back = [float(v) for v in values]  # what Python's float() (and JavaScript's Number()) make of them
     assert read_back[:3] == [0.5, math.inf, -math.inf] and math.isnan(read_back[3])

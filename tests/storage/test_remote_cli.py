@@ -47,7 +47,7 @@ def test_scalars_of_a_remote_run_equal_the_local_ones(training_runs, s3_server, 
     copy = RemoteCopy(local, s3_server.upload(local, "logs", "run"))
     there, here = _json("scalars", copy.base), _json("scalars", local)
     there = _with_local_names(there, copy.root, copy.base)
-    assert there["tags"] == here["tags"] and there["tags"]
+    assert there["runs"] == here["runs"] and there["runs"]
     assert [f["records"] for f in there["files"]] == [f["records"] for f in here["files"]]
 
 

@@ -1,6 +1,6 @@
 """TensorBoard event files (`events.out.tfevents.*`), read without TensorFlow or TensorBoard: the TFRecord
 framing with its checksums, and the parts of each Event a training overview needs: logged scalars,
-logged histograms, and whether the file holds a graph.
+logged histograms, logged text (when asked for), and whether the file holds a graph.
 
 Framing (TFRecord): per record a little-endian uint64 length, the masked CRC32C of those 8 bytes, the
 data, the masked CRC32C of the data. The protos, and the decoding of one value's tensor or histogram,
@@ -10,7 +10,10 @@ Where a value comes from:
 - TF1 `tf.compat.v1.summary.scalar` writes `simple_value`; TF1 histograms write `histo`;
 - TF2 `tf.summary.scalar` writes a scalar `tensor` whose metadata names the "scalars" plugin, and
   `tf.summary.histogram` a float64 [k, 3] tensor (left edge, right edge, count) of the "histograms"
-  plugin. TF2 writes the metadata with the first value of a tag only, so a tag's plugin is remembered.
+  plugin. TF2 writes the metadata with the first value of a tag only, so a tag's plugin is remembered;
+- `tf.summary.text` (TF1 and TF2) writes a string tensor of the "text" plugin.
+Each scalar point remembers which of the two fields held it (its kind: `simple_value` or `tensor`, what
+TensorBoard's EventAccumulator files under Scalars or Tensors) and which file it came from.
 A tensor or a histogram is kept as its bytes while the records are read and decoded only for the tags
 asked for, so reading the scalars of a file full of histograms costs little.
 
@@ -30,7 +33,7 @@ from ...storage import files
 from ...storage.paths import is_url
 from ..wire.checksum import MASK_DELTA as _MASK_DELTA, raw_crc32c
 from ..graph.protos import parse
-from .protos import LoggedHistogram, classes, decode_histogram, tensor_scalar
+from .protos import LoggedHistogram, LoggedText, classes, decode_histogram, decode_text, tensor_scalar
 
 EVENT_FILE_MARK = "tfevents"  # TensorBoard reads files whose name holds it
 _HEADER = struct.Struct("<QI")
@@ -41,6 +44,12 @@ _SESSION_START = 1  # SessionLog.START: training (re)started
 # reached, so a run logging one per step for a million steps stays in memory (TensorBoard keeps a
 # 500-item sample); scalars are all kept, every point.
 MAX_HISTOGRAMS_PER_TAG = 4096
+# A scalar point is (step, wall time, value, source): source = the file's number in EventStream.files * 2,
+# plus TENSOR when the value was a tensor (TF2) rather than a simple_value (TF1, PyTorch).
+TENSOR = 1
+SCALAR_KINDS = ("simple_value", "tensor")  # by `source & TENSOR`
+
+
 def is_event_file(name: str) -> bool:
     return EVENT_FILE_MARK in os.path.basename(name) and not os.path.basename(name).startswith(".")
 
@@ -60,12 +69,17 @@ class EventStream:
     every point at that step or later is dropped. In a file without a version 2, a summary at a step
     below the last summary's drops its tags' points from that step on.
 
-    wants: a callable tag -> bool choosing tags (None: every tag); histograms: keep them or not."""
+    wants: a callable tag -> bool choosing tags (None: every tag); histograms, text: keep them or not;
+    all_histograms: keep every histogram (else a tag's are thinned beyond MAX_HISTOGRAMS_PER_TAG)."""
 
-    def __init__(self, wants=None, histograms: bool = True):
-        self.wants, self.keep_histograms = wants, histograms
-        self._scalars: dict[str, _Series] = {}     # tag -> (step, wall time, value)
-        self._histograms: dict[str, _Series] = {}  # tag -> (step, wall time, is HistogramProto, bytes)
+    def __init__(self, wants=None, histograms: bool = True, text: bool = False, all_histograms: bool = False):
+        self.wants, self.keep_histograms, self.keep_text = wants, histograms, text
+        self.all_histograms = all_histograms
+        self.files: list[str] = []                 # the files read, in order: a point's source names one
+        self._source = 0                           # the source of the file being read (its number * 2)
+        self._scalars: dict[str, _Series] = {}     # tag -> (step, wall time, value, source)
+        self._histograms: dict[str, _Series] = {}  # tag -> (step, wall time, is HistogramProto, bytes, file number)
+        self._texts: dict[str, _Series] = {}       # tag -> (step, wall time, tensor bytes, file number)
         self._kinds: dict[bytes, str | None] = {}
         self._tags: dict[bytes, str] = {}
         self._version = 0.0          # TensorBoard's rule: no version, or one below 2, purges by order
@@ -80,6 +94,8 @@ class EventStream:
         """Read one more file (in the order written); OSError only for a file that cannot be opened
         (ValueError for one that shrinks to nothing while it is mapped)."""
         report = FileReport(os.fspath(path))
+        self._source = len(self.files) * 2
+        self.files.append(report.path)
         if is_url(report.path):  # a remote log is fetched whole: there is nothing to map
             data = files.read_bytes(report.path)
             for event in _events(data, len(data), report):
@@ -95,14 +111,30 @@ class EventStream:
 
     @property
     def scalars(self) -> dict[str, list[tuple[int, float, float]]]:
-        """The scalar points read so far, tag -> [(step, wall time, value)] in the order kept."""
+        """The scalar points read so far, tag -> [(step, wall time, value, source)] in the order kept."""
         return {tag: series.kept() for tag, series in self._scalars.items()}
 
     def histograms(self) -> dict[str, list[LoggedHistogram]]:
         """The histograms read so far, decoded now (only those of the tags kept)."""
-        decoded = {tag: [h for h in (decode_histogram(*item) for item in series.kept()) if h is not None]
+        decoded = {tag: [h for h in (self._decoded(decode_histogram(*item[:4]), item) for item in series.kept())
+                         if h is not None]
                    for tag, series in self._histograms.items()}
         return {tag: items for tag, items in decoded.items() if items}
+
+    def texts(self) -> dict[str, list[LoggedText]]:
+        """The text summaries read so far (kept only with `text=True`), decoded now."""
+        decoded = {tag: [t for t in (self._decoded(decode_text(*item[:3]), item) for item in series.kept())
+                         if t is not None]
+                   for tag, series in self._texts.items()}
+        return {tag: items for tag, items in decoded.items() if items}
+
+    def _decoded(self, logged, item: tuple):
+        """A decoded histogram or text with the file it came from (and a histogram's field) filled in."""
+        if logged is not None:
+            logged.file = self.files[item[-1]]
+            if isinstance(logged, LoggedHistogram):
+                logged.kind = "histo" if item[2] else "tensor"
+        return logged
 
     def _add(self, event, report: FileReport) -> None:
         step = event.step
@@ -131,26 +163,34 @@ class EventStream:
             raw_tag = value.tag
             kind = kinds.get(raw_tag, "")
             if kind == "":
-                kind = kinds[raw_tag] = _kind(value, self.wants, self.keep_histograms, self._tags, raw_tag)
+                kind = kinds[raw_tag] = _kind(value, self, raw_tag)
             if kind is None:
                 continue
             if kind == "scalar":
-                number = value.simple_value if value.HasField("simple_value") else tensor_scalar(value.tensor)
+                if value.HasField("simple_value"):
+                    number, source = value.simple_value, self._source
+                else:
+                    number, source = tensor_scalar(value.tensor), self._source + TENSOR
                 if number is None:
                     continue
                 series = self._scalars.get(self._tags[raw_tag])
                 if series is None:
                     series = self._scalars[self._tags[raw_tag]] = _Series()
-                point = (step, wall_time, number)
+                point = (step, wall_time, number, source)
+            elif kind == "text":
+                series = self._texts.get(self._tags[raw_tag])
+                if series is None:
+                    series = self._texts[self._tags[raw_tag]] = _Series()
+                point = (step, wall_time, value.tensor, self._source // 2)
             else:
                 is_proto = value.HasField("histo")
                 series = self._histograms.get(self._tags[raw_tag])
                 if series is None:
                     series = self._histograms[self._tags[raw_tag]] = _Series()
-                point = (step, wall_time, is_proto, value.histo if is_proto else value.tensor)
+                point = (step, wall_time, is_proto, value.histo if is_proto else value.tensor, self._source // 2)
             if series.append(point):
                 self._track(series)
-            if kind != "scalar" and len(series) > MAX_HISTOGRAMS_PER_TAG:
+            if kind == "histogram" and not self.all_histograms and len(series) > MAX_HISTOGRAMS_PER_TAG:
                 series.thin()
                 self._track(series)
 
@@ -161,7 +201,8 @@ class EventStream:
         event would lose the point the event itself had just added."""
         for value in values:
             tag = self._tags.get(value.tag)
-            for series in (self._scalars.get(tag), self._histograms.get(tag)) if tag is not None else ():
+            kept = (self._scalars.get(tag), self._histograms.get(tag), self._texts.get(tag))
+            for series in kept if tag is not None else ():
                 if series is not None and series.max_step is not None and series.max_step >= step:
                     series.drop_from(step)
                     self._track(series)
@@ -259,16 +300,19 @@ def _file_version(text: bytes) -> float:
         return -1.0
 
 
-def _kind(value, wants, histograms: bool, tags: dict, raw_tag: bytes) -> str | None:
-    """What a tag holds, from its first value: its plugin, else the field it fills."""
-    tag = tags[raw_tag] = raw_tag.decode("utf-8", "backslashreplace")  # two bad tags stay two tags
-    if wants is not None and not wants(tag):
+def _kind(value, stream: EventStream, raw_tag: bytes) -> str | None:
+    """What a tag holds, from its first value: its plugin, else the field it fills; None when `stream`
+    does not keep it."""
+    tag = stream._tags[raw_tag] = raw_tag.decode("utf-8", "backslashreplace")  # two bad tags stay two tags
+    if stream.wants is not None and not stream.wants(tag):
         return None
     plugin = value.metadata.plugin_data.plugin_name if value.HasField("metadata") else b""
     if value.HasField("simple_value") or plugin == b"scalars":
         return "scalar"
     if value.HasField("histo") or plugin == b"histograms":
-        return "histogram" if histograms else None
+        return "histogram" if stream.keep_histograms else None
+    if plugin == b"text" and value.HasField("tensor"):
+        return "text" if stream.keep_text else None
     if value.HasField("tensor") and not plugin and tensor_scalar(value.tensor) is not None:
         return "scalar"  # a scalar tensor written without metadata (tf.summary.write of a number)
     return None

@@ -43,6 +43,7 @@ _MESSAGES = {
     "TensorProto": [("dtype", 1, _INT32, _OPTIONAL, None), ("tensor_shape", 2, _MESSAGE, _OPTIONAL, "TensorShapeProto"),
                     ("tensor_content", 4, _BYTES, _OPTIONAL, None), ("float_val", 5, _FLOAT, _REPEATED, None),
                     ("double_val", 6, _DOUBLE, _REPEATED, None), ("int_val", 7, _INT32, _REPEATED, None),
+                    ("string_val", 8, _BYTES, _REPEATED, None),
                     ("int64_val", 10, _INT64, _REPEATED, None), ("bool_val", 11, _BOOL, _REPEATED, None),
                     ("half_val", 13, _INT32, _REPEATED, None), ("uint32_val", 16, _UINT32, _REPEATED, None),
                     ("uint64_val", 17, _UINT64, _REPEATED, None)],
@@ -69,6 +70,18 @@ class LoggedHistogram:
     left: "object"    # numpy float64 arrays
     right: "object"
     counts: "object"
+    kind: str = ""    # the field it was logged in: `histo` (TF1's HistogramProto) or `tensor` (TF2's [k, 3])
+    file: str = ""    # the event file it came from
+
+
+@dataclass
+class LoggedText:
+    """One logged text summary: a str, or a numpy array of str for a text tensor of more dimensions."""
+
+    step: int
+    wall_time: float
+    value: "object"
+    file: str = ""
 
 
 # Byte layouts of scalar TensorProtos already decoded: everything before the value's last 4 or 8 bytes
@@ -157,7 +170,10 @@ def decode_histogram(step: int, wall_time: float, is_proto: bool, raw: bytes) ->
         if np.isfinite(proto.min) and np.isfinite(proto.max) and proto.min <= proto.max:
             # the ladder's outer buckets reach to ±DBL_MAX: the logged extremes bound the values
             left, right = np.maximum(left, proto.min), np.minimum(right, proto.max)
-        keep = counts > 0  # TF1 writes every bucket of its exponential ladder, mostly empty
+        # TF1 writes every bucket of its exponential ladder, mostly empty: the empty ones at either end are
+        # dropped, as TensorBoard's data_compat drops them (the empty ones between stay, as there)
+        filled = np.flatnonzero(counts > 0)
+        keep = slice(filled[0], filled[-1] + 1) if filled.size else slice(0, 0)
         return LoggedHistogram(step, wall_time, left[keep], right[keep], counts[keep])
     try:
         tensor = parse("TensorProto", raw, classes())
@@ -177,3 +193,25 @@ def decode_histogram(step: int, wall_time: float, is_proto: bool, raw: bytes) ->
             return None
         table = np.array(numbers, dtype=np.float64).reshape(dims[0], 3)
     return LoggedHistogram(step, wall_time, table[:, 0].copy(), table[:, 1].copy(), table[:, 2].copy())
+
+
+_DT_STRING = 7
+
+
+def decode_text(step: int, wall_time: float, raw: bytes) -> LoggedText | None:
+    """A `tf.summary.text` string tensor as text (UTF-8, a bad byte replaced): one str for a scalar (what
+    TensorBoard's text plugin shows), a numpy array of str shaped as the tensor otherwise; None for bytes
+    that are no string tensor."""
+    import numpy as np
+
+    try:
+        tensor = parse("TensorProto", raw, classes())
+    except ValueError:
+        return None
+    dims = [d.size for d in tensor.tensor_shape.dim]
+    strings = [item.decode("utf-8", "replace") for item in tensor.string_val]
+    if tensor.dtype != _DT_STRING or len(strings) != int(np.prod(dims, dtype=np.int64)):
+        return None
+    if not dims:
+        return LoggedText(step, wall_time, strings[0])
+    return LoggedText(step, wall_time, np.array(strings, dtype=object).reshape(dims))
