@@ -7,6 +7,7 @@ found the key; `run.state` is `tf.train.get_checkpoint_state`; `run.checkpoints_
 from __future__ import annotations
 
 import contextlib
+import shutil
 import threading
 
 import numpy as np
@@ -199,3 +200,18 @@ def test_the_iterator_yields_a_checkpoint_tensorflow_writes_while_it_waits(tmp_p
                list(tf.train.get_checkpoint_state(str(tmp_path)).all_model_checkpoint_paths)
         manager.save()
         assert [c.step for c in run.refresh()] == [4] and run.refresh() == []
+
+
+def test_refresh_takes_a_new_checkpoint_only_once_its_shards_are_whole(tf_ckpts, tmp_path):
+    """A prefix whose index names a shard not yet written out (TensorFlow renames the index into place
+    last, but a copy or a remote upload may come in any order) is left for a later refresh."""
+    folder = shutil.copytree(tf_ckpts.tf1_run, tmp_path / "run")
+    shard = folder / "model.ckpt-60.data-00000-of-00001"
+    with ci.open(folder) as run:
+        for suffix in (".index", ".meta"):
+            shutil.copy(folder / f"model.ckpt-60{suffix}", folder / f"model.ckpt-70{suffix}")
+        (folder / "model.ckpt-70.data-00000-of-00001").write_bytes(shard.read_bytes()[:-8])
+        assert run.refresh() == [] and 70 not in run.steps
+        shutil.copy(shard, folder / "model.ckpt-70.data-00000-of-00001")
+        assert [c.step for c in run.refresh()] == [70] and run[70]["dense/kernel"].tobytes() == \
+               run[60]["dense/kernel"].tobytes()
