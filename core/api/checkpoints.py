@@ -128,8 +128,8 @@ class Checkpoint:
         return list(self._variables)
 
     def keys(self) -> list[str]:
-        """The stored keys, in order: `tf.train.list_variables`'s names, `_CHECKPOINTABLE_OBJECT_GRAPH`
-        included."""
+        """The stored keys, in order: `tf.train.list_variables`'s names, sorted, `_CHECKPOINTABLE_OBJECT_GRAPH`
+        included (a Keras file's in the file's own order)."""
         return self._reader().names()
 
     def items(self) -> Iterator[tuple[str, object]]:
