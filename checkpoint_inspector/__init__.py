@@ -24,7 +24,7 @@ __version__ = "0.5.0"
 _API = {"open": "open_run", "diff": "diff", "check": "check", "remap": "remap", "Run": "Run",
         "Checkpoint": "Checkpoint", "Variable": "Variable", "Finding": "Finding", "Difference": "Difference",
         "Check": "Check", "graph": "graph", "Graph": "Graph",
-        "scalars": "scalars", "open_logs": "open_logs", "Logs": "Logs"}
+        "scalars": "scalars", "open_logs": "open_logs", "Logs": "Logs", "show_progress": "show_progress"}
 _ERRORS = ("InspectorError", "CheckpointError", "NotACheckpointError", "SeveralRunsError", "StepNotFoundError",
            "CorruptCheckpointError", "ChecksumMismatchError", "MissingShardError", "UnsupportedDtypeError", "StorageError",
            "VariableNotFoundError", "AmbiguousNameError", "InputError", "PlanError", "DestinationError",

@@ -7,8 +7,8 @@ TensorFlow; pandas is imported only when a frame is asked for (core.api.frames).
 
 Rooms: runs (ci.open, Run: steps, checkpoints, trajectories, the overview, logged scalars, the diagnosis),
 checkpoints (Checkpoint, Variable: listing and values), logs (ci.scalars, ci.open_logs: TensorBoard logs without
-a checkpoint), comparing (diff, check, remap), graphs (ci.graph: the
-model's graph, DOT, SVG), frames (pandas).
+a checkpoint), comparing (diff, check, remap), progress (the tqdm bar of long calls, ci.show_progress), graphs
+(ci.graph: the model's graph, DOT, SVG), frames (pandas).
 """
 from __future__ import annotations
 
@@ -16,7 +16,8 @@ from .checkpoints import Checkpoint, Variable
 from .comparing import Check, Difference, check, diff, remap
 from .graphs import Graph, graph
 from .logs import Logs, open_logs, scalars
+from .progress import show_progress
 from .runs import Finding, Run, open_run
 
 __all__ = ["Check", "Checkpoint", "Difference", "Finding", "Graph", "Logs", "Run", "Variable", "check", "diff", "graph", "open_logs", "open_run",
-           "remap", "scalars"]
+           "remap", "scalars", "show_progress"]

@@ -11,11 +11,13 @@ from typing import TYPE_CHECKING
 
 from ..jobs import run_to_end
 from .checkpoints import Checkpoint
+from .progress import run_with_progress
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas
 
     from ..edit.plan import RemapPlan
+    from .progress import ProgressOption
 
 
 @contextlib.contextmanager
@@ -92,10 +94,11 @@ class Difference:
 
 
 def diff(a, b, values: bool = False, atol: float = 0.0, rtol: float = 0.0, step_a: int | None = None,
-         step_b: int | None = None, dask: str | None = None) -> Difference:
+         step_b: int | None = None, dask: str | None = None, *, progress: "ProgressOption" = None) -> Difference:
     """Compare two checkpoints (paths or Checkpoints). Without `values`, tensors are compared by the
     checksums the files store; with it they are read, and `atol`/`rtol` tolerate small differences.
-    `dask` (with `values`): `local[N]` or a scheduler address, whose workers compare the values."""
+    `dask` (with `values`): `local[N]` or a scheduler address, whose workers compare the values.
+    `progress`: a tqdm bar (None: as ci.show_progress says; False: none; a callable: given each Progress)."""
     from ..analysis.comparison.comparison import compare_checkpoints
     from ..errors import UsageError
     from ..executor import executor_for
@@ -105,8 +108,9 @@ def diff(a, b, values: bool = False, atol: float = 0.0, rtol: float = 0.0, step_
     if dask and not values:
         raise UsageError("diff", "dask needs values=True (without it, the stored checksums are compared)")
     with _opened(a, step_a) as (_, reader_a), _opened(b, step_b) as (_, reader_b), executor_for(dask) as executor:
-        return Difference(run_to_end(compare_checkpoints(reader_a, reader_b, values, atol, rtol,
-                                                         executor=executor if dask else None)))
+        return Difference(run_with_progress(compare_checkpoints(reader_a, reader_b, values, atol, rtol,
+                                                                executor=executor if dask else None),
+                                            "diff", progress))
 
 
 class Check:
@@ -165,13 +169,14 @@ def check(ckpt, against: str | os.PathLike, step: int | None = None) -> Check:
 
 def remap(src, dst: str | os.PathLike, plan=None, *, rename: dict | None = None, drop: list | None = None,
           cast: dict | None = None, step: int | None = None, overwrite: bool = False,
-          inside_run: bool = False) -> str:
+          inside_run: bool = False, progress: "ProgressOption" = None) -> str:
     """Write a copy of checkpoint `src` (a path or Checkpoint) to the prefix (or Keras file) `dst`, changed
     by `plan` (a RemapPlan such as Check.plan, a plan's JSON as a dict, or a plan file's path) and then
     by `rename` ({regex: replacement}, stored keys or shown names as the CLI's --rename), `drop` ([regex])
     and `cast` ({name: dtype}). The source is never written to; a `dst` inside the source's run is refused
     (DestinationError) unless `inside_run=True` says the copy is meant to join that run. The save is
-    atomic. Returns the prefix written."""
+    atomic: interrupted (Ctrl+C), it leaves `dst` as it was (no file there when it was new). `progress` as
+    for diff. Returns the prefix written."""
     from ..edit.destination import refuse_inside_run
     from ..edit.save import save_remapped
     from ..run.discovery import discover
@@ -181,7 +186,7 @@ def remap(src, dst: str | os.PathLike, plan=None, *, rename: dict | None = None,
             refuse_inside_run(prefix, os.fspath(dst), discover(prefix).single_run(take_first=True).folder,
                               "inside_run=True", overwrite=overwrite, kind=reader.kind)
         built = _plan_of(plan, rename or {}, drop or [], cast or {}, reader)
-        report = run_to_end(save_remapped(reader, built, os.fspath(dst), overwrite))
+        report = run_with_progress(save_remapped(reader, built, os.fspath(dst), overwrite), "remap", progress)
     return report.prefix
 
 

@@ -14,12 +14,14 @@ from ..errors import ClosedError, InputError, NotACheckpointError, VariableNotFo
 from ..jobs import run_to_end
 from ..run.discovery import CheckpointInfo, discover
 from .checkpoints import Checkpoint
+from .progress import run_with_progress
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas
 
     from ..analysis.diagnosis.diagnosis_findings import Finding
     from ..format.source import CheckpointSource
+    from .progress import ProgressOption
     from .watching import State
 else:
     from ..analysis.diagnosis.diagnosis_findings import Finding  # re-exported: what Run.diagnose returns
@@ -161,12 +163,14 @@ class Run:
         return Checkpoint(self._run.latest, self._reader_of) if self._run.latest is not None else None
 
     # ---- whole-run work ----------------------------------------------------------------------------------
-    def trajectory(self, name: str, metric: str = "l2", element: int = 0, dask: str | None = None) -> "pandas.Series":
+    def trajectory(self, name: str, metric: str = "l2", element: int = 0, dask: str | None = None, *,
+                   progress: "ProgressOption" = None) -> "pandas.Series":
         """One variable's `metric` at every checkpoint: a pandas Series indexed by step (name = the metric).
         Metrics are the CLI's: mean, std, min, max, l2, abs_mean, zero_frac, nan_count, inf_count,
         update_ratio, dist_from_first, element (the value at flat index `element`). NaN where a checkpoint
         has no value; `series.attrs` holds the stored key, the shown name, the prefixes and the reasons.
-        `dask`: None (this process's threads), `local[N]` or a scheduler address."""
+        `dask`: None (this process's threads), `local[N]` or a scheduler address. `progress`: a tqdm bar
+        (None: as ci.show_progress says; False: none; a callable: given each Progress instead)."""
         from ..analysis.trajectories.trajectory import compute_trajectory
         from ..executor import executor_for
         from ..run.names import resolve_in_run, shown_name_in
@@ -178,25 +182,26 @@ class Run:
         except VariableNotFoundError as exc:
             raise exc.with_hint("`run.checkpoint().variables`") from None
         with executor_for(dask) as executor:
-            trajectory = run_to_end(compute_trajectory(self._run.checkpoints, key, metric, element, readers,
-                                                       single_metric=True, executor=executor))
+            trajectory = run_with_progress(compute_trajectory(self._run.checkpoints, key, metric, element, readers,
+                                                              single_metric=True, executor=executor),
+                                           "trajectory", progress)
         return trajectory_series(trajectory, shown_name_in(readers, key))
 
-    def overview(self, metric: str = "update_ratio", weights_only: bool = True,
-                 dask: str | None = None) -> "pandas.DataFrame":
+    def overview(self, metric: str = "update_ratio", weights_only: bool = True, dask: str | None = None, *,
+                 progress: "ProgressOption" = None) -> "pandas.DataFrame":
         """`metric` of every variable at every checkpoint: a DataFrame, a row per variable (indexed by the
         name the window shows), a column per step; NaN where there is no value. `weights_only=False` adds
         optimizer slots and bookkeeping. `frame.attrs["stored_names"]` are the rows' stored keys and
         `frame.attrs["problems"]` says why values are missing, as the CLI's warnings do. `dask`: as for
-        trajectory (`local[N]` or a scheduler address)."""
+        trajectory (`local[N]` or a scheduler address); `progress` as for trajectory."""
         from ..analysis.overview.overview import compute_overview
         from ..executor import executor_for
         from .frames import overview_frame
 
         with executor_for(dask) as executor:
-            overview = run_to_end(compute_overview(self._run.checkpoints, metric, weights_only=weights_only,
-                                                   readers=self._open_readers(), single_metric=True,
-                                                   executor=executor))
+            overview = run_with_progress(compute_overview(self._run.checkpoints, metric, weights_only=weights_only,
+                                                          readers=self._open_readers(), single_metric=True,
+                                                          executor=executor), "overview", progress)
         return overview_frame(overview)
 
     def scalars(self, tag: str | None = None, *, run: str | None = None, kind: str | None = None,
@@ -209,16 +214,19 @@ class Run:
         self._open_readers()
         return scalars(self._run.folder, tag=tag, run=run, kind=kind, pivot=pivot)
 
-    def diagnose(self, kinds: list[str] | None = None, dask: str | None = None) -> "Findings":
+    def diagnose(self, kinds: list[str] | None = None, dask: str | None = None, *,
+                 progress: "ProgressOption" = None) -> "Findings":
         """What went wrong in training, from the checkpoints alone (the CLI's `diagnose`): a list of
         Finding objects (kind, severity, variables, labels, first_step, last_step, evidence, summary,
-        advice), ranked; `.to_frame()` gives them as a DataFrame. `kinds` limits what is looked for."""
+        advice), ranked; `.to_frame()` gives them as a DataFrame. `kinds` limits what is looked for;
+        `progress` as for trajectory."""
         from ..analysis.diagnosis.diagnosis import diagnose
         from ..executor import executor_for
 
         readers = self._open_readers()
         with executor_for(dask) as executor:
-            diagnosis = run_to_end(diagnose(self._run.checkpoints, kinds, None, executor, readers))
+            diagnosis = run_with_progress(diagnose(self._run.checkpoints, kinds, None, executor, readers),
+                                          "diagnose", progress)
         return Findings(diagnosis.findings)
 
     # ---- its lifetime ------------------------------------------------------------------------------------
