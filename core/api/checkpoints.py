@@ -115,7 +115,14 @@ class Checkpoint:
         return self._info.timestamp
 
     def __repr__(self) -> str:
-        return f"<Checkpoint {self.prefix!r} step={self.step}>"
+        state = ", latest" if self.is_latest else ""
+        return f"<Checkpoint {self.prefix!r} step={self.step}{state}>"
+
+    def _repr_html_(self) -> str:
+        """A notebook's view: a table of the variables as the index lists them (no tensor read)."""
+        from .views import checkpoint_html
+
+        return checkpoint_html(self)
 
     # ---- its variables -----------------------------------------------------------------------------------
     @property

@@ -82,15 +82,22 @@ class Difference:
         return self._comparison.record()
 
     def to_frame(self) -> "pandas.DataFrame":
-        """A row per differing variable: name, change, dtype_a, dtype_b, shape_a, shape_b."""
+        """A row per differing variable: name, change, kind, dtype_a, dtype_b, shape_a, shape_b; compared
+        with values=True, also differing (elements), max_abs_diff and rel_l2 (<NA>/NaN where not measured)."""
         from .frames import difference_frame
 
         return difference_frame(self._comparison)
 
     def __repr__(self) -> str:
         c = self._comparison
-        return (f"<Difference {len(c.changed)} changed, {len(c.only_a)} only in a, {len(c.only_b)} only in b, "
-                f"{len(c.equal)} equal>")
+        return (f"<Difference {c.a!r} -> {c.b!r}: {len(c.changed)} changed, {len(c.only_a)} only in a, "
+                f"{len(c.only_b)} only in b, {len(c.equal)} equal{'' if c.values_read else ' (by checksum)'}>")
+
+    def _repr_html_(self) -> str:
+        """A notebook's view: a table of what differs, from the comparison made (nothing read again)."""
+        from .views import difference_html
+
+        return difference_html(self._comparison)
 
 
 def diff(a, b, values: bool = False, atol: float = 0.0, rtol: float = 0.0, step_a: int | None = None,

@@ -26,29 +26,51 @@ def variables_frame(variables) -> "pandas.DataFrame":
     return pandas.DataFrame([[getattr(v, c) for c in columns] for v in variables], columns=columns)
 
 
+def step_index(steps, pandas, name: str = "step") -> "pandas.Index":
+    """Global steps as a nullable integer Index ("Int64"): a checkpoint without a step is <NA>, so the
+    others stay integers (a plain Index of ints and None would turn them all into floats, None into NaN)."""
+    return pandas.Index(pandas.array(list(steps), dtype="Int64"), name=name)
+
+
 def trajectory_series(trajectory, shown_name: str) -> "pandas.Series":
     """A core.analysis.trajectories.trajectory.Trajectory as a Series indexed by step (NaN where a point has no value)."""
     pandas = _pandas()
     points = trajectory.points
     series = pandas.Series([float("nan") if p.value is None else p.value for p in points],
-                           index=pandas.Index([p.step for p in points], name="step"), name=trajectory.metric,
+                           index=step_index([p.step for p in points], pandas), name=trajectory.metric,
                            dtype="float64")
     series.attrs.update(name=trajectory.name, shown_name=shown_name, prefixes=[p.prefix for p in points],
                         reasons=[p.reason for p in points])
     return series
 
 
+def trajectories_frame(trajectories, shown_names: list[str], steps: list, prefixes: list[str],
+                       metric: str) -> "pandas.DataFrame":
+    """Trajectories of several variables over one run's checkpoints (`steps`, `prefixes`: theirs, oldest
+    first) as a DataFrame indexed by step, a column per variable under its shown name (its stored key where
+    two share one); `attrs`: metric, stored_names and shown_names (a column's each), prefixes, and
+    reasons ({column: why each point has no value, "" where it has one})."""
+    pandas = _pandas()
+    stored = [t.name for t in trajectories]
+    columns = shown_names if len(set(shown_names)) == len(shown_names) else stored
+    values = {column: [float("nan") if p.value is None else p.value for p in t.points]
+              for column, t in zip(columns, trajectories)}
+    frame = pandas.DataFrame(values, index=step_index(steps, pandas), columns=pandas.Index(columns, dtype=object),
+                             dtype="float64")
+    frame.attrs.update(metric=metric, stored_names=stored, shown_names=list(shown_names), prefixes=list(prefixes),
+                       reasons={column: [p.reason for p in t.points] for column, t in zip(columns, trajectories)})
+    return frame
+
+
 def overview_frame(overview) -> "pandas.DataFrame":
     """A core.analysis.overview.overview.Overview as a DataFrame: a row per variable, indexed by its shown name
-    (its stored key where two share one), a column per step (the prefix's file name for a checkpoint
-    without a step)."""
+    (its stored key where two share one), a column per checkpoint labelled by its step (<NA> for a
+    checkpoint without one: `attrs["prefixes"]` names each column's checkpoint)."""
     pandas = _pandas()
     labels = list(overview.labels)
     rows = labels if len(set(labels)) == len(labels) else list(overview.variables)
-    columns = [step if step is not None else prefix.rstrip("/").rsplit("/", 1)[-1]
-               for step, prefix in zip(overview.steps, overview.prefixes)]
     frame = pandas.DataFrame(overview.values, index=pandas.Index(rows, name="variable"),
-                             columns=pandas.Index(columns, name="step"))
+                             columns=step_index(overview.steps, pandas))
     frame.attrs.update(metric=overview.metric, stored_names=list(overview.variables), prefixes=list(overview.prefixes),
                        problems=dict(overview.problems))
     return frame
@@ -131,15 +153,38 @@ def findings_frame(findings) -> "pandas.DataFrame":
     """A row per core.analysis.diagnosis.diagnosis_findings.Finding."""
     pandas = _pandas()
     columns = ["kind", "severity", "first_step", "last_step", "variables", "labels", "summary", "advice"]
-    return pandas.DataFrame([[getattr(f, c) for c in columns] for f in findings], columns=columns)
+    frame = pandas.DataFrame([[getattr(f, c) for c in columns] for f in findings], columns=columns)
+    return frame.astype({"first_step": "Int64", "last_step": "Int64"})  # a step, or <NA> where there is none
+
+
+def difference_rows(comparison) -> list[list]:
+    """A row per differing variable of a core.analysis.comparison.comparison.Comparison: name, change (`only
+    in a`, `only in b`, or what changed: `shape`, `dtype`, `values`), kind, dtype_a, dtype_b, shape_a,
+    shape_b and the ValueDifference measured (None where the values were not read)."""
+    rows = [[s.name, "only in a", s.kind, s.dtype_name, None, tuple(s.shape), None, None]
+            for s in comparison.only_a]
+    rows += [[s.name, "only in b", s.kind, None, s.dtype_name, None, tuple(s.shape), None]
+             for s in comparison.only_b]
+    rows += [[c.name, c.change, c.kind, c.a.dtype_name, c.b.dtype_name, tuple(c.a.shape), tuple(c.b.shape), c.values]
+             for c in comparison.changed]
+    return rows
 
 
 def difference_frame(comparison) -> "pandas.DataFrame":
-    """A row per variable that differs between two checkpoints (core.analysis.comparison.comparison.Comparison):
-    name, change (`only in a`, `only in b`, or what changed), dtype and shape on each side."""
+    """difference_rows as a DataFrame: name, change, kind (`variable`, `slot`, ...), dtype and shape on each
+    side; where the values were read (diff with values=True), what the comparison measured of them, as the
+    Compare window shows it: differing (elements whose bits differ), max_abs_diff and rel_l2
+    (||a - b|| / ||a||), <NA> / NaN where a row has no such figure."""
     pandas = _pandas()
-    rows = [[s.name, "only in a", s.dtype_name, None, tuple(s.shape), None] for s in comparison.only_a]
-    rows += [[s.name, "only in b", None, s.dtype_name, None, tuple(s.shape)] for s in comparison.only_b]
-    rows += [[c.name, c.change, c.a.dtype_name, c.b.dtype_name, tuple(c.a.shape), tuple(c.b.shape)]
-             for c in comparison.changed]
-    return pandas.DataFrame(rows, columns=["name", "change", "dtype_a", "dtype_b", "shape_a", "shape_b"])
+    import numpy as np
+
+    rows = difference_rows(comparison)
+    frame = pandas.DataFrame([row[:-1] for row in rows],
+                             columns=["name", "change", "kind", "dtype_a", "dtype_b", "shape_a", "shape_b"])
+    if comparison.values_read:
+        measured = [row[-1] for row in rows]
+        frame["differing"] = pandas.array([v.differing if v else None for v in measured], dtype="Int64")
+        for column in ("max_abs_diff", "rel_l2"):
+            figures = [getattr(v, column) if v else None for v in measured]
+            frame[column] = np.array([np.nan if f is None else f for f in figures], dtype=np.float64)
+    return frame

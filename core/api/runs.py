@@ -10,13 +10,15 @@ import numbers
 import os
 from typing import TYPE_CHECKING, Callable, Iterator
 
-from ..errors import ClosedError, InputError, NotACheckpointError, VariableNotFoundError
+from ..errors import ClosedError, InputError, NotACheckpointError
 from ..jobs import run_to_end
 from ..run.discovery import CheckpointInfo, discover
 from .checkpoints import Checkpoint
 from .progress import run_with_progress
 
 if TYPE_CHECKING:  # pragma: no cover
+    import re
+
     import pandas
 
     from ..analysis.diagnosis.diagnosis_findings import Finding
@@ -106,8 +108,16 @@ class Run:
         return iter(self.checkpoints)
 
     def __repr__(self) -> str:
-        state = "closed" if self.closed else f"{len(self._run.checkpoints)} checkpoints"
+        from .views import steps_text
+
+        state = "closed" if self.closed else steps_text(self.steps)
         return f"<Run {self.path!r} ({state})>"
+
+    def _repr_html_(self) -> str:
+        """A notebook's view: a table of the checkpoints (step, file, listed, latest, saved), no file read."""
+        from .views import run_html
+
+        return run_html(self)
 
     # ---- the state file, and checkpoints still being written ---------------------------------------------
     @property
@@ -163,29 +173,27 @@ class Run:
         return Checkpoint(self._run.latest, self._reader_of) if self._run.latest is not None else None
 
     # ---- whole-run work ----------------------------------------------------------------------------------
-    def trajectory(self, name: str, metric: str = "l2", element: int = 0, dask: str | None = None, *,
-                   progress: "ProgressOption" = None) -> "pandas.Series":
-        """One variable's `metric` at every checkpoint: a pandas Series indexed by step (name = the metric).
+    def trajectory(self, name: "str | list[str] | re.Pattern", metric: str = "l2", element: int = 0,
+                   dask: str | None = None, *, progress: "ProgressOption" = None) -> "pandas.Series | pandas.DataFrame":
+        """One variable's `metric` at every checkpoint: a pandas Series indexed by step (name = the metric;
+        the index "Int64", <NA> for a checkpoint without a step). Several (`name` a list of names, or a
+        compiled regular expression searched in every numeric variable's stored key and shown name): a
+        DataFrame, a column per variable under its shown name, computed in one pass over the checkpoints.
         Metrics are the CLI's: mean, std, min, max, l2, abs_mean, zero_frac, nan_count, inf_count,
         update_ratio, dist_from_first, element (the value at flat index `element`). NaN where a checkpoint
-        has no value; `series.attrs` holds the stored key, the shown name, the prefixes and the reasons.
+        has no value; `series.attrs` holds the stored key, the shown name, the prefixes and the reasons
+        (a frame's: stored_names, shown_names, prefixes, reasons by column).
         `dask`: None (this process's threads), `local[N]` or a scheduler address. `progress`: a tqdm bar
         (None: as ci.show_progress says; False: none; a callable: given each Progress instead)."""
-        from ..analysis.trajectories.trajectory import compute_trajectory
         from ..executor import executor_for
-        from ..run.names import resolve_in_run, shown_name_in
-        from .frames import trajectory_series
+        from .trajectories import as_pandas, compute_trajectories, keys_asked
 
         readers = self._open_readers()
-        try:
-            key = resolve_in_run(self._run, name, readers)
-        except VariableNotFoundError as exc:
-            raise exc.with_hint("`run.checkpoint().variables`") from None
+        keys = keys_asked(self._run, name, readers)
         with executor_for(dask) as executor:
-            trajectory = run_with_progress(compute_trajectory(self._run.checkpoints, key, metric, element, readers,
-                                                              single_metric=True, executor=executor),
-                                           "trajectory", progress)
-        return trajectory_series(trajectory, shown_name_in(readers, key))
+            trajectories = run_with_progress(compute_trajectories(self._run.checkpoints, keys, metric, element,
+                                                                  readers, executor), "trajectory", progress)
+        return as_pandas(name, trajectories, self._run.checkpoints, readers, metric)
 
     def overview(self, metric: str = "update_ratio", weights_only: bool = True, dask: str | None = None, *,
                  progress: "ProgressOption" = None) -> "pandas.DataFrame":
@@ -264,7 +272,17 @@ class Run:
 
 
 class Findings(list):
-    """The findings of Run.diagnose, ranked (severity, then the earliest first step)."""
+    """The findings of Run.diagnose, ranked (severity, then the earliest first step); a list, with a
+    DataFrame (to_frame) and a notebook's table (_repr_html_) of them."""
+
+    def __repr__(self) -> str:
+        kinds = ", ".join(f"{f.severity} {f.kind}" for f in self[:5]) + (", ..." if len(self) > 5 else "")
+        return f"<Findings: {len(self)}{': ' + kinds if self else ''}>"
+
+    def _repr_html_(self) -> str:
+        from .views import findings_html
+
+        return findings_html(self)
 
     def to_frame(self) -> "pandas.DataFrame":
         """A row per finding: kind, severity, first_step, last_step, variables, labels, summary, advice."""

@@ -105,7 +105,7 @@ def compute_trajectory(checkpoints: list[CheckpointInfo], name: str, metric: str
         raise InputError(metric, f"unknown metric; choose one of {', '.join(METRICS)}")
     with readers_owned(readers) as readers:  # those opened here are closed here
         if metric != "element":
-            yield from _open_readers(checkpoints, readers)
+            yield from open_readers(checkpoints, readers)
             if metric in PAIR_METRICS:
                 yield from _side_by_side(checkpoints, name, metric, readers, executor)
             yield from compute_pieces(checkpoints, [name], metric, readers, single_metric, executor)
@@ -122,7 +122,7 @@ def compute_trajectory(checkpoints: list[CheckpointInfo], name: str, metric: str
         return Trajectory(name, metric, points)
 
 
-def _open_readers(checkpoints: list[CheckpointInfo], readers: dict) -> Job[None]:
+def open_readers(checkpoints: list[CheckpointInfo], readers: dict) -> Job[None]:
     """Every checkpoint's reader, opened in threads (remote indexes arrive together, not in turn); one
     that fails is left out, and its point says why."""
     missing = [info for info in checkpoints if info.prefix not in readers]
