@@ -67,6 +67,8 @@ def _advance(bar, step: Progress) -> None:
         bar.set_postfix_str(step.message)
         return
     if step.total != bar.total:  # a job's next phase counts something else (checkpoints opened, then points)
+        started = bar.start_t
         bar.reset(total=step.total)
+        bar.start_t = started  # the time shown is the whole call's, not the phase's
     bar.set_postfix_str(step.message, refresh=False)
     bar.update(step.done - bar.n)
