@@ -160,3 +160,26 @@ def test_damaged_event_files_are_named(logdir, tmp_path):
     (tmp_path / "empty" / "run").mkdir(parents=True)
     with pytest.raises(ci.NotACheckpointError, match="no TensorBoard event files"):
         ci.scalars(tmp_path / "empty")  # no event file in the folder read or its runs
+
+
+def test_scalars_equal_tbparses_readers(logdir):
+    """tbparse reads simple-value scalars into `.scalars` and TF2's tensor scalars into `.tensors`: ci.scalars
+    gives both, told apart by `kind`, with tbparse's `dir_name` as `run`; and the pivoted frame as tbparse's."""
+    tbparse = pytest.importorskip("tbparse")
+    reader = tbparse.SummaryReader(str(logdir), extra_columns={"dir_name", "wall_time"})
+    columns = ["run", "tag", "step", "wall_time", "value"]
+    tensors = reader.tensors  # every tensor summary: the scalar ones are the scalars (histograms are not)
+    scalar_tensors = tensors[tensors.value.map(lambda v: np.ndim(v) == 0 and np.issubdtype(np.asarray(v).dtype,
+                                                                                         np.number))]
+    for kind, theirs in (("simple_value", reader.scalars), ("tensor", scalar_tensors)):
+        ours = ci.scalars(logdir, kind=kind)[columns].sort_values(columns[:3]).reset_index(drop=True)
+        theirs = theirs.rename(columns={"dir_name": "run"})[columns].sort_values(columns[:3]).reset_index(drop=True)
+        assert len(ours) == len(theirs) > 0
+        assert ours[["run", "tag"]].equals(theirs[["run", "tag"]].astype(ours[["run", "tag"]].dtypes))
+        for column in ("step", "wall_time", "value"):
+            assert np.array_equal(ours[column].to_numpy(np.float64), theirs[column].to_numpy(np.float64)), column
+    wide = tbparse.SummaryReader(str(logdir), pivot=True, extra_columns={"dir_name"}).scalars
+    ours = ci.scalars(logdir, kind="simple_value", pivot=True)
+    assert list(ours.columns) == [c if c != "dir_name" else "run" for c in wide.columns]
+    assert np.array_equal(ours.drop(columns="run").to_numpy(np.float64),
+                          wide.drop(columns="dir_name").to_numpy(np.float64), equal_nan=True)
