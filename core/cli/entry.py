@@ -160,6 +160,8 @@ def _convert_command(commands) -> None:
                             help="a new TF checkpoint prefix, or a new .keras / .weights.h5 file")
     conversion.add_argument("--model", type=parse_location, metavar="MODEL.keras",
                             help="the model to build (needed for a .weights.h5 or a TF checkpoint source)")
+    conversion.add_argument("--into-run", action="store_true",
+                            help="allow DST inside the source's run (refused otherwise, as remap refuses it)")
     conversion.set_defaults(handler=writing.command_convert)
 
 

@@ -235,6 +235,10 @@ def command_convert(args) -> int:
     for path in (args.src, args.model):  # foreign files refused here, as every command refuses them
         if path:
             recognise(path)
+    if not args.into_run:  # the converted copy is a checkpoint too: inside the source's run only when said
+        from ..edit.destination import refuse_inside_run
+
+        refuse_inside_run(args.src, args.dst, discover(args.src).single_run(take_first=True).folder, "--into-run")
     written = run_to_end(convert(os.path.abspath(args.src), os.path.abspath(args.dst),
                                  os.path.abspath(args.model) if args.model else None))
     print(f"wrote {written}")

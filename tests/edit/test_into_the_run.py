@@ -50,3 +50,13 @@ def test_the_cli_writes_inside_the_run_when_told(run):
 def test_the_source_itself_is_refused_as_the_source_whatever_is_said(run):
     with pytest.raises(ci.DestinationError, match="source checkpoint"):
         ci.remap(run, run / "model.ckpt-60", inside_run=True)
+
+
+def test_convert_refuses_a_copy_inside_the_source_run_unless_told(tf_ckpts, tmp_path):
+    run = shutil.copytree(tf_ckpts.keras_run, tmp_path / "keras_run")
+    before = _snapshot(run)
+    source = sorted(run.glob("*.keras"))[-1]
+    result = run_cli("convert", source, run / "as_checkpoint" / "model", seconds=60)
+    assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1
+    assert "--into-run" in result.stderr and str(run / "as_checkpoint" / "model") in result.stderr
+    assert _snapshot(run) == before
