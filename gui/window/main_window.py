@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtGui import QAction, QIcon, QKeySequence
+from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QDockWidget, QMainWindow, QScrollArea, QWidget
 
 from ..base import dialogs
@@ -24,9 +24,9 @@ from ..detail.detail_panel import DetailPanel
 from ..base.drop_hint import DropHint, DropTarget
 from ..edits.edit_actions import EditActions
 from .export_actions import ExportActions
-from .help_menu import fill_help_menu
+from .menu_bar import build_menus
 from .status_line import StatusLine
-from ..base.paths import ICON, SAMPLE_RUN  # a checkout or a PyInstaller bundle
+from ..base.paths import ICON  # a checkout or a PyInstaller bundle
 from ..edits.remap_panel import RemapPanel
 from ..browser.run_panel import RunPanel
 from ..base.settings import AppSettings
@@ -121,7 +121,7 @@ class MainWindow(DropTarget, QMainWindow):
         self.browser.compare_requested.connect(self.comparing.compare_variable)
         self._follow(session)
         self.show_busy(False)
-        self._build_menus()
+        build_menus(self)
         window_layout.restore(self)
 
     def _follow(self, session: Session) -> None:
@@ -158,68 +158,6 @@ class MainWindow(DropTarget, QMainWindow):
         dock.setWidget(widget)
         self.addDockWidget(area, dock)
         return dock
-
-    def _build_menus(self) -> None:
-        file_menu = self.menuBar().addMenu("&File")
-        self._action(file_menu, "&Open Folder…", self.open_folder_dialog, QKeySequence.Open)
-        self._action(file_menu, "Open &Files…", self.open_files_dialog, "Ctrl+Shift+O")
-        self._action(file_menu, "Open &URL…", self.open_url_dialog, "Ctrl+L")
-        self.recent_menu = file_menu.addMenu("Open &Recent")
-        self.recent_menu.aboutToShow.connect(
-            lambda: dialogs.fill_recent_menu(self.recent_menu, self.settings, self.open_path))
-        self._action(file_menu, "Open &Sample Run", lambda: self.open_path(SAMPLE_RUN))
-        file_menu.addSeparator()
-        self.exports.build_menu(file_menu.addMenu("&Export"))
-        file_menu.addSeparator()
-        self._action(file_menu, "&Reload", self.session.reload, QKeySequence.Refresh)
-        file_menu.addSeparator()
-        self._action(file_menu, "&Quit", self.quit_app, QKeySequence.Quit)
-        edit_menu = self.menuBar().addMenu("&Edit")
-        self._action(edit_menu, "&Find Variable", self.focus_filter, QKeySequence.Find)
-        self._action(edit_menu, "&Copy Values", self.detail.table.copy_selection)
-        self._action(edit_menu, "Copy as C&ode", lambda: self.exports.copy_code(
-            self.session.selected.name if self.session.selected else None), "Ctrl+Shift+C")
-        edit_menu.addSeparator()
-        self.edit_actions.build_menu(edit_menu, self._action)
-        view_menu = self.menuBar().addMenu("&View")
-        view_menu.addAction(self.run_dock.toggleViewAction())
-        view_menu.addAction(self.detail_dock.toggleViewAction())
-        view_menu.addAction(self.trajectory_dock.toggleViewAction())
-        view_menu.addAction(self.edits_dock.toggleViewAction())
-        self._action(view_menu, "Reset &Layout", lambda: window_layout.reset(self))
-        tree = view_menu.addAction("Tree by Scope")
-        tree.setCheckable(True)
-        tree.setChecked(self.browser.tree_box.isChecked())
-        tree.toggled.connect(self.browser.tree_box.setChecked)
-        self.browser.tree_box.toggled.connect(tree.setChecked)
-        view_menu.addAction(self.browser.pending_action)  # the plan's renames and drops marked in the tree
-        view_menu.addSeparator()
-        self._action(view_menu, "&Next Checkpoint", lambda: self.run_panel.step(1), "Alt+Down")
-        self._action(view_menu, "&Previous Checkpoint", lambda: self.run_panel.step(-1), "Alt+Up")
-        self._action(view_menu, "Add Selected Variables to the &Plot", self.add_selected_to_trajectory, "Ctrl+T")
-        for number, tab in enumerate(("Values", "Heatmap", "Histogram")):
-            self._action(view_menu, f"Show {tab}", lambda n=number: self._show_tab(n), f"Ctrl+{number + 1}")
-        view_menu.addSeparator()
-        hidden = view_menu.addAction("Show Optimizer Slots and Bookkeeping")
-        hidden.setCheckable(True)
-        hidden.toggled.connect(self.browser.hidden_box.setChecked)
-        self.browser.hidden_box.toggled.connect(hidden.setChecked)
-        tools_menu = self.menuBar().addMenu("&Tools")
-        self.comparing.build_menu(tools_menu)
-        self.training.build_menu(tools_menu)
-        self.graphing.build_menu(tools_menu)
-        self.diagnosing.build_menu(tools_menu)
-        self.tensorboard.build_menu(tools_menu)
-        tools_menu.addSeparator()
-        self._action(tools_menu, "Compute O&n…", self.compute_on_dialog)
-        fill_help_menu(self.menuBar().addMenu("&Help"), self)
-
-    def _action(self, menu, text, slot, shortcut=None) -> QAction:
-        action = menu.addAction(text)
-        action.triggered.connect(lambda *_: slot())
-        if shortcut is not None:
-            action.setShortcut(QKeySequence(shortcut))
-        return action
 
     # ---- opening ---------------------------------------------------------------------------------
     def open_folder_dialog(self) -> None:
