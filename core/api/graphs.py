@@ -29,6 +29,7 @@ class Graph:
     def __init__(self, graph: ModelGraph):
         self._graph = graph
         self._tree: GraphTree | None = None
+        self._nodes: dict[str, GraphNode] | None = None  # by name, made when first asked
 
     path = property(lambda self: self._graph.path, doc="the file read")
     kind = property(lambda self: self._graph.kind, doc="`meta`, `saved_model` or `keras`")
@@ -39,12 +40,13 @@ class Graph:
     notes = property(lambda self: list(self._graph.notes), doc="what to know about this graph")
 
     def node(self, name: str) -> GraphNode:
-        for node in self._graph.nodes:
-            if node.name == name:
-                return node
-        from ..errors import VariableNotFoundError
+        if self._nodes is None:
+            self._nodes = self._graph.node_map()
+        if name not in self._nodes:
+            from ..errors import VariableNotFoundError
 
-        raise VariableNotFoundError(self.path, f"has no node named {name!r}")
+            raise VariableNotFoundError(self.path, f"has no node named {name!r}")
+        return self._nodes[name]
 
     def details(self, name: str, function: str | None = None) -> NodeDetails:
         """A node's attributes (as short text) and output shapes, read when asked."""

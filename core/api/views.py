@@ -8,6 +8,8 @@ from __future__ import annotations
 import datetime
 from html import escape
 
+from ..formatting import format_shape
+
 MAX_ROWS = 20
 
 
@@ -28,7 +30,7 @@ def _cell(value) -> str:
     if value is None:
         return ""
     if isinstance(value, tuple):
-        return "[" + ", ".join(str(d) for d in value) + "]"
+        return format_shape(value)
     if isinstance(value, bool):
         return "yes" if value else ""
     if isinstance(value, float):

@@ -48,12 +48,7 @@ class CheckpointTie:
 
     def infos_of_node(self, node_id: str) -> list:
         """The checkpoint variables a node holds: its variable, or a Keras layer's weights that are there."""
-        item = self.tree[node_id]
-        node = item.node
-        if node is None:
-            return []
-        names = ([node.variable] if node.variable else []) + list(node.weights)
-        return [self.info_of[name] for name in names if name in self.info_of]
+        return [self.info_of[name] for name in self.variables_of_node(node_id) if name in self.info_of]
 
     def variables_of_node(self, node_id: str) -> list[str]:
         """The graph variable names a node holds (present in the checkpoint or not)."""

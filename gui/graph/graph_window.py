@@ -299,10 +299,9 @@ class GraphWindow(QMainWindow):
         self._describe(item_id)
         if item_id is None:
             return
-        infos = self.tie.infos_of_node(item_id) if self.tree[item_id].node is not None else []
-        current = self.session.current
-        if infos and current is not None:  # the checkpoint's variable: selected in the Variables tree too
-            self.session.open_variable_at(current.checkpoint.prefix, infos[0].name)
+        infos = self.tie.infos_of_node(item_id)
+        if infos:  # the checkpoint's variable: selected in the Variables tree too
+            self._select_in_checkpoint(infos[0].name)
 
     def _describe(self, item_id) -> None:
         """The side panel's account of `item_id`, with its overlay value at the slider's checkpoint."""
@@ -344,7 +343,8 @@ class GraphWindow(QMainWindow):
     def compute_overlay(self, metric: str | None) -> None:
         self.overlay_slot.cancel()
         current = self.session.current
-        if metric is None or current is None or self.tie is None or not self.tie.weight_nodes():
+        weights = self.tie.weight_nodes() if self.tie is not None else {}
+        if metric is None or current is None or not weights:
             self.overlay_values = None
             self.overlay.show_values(None)
             self.scene.set_overlay({})
@@ -353,7 +353,7 @@ class GraphWindow(QMainWindow):
             if metric is not None:
                 self.show_message("No variable of the graph is in the checkpoint: nothing to colour", 6000)
             return
-        checkpoints, weights = list(current.run.checkpoints), self.tie.weight_nodes()
+        checkpoints = list(current.run.checkpoints)
         self.overlay_slot.start("overlay", overlay_job(checkpoints, metric, self.tree, weights, self.executor()),
                                 self._overlay_computed, busy_text=f"Computing the {metric} of "
                                 f"{len(weights):,} weights at {len(checkpoints)} checkpoints…")

@@ -145,8 +145,8 @@ def item_facts(tree, item_id: str):
     (ModelGraph.details: attributes, output shapes): (consumers, details or None, why the details could not
     be read or "")."""
     item = tree[item_id]
-    if item.node is None:
-        return Counter(node_item.node.op for node_item in tree.nodes_under(item_id))
+    if item.node is None:  # counted when the tree was built (core.analysis.graph.hierarchy: Item.ops)
+        return Counter(item.ops or {})
     name = item.node.name
     graph = tree.graph
     body = graph.functions.get(item.function) if item.function is not None else None

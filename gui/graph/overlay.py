@@ -222,9 +222,6 @@ class OverlayControls(QWidget):
         self.values: OverlayValues | None = None
         self.show_values(None)
 
-    def chosen_metric(self) -> str | None:
-        return METRICS[self.metric.currentIndex()][1]
-
     def show_values(self, values: OverlayValues | None) -> None:
         """The computed values (None: no overlay): the slider over their checkpoints, at the last one."""
         self.values = values

@@ -97,16 +97,6 @@ class GraphTree:
             current = self.items[current].parent
         return chain[::-1]
 
-    def child_under(self, group: str, item_id: str) -> str | None:
-        """The child of `group` that holds `item_id` (itself when it is one), None when outside it."""
-        current = item_id
-        while current != ROOT:
-            parent = self.items[current].parent
-            if parent == group:
-                return current
-            current = parent
-        return None
-
     def nodes_under(self, group: str):
         """Every node item under `group`, at every depth (function bodies only where opened)."""
         stack = [group]
