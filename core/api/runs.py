@@ -60,6 +60,7 @@ class Run:
         self.session.apply_load(loaded, None, os.fspath(path))
         self._run = run
         self._readers: dict[str, "CheckpointSource"] | None = {loaded.checkpoint.prefix: loaded.reader}
+        self._watcher = None  # a core.run.watch.RunWatcher, made by the first wait for new checkpoints
 
     # ---- what it is --------------------------------------------------------------------------------------
     @property
@@ -166,8 +167,16 @@ class Run:
         return checkpoints_iterator(self._latest_now, timeout, min_interval_secs, timeout_fn)
 
     def _latest_now(self) -> Checkpoint | None:
+        """The latest checkpoint now: the run is looked at again only when its folder changed (the window's
+        watcher's test: an idle wait costs no discovery), and always on the first ask."""
+        from ..run.watch import RunWatcher
+
+        changed = self._watcher is None or self._watcher.poll() is not None
+        if self._watcher is None:
+            self._watcher = RunWatcher(self._run)
         try:
-            self.refresh()
+            if changed:
+                self.refresh()
         except NotACheckpointError:  # the folder holds none at the moment: wait, as TensorFlow does
             return None
         return Checkpoint(self._run.latest, self._reader_of) if self._run.latest is not None else None
